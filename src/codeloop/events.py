@@ -1,0 +1,125 @@
+"""What the loop and the session yield to frontends, in the order things happen.
+
+Frontends render these; the session persists the ones that change the history (`AssistantTurn`,
+`UserTurn`). The last event of every run is `LoopEnd`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from codeloop.types import Message, ToolResultBlock, ToolUseBlock, Usage
+
+ContinueReason = Literal[
+    "next_turn",
+    "reactive_compact_retry",
+    "max_output_tokens_escalate",
+    "max_output_tokens_recovery",
+    "stop_hook_blocking",
+    "token_budget_continuation",
+    "model_fallback",
+]
+
+EndReason = Literal[
+    "completed",
+    "aborted_streaming",
+    "aborted_tools",
+    "max_turns",
+    "prompt_too_long",
+    "blocking_limit",
+    "model_error",
+    "image_error",
+    "hook_stopped",
+    "stop_hook_prevented",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestStart:
+    """A model request is about to be sent."""
+
+    turn: int
+    model: str
+    attempt: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantTurn:
+    """A complete assistant message, added to the history."""
+
+    message: Message
+    model: str
+    usage: Usage
+    stop_reason: str | None
+    message_id: str = ""
+    duration_ms: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStarted:
+    tool_use: ToolUseBlock
+
+
+@dataclass(frozen=True, slots=True)
+class ToolProgress:
+    tool_use_id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolFinished:
+    """One tool result, yielded in the order the calls were made."""
+
+    tool_use: ToolUseBlock
+    result: ToolResultBlock
+
+
+@dataclass(frozen=True, slots=True)
+class UserTurn:
+    """A user-role message the loop added: tool results, or a synthetic prompt."""
+
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """Something the user should see that is not part of the conversation (retries, warnings)."""
+
+    level: Literal["info", "warning", "error"]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class LoopEnd:
+    reason: EndReason
+    turns: int
+    usage: Usage
+    messages: tuple[Message, ...]
+    error: str | None = None
+    api_duration_ms: float = 0.0
+    usage_by_model: dict[str, Usage] = field(default_factory=dict)
+
+
+Event = (
+    RequestStart
+    | TextDelta
+    | ThinkingDelta
+    | AssistantTurn
+    | ToolStarted
+    | ToolProgress
+    | ToolFinished
+    | UserTurn
+    | Notice
+    | LoopEnd
+)

@@ -1,0 +1,163 @@
+"""The model seam: one request shape, one normalized stream, one error taxonomy.
+
+Every provider adapter turns its wire format into the Anthropic-shaped event sequence below
+(message_start · block_start · block_delta · block_stop · message_delta · message_stop), and
+its failures into the errors below, so the loop never knows which server it talks to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from codeloop.types import ContentBlock, Message, StopReason, Usage
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    model: str
+    messages: tuple[Message, ...]
+    system: str = ""
+    tools: tuple[ToolSpec, ...] = ()
+    max_tokens: int = 8192
+    temperature: float | None = None
+    # Anthropic extended thinking budget; None leaves thinking off.
+    thinking_budget: int | None = None
+    stop_sequences: tuple[str, ...] = ()
+    # Ask for a non-streaming answer, replayed as events (recovery after an SSE error event).
+    stream: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+# --- normalized stream events ------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MessageStart:
+    id: str
+    model: str
+    usage: Usage
+    type: Literal["message_start"] = "message_start"
+
+
+@dataclass(frozen=True, slots=True)
+class BlockStart:
+    index: int
+    # The block as it opens: text/thinking empty, tool_use with id and name and empty input.
+    block: ContentBlock
+    type: Literal["block_start"] = "block_start"
+
+
+DeltaKind = Literal["text", "input_json", "thinking", "signature"]
+
+
+@dataclass(frozen=True, slots=True)
+class BlockDelta:
+    index: int
+    kind: DeltaKind
+    value: str
+    type: Literal["block_delta"] = "block_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class BlockStop:
+    index: int
+    type: Literal["block_stop"] = "block_stop"
+
+
+@dataclass(frozen=True, slots=True)
+class MessageDelta:
+    stop_reason: StopReason | None
+    usage: Usage
+    stop_sequence: str | None = None
+    type: Literal["message_delta"] = "message_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class MessageStop:
+    type: Literal["message_stop"] = "message_stop"
+
+
+StreamEvent = MessageStart | BlockStart | BlockDelta | BlockStop | MessageDelta | MessageStop
+
+
+# --- errors the loop can act on ----------------------------------------------------------
+
+
+class ModelError(Exception):
+    """Base of every failure a model call can raise. `retryable` tells the retry layer."""
+
+    retryable = False
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+class PromptTooLong(ModelError):
+    def __init__(
+        self,
+        message: str,
+        *,
+        actual: int | None = None,
+        limit: int | None = None,
+        status: int | None = 400,
+    ) -> None:
+        super().__init__(message, status=status)
+        self.actual = actual
+        self.limit = limit
+
+
+class Overloaded(ModelError):
+    retryable = True
+
+    def __init__(
+        self, message: str, *, retry_after: float | None = None, status: int | None = 529
+    ) -> None:
+        super().__init__(message, status=status)
+        self.retry_after = retry_after
+
+
+class RateLimited(Overloaded):
+    """429: like an overload, but the server usually says how long to wait."""
+
+
+class Transient(ModelError):
+    """5xx, a connection reset, a stream cut short: sending again may well work."""
+
+    retryable = True
+
+
+class StreamErrorEvent(Transient):
+    """The server sent an SSE `error` event mid-stream."""
+
+
+class StreamIdle(Transient):
+    """The watchdog saw no stream event for too long."""
+
+
+class MediaError(ModelError):
+    """An image or document the API refused (size, format): retrying will not help."""
+
+
+class Fatal(ModelError):
+    """Authentication, a bad request, an unknown model: the user must change something."""
+
+
+class ModelClient(Protocol):
+    """What the loop needs from a provider. Adapters live one per file in this package."""
+
+    provider: str
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]: ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,135 @@
+"""The tool seam: what a tool declares, what it receives, what it returns.
+
+A tool never raises into the loop for a user-level failure: it returns `ToolResult(is_error=True)`
+with a message the model can act on. Unexpected exceptions are caught by the executor and turned
+into error results too, so one broken tool cannot end a session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os.path
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from codeloop.models.base import ToolSpec
+from codeloop.types import ImageBlock, TextBlock
+
+
+class ToolInput(BaseModel):
+    """Base of every tool's input model: unknown fields are refused, as the API would."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+InputT = TypeVar("InputT", bound=ToolInput)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    content: str | tuple[TextBlock | ImageBlock, ...]
+    is_error: bool = False
+
+    @staticmethod
+    def error(message: str) -> ToolResult:
+        return ToolResult(message, is_error=True)
+
+
+@dataclass
+class Workspace:
+    """Session-scoped state the tools share and mutate (Bash moves `cwd`, Read fills the cache)."""
+
+    cwd: Path
+    extra_dirs: list[Path] = field(default_factory=list)
+    # Resolved path -> st_mtime_ns when this session last read (or wrote) it in full knowledge.
+    read_files: dict[Path, int] = field(default_factory=dict)
+    # Where big outputs may be spilled (set by the session; None keeps everything in memory).
+    scratch_dir: Path | None = None
+
+    def resolve(self, path: str) -> Path:
+        """An absolute path for a tool argument, relative paths taken from the current cwd."""
+        candidate = Path(path).expanduser()
+        if not candidate.is_absolute():
+            candidate = self.cwd / candidate
+        return Path(_normalize(candidate))
+
+    @property
+    def roots(self) -> list[Path]:
+        return [self.cwd, *self.extra_dirs]
+
+
+def _normalize(path: Path) -> str:
+    return os.path.normpath(str(path))
+
+
+ProgressFn = Callable[[str], None]
+
+
+def _no_progress(_: str) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What one tool call receives: the shared workspace plus its own abort and progress."""
+
+    workspace: Workspace
+    abort: asyncio.Event = field(default_factory=asyncio.Event)
+    progress: ProgressFn = _no_progress
+    tool_use_id: str = ""
+
+
+class ToolInputError(Exception):
+    """Input that does not fit the tool's schema; the message is written for the model."""
+
+
+class Tool(ABC, Generic[InputT]):
+    name: ClassVar[str]
+    description: ClassVar[str]
+    input_model: type[InputT]
+    # Results longer than this are cut (head and tail kept) before they reach the history.
+    max_result_chars: ClassVar[int] = 100_000
+
+    def is_read_only(self, args: InputT) -> bool:
+        return False
+
+    def is_concurrency_safe(self, args: InputT) -> bool:
+        return self.is_read_only(args)
+
+    @abstractmethod
+    async def call(self, args: InputT, ctx: ToolContext) -> ToolResult: ...
+
+    def parse(self, raw: dict[str, Any]) -> InputT:
+        try:
+            return self.input_model.model_validate(raw)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'input'}: {err['msg']}"
+                for err in exc.errors()
+            )
+            raise ToolInputError(f"InputValidationError: {self.name} {problems}") from None
+
+    def spec(self) -> ToolSpec:
+        schema = self.input_model.model_json_schema(by_alias=True)
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            prop.pop("title", None)
+        return ToolSpec(self.name, self.description, schema)
+
+
+AnyTool = Tool[Any]
+
+
+def truncate_middle(text: str, limit: int, *, what: str = "output") -> str:
+    """Keep the head and the tail of an over-long text, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    head = limit * 2 // 3
+    tail = limit - head
+    cut = len(text) - head - tail
+    return f"{text[:head]}\n\n... [{cut} characters of {what} truncated] ...\n\n{text[-tail:]}"

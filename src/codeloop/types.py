@@ -1,0 +1,241 @@
+"""Content blocks, messages and usage: the one vocabulary every layer speaks.
+
+The shapes follow Anthropic's Messages API, because it is the richest of the wire formats we
+speak; the OpenAI adapter converts to and from them. Everything is frozen so that a State can
+share messages between iterations without copying them defensively.
+"""
+
+from __future__ import annotations
+
+import uuid as _uuid
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["user", "assistant"]
+StopReason = Literal["end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal"]
+
+
+@dataclass(frozen=True, slots=True)
+class TextBlock:
+    text: str
+    type: Literal["text"] = "text"
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingBlock:
+    thinking: str
+    signature: str = ""
+    type: Literal["thinking"] = "thinking"
+
+
+@dataclass(frozen=True, slots=True)
+class RedactedThinkingBlock:
+    data: str
+    type: Literal["redacted_thinking"] = "redacted_thinking"
+
+
+@dataclass(frozen=True, slots=True)
+class ImageBlock:
+    media_type: str
+    data: str  # base64
+    type: Literal["image"] = "image"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUseBlock:
+    id: str
+    name: str
+    input: dict[str, Any]
+    # Set when the streamed input was not valid JSON; the executor answers with an error result
+    # instead of running the tool. Never sent on the wire.
+    input_error: str | None = None
+    type: Literal["tool_use"] = "tool_use"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultBlock:
+    tool_use_id: str
+    content: str | tuple[TextBlock | ImageBlock, ...]
+    is_error: bool = False
+    type: Literal["tool_result"] = "tool_result"
+
+    @property
+    def text(self) -> str:
+        if isinstance(self.content, str):
+            return self.content
+        return "\n".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+
+ContentBlock = (
+    TextBlock | ThinkingBlock | RedactedThinkingBlock | ImageBlock | ToolUseBlock | ToolResultBlock
+)
+
+
+def new_uuid() -> str:
+    return str(_uuid.uuid4())
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    role: Role
+    content: tuple[ContentBlock, ...]
+    uuid: str = field(default_factory=new_uuid)
+    # Synthetic messages the loop adds (recovery prompts, reminders): sent to the model, not
+    # shown to the user as if they had typed them.
+    is_meta: bool = False
+
+    @staticmethod
+    def user(text: str, *, is_meta: bool = False) -> Message:
+        return Message("user", (TextBlock(text),), is_meta=is_meta)
+
+    @property
+    def text(self) -> str:
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    @property
+    def tool_uses(self) -> tuple[ToolUseBlock, ...]:
+        return tuple(b for b in self.content if isinstance(b, ToolUseBlock))
+
+    @property
+    def tool_results(self) -> tuple[ToolResultBlock, ...]:
+        return tuple(b for b in self.content if isinstance(b, ToolResultBlock))
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+            self.cache_read_input_tokens + other.cache_read_input_tokens,
+        )
+
+    def merged(self, update: Usage) -> Usage:
+        """Anthropic's message_delta usage is cumulative: later non-zero fields win."""
+        return Usage(
+            update.input_tokens or self.input_tokens,
+            update.output_tokens or self.output_tokens,
+            update.cache_creation_input_tokens or self.cache_creation_input_tokens,
+            update.cache_read_input_tokens or self.cache_read_input_tokens,
+        )
+
+    @property
+    def context_tokens(self) -> int:
+        """Tokens the prompt occupied: what counts against the context window."""
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+            "cache_read_input_tokens": self.cache_read_input_tokens,
+        }
+
+    @staticmethod
+    def from_dict(data: dict[str, Any] | None) -> Usage:
+        data = data or {}
+        return Usage(
+            int(data.get("input_tokens") or 0),
+            int(data.get("output_tokens") or 0),
+            int(data.get("cache_creation_input_tokens") or 0),
+            int(data.get("cache_read_input_tokens") or 0),
+        )
+
+
+# --- wire (Anthropic JSON) conversion: used by the Anthropic adapter, transcripts, stream-json
+
+
+def block_to_dict(block: ContentBlock) -> dict[str, Any]:
+    match block:
+        case TextBlock(text):
+            return {"type": "text", "text": text}
+        case ThinkingBlock(thinking, signature):
+            return {"type": "thinking", "thinking": thinking, "signature": signature}
+        case RedactedThinkingBlock(data):
+            return {"type": "redacted_thinking", "data": data}
+        case ImageBlock(media_type, data):
+            return {
+                "type": "image",
+                "source": {"type": "base64", "media_type": media_type, "data": data},
+            }
+        case ToolUseBlock(id_, name, input_):
+            return {"type": "tool_use", "id": id_, "name": name, "input": input_}
+        case ToolResultBlock(tool_use_id, content, is_error):
+            out: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id}
+            out["content"] = (
+                content if isinstance(content, str) else [block_to_dict(b) for b in content]
+            )
+            if is_error:
+                out["is_error"] = True
+            return out
+    raise TypeError(f"not a content block: {block!r}")
+
+
+def block_from_dict(data: dict[str, Any]) -> ContentBlock:
+    kind = data.get("type")
+    if kind == "text":
+        return TextBlock(data.get("text", ""))
+    if kind == "thinking":
+        return ThinkingBlock(data.get("thinking", ""), data.get("signature", ""))
+    if kind == "redacted_thinking":
+        return RedactedThinkingBlock(data.get("data", ""))
+    if kind == "image":
+        source = data.get("source", {})
+        return ImageBlock(source.get("media_type", ""), source.get("data", ""))
+    if kind == "tool_use":
+        return ToolUseBlock(data["id"], data["name"], dict(data.get("input") or {}))
+    if kind == "tool_result":
+        raw = data.get("content", "")
+        content: str | tuple[TextBlock | ImageBlock, ...]
+        if isinstance(raw, str):
+            content = raw
+        else:
+            parts = [block_from_dict(b) for b in raw]
+            content = tuple(b for b in parts if isinstance(b, TextBlock | ImageBlock))
+        return ToolResultBlock(data["tool_use_id"], content, bool(data.get("is_error", False)))
+    raise ValueError(f"unknown content block type: {kind!r}")
+
+
+def message_to_dict(message: Message) -> dict[str, Any]:
+    """The Messages API form of a message (no codeloop-only fields)."""
+    return {"role": message.role, "content": [block_to_dict(b) for b in message.content]}
+
+
+def message_from_dict(data: dict[str, Any]) -> Message:
+    raw = data.get("content", "")
+    blocks: tuple[ContentBlock, ...]
+    if isinstance(raw, str):
+        blocks = (TextBlock(raw),)
+    else:
+        blocks = tuple(block_from_dict(b) for b in raw)
+    kwargs: dict[str, Any] = {}
+    if "uuid" in data:
+        kwargs["uuid"] = data["uuid"]
+    return Message(data["role"], blocks, is_meta=bool(data.get("is_meta", False)), **kwargs)
+
+
+__all__ = [
+    "ContentBlock",
+    "ImageBlock",
+    "Message",
+    "RedactedThinkingBlock",
+    "Role",
+    "StopReason",
+    "TextBlock",
+    "ThinkingBlock",
+    "ToolResultBlock",
+    "ToolUseBlock",
+    "Usage",
+    "block_from_dict",
+    "block_to_dict",
+    "message_from_dict",
+    "message_to_dict",
+    "new_uuid",
+]
