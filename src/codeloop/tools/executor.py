@@ -1,0 +1,248 @@
+"""Run tool calls the moment they have streamed: readers together, writers alone, results in order.
+
+Each call moves queued → executing → completed → yielded. A call may start when nothing is
+executing, or when it and everything executing are concurrency-safe; a queued call that is not
+safe stops the scan, so no writer overtakes an earlier call. Results come out in the order the
+calls were added, whatever order they finished in, and every call ends with exactly one result:
+a real one, or a synthetic `is_error` one when the run is aborted or a sibling Bash call failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from codeloop.events import ToolFinished, ToolProgress, ToolStarted
+from codeloop.tools.base import AnyTool, ToolContext, ToolInputError, ToolResult, Workspace
+from codeloop.types import ToolResultBlock, ToolUseBlock
+
+DEFAULT_MAX_CONCURRENCY = 10
+# A tool that ignores the abort signal is cancelled after this grace period.
+ABORT_GRACE_SECONDS = 5.0
+
+INTERRUPTED_MESSAGE = "Interrupted by user: the tool call was stopped before it finished."
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionDecision:
+    allowed: bool
+    message: str = ""
+
+
+CanUseTool = Callable[[AnyTool, Any, ToolContext], Awaitable[PermissionDecision]]
+
+ExecutorEvent = ToolStarted | ToolProgress | ToolFinished
+
+
+class Status(Enum):
+    QUEUED = "queued"
+    EXECUTING = "executing"
+    COMPLETED = "completed"
+    YIELDED = "yielded"
+
+
+@dataclass(eq=False)
+class _Call:
+    tool_use: ToolUseBlock
+    tool: AnyTool | None
+    args: Any
+    safe: bool
+    status: Status = Status.QUEUED
+    result: ToolResult | None = None
+    task: asyncio.Task[None] | None = None
+    started_event_sent: bool = False
+
+
+@dataclass
+class _Abort:
+    """Why the executor stopped its calls: the user, or a failed sibling."""
+
+    reason: str = ""
+    event: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+def max_concurrency_from_env() -> int:
+    raw = os.environ.get("CODELOOP_MAX_TOOL_CONCURRENCY", "")
+    return int(raw) if raw.isdigit() and int(raw) > 0 else DEFAULT_MAX_CONCURRENCY
+
+
+class ToolExecutor:
+    def __init__(
+        self,
+        tools: Mapping[str, AnyTool],
+        workspace: Workspace,
+        can_use_tool: CanUseTool,
+        *,
+        max_concurrency: int | None = None,
+    ) -> None:
+        self._tools = tools
+        self._workspace = workspace
+        self._can_use_tool = can_use_tool
+        self._max_concurrency = max_concurrency or max_concurrency_from_env()
+        self._calls: list[_Call] = []
+        self._events: deque[ExecutorEvent] = deque()
+        self._changed = asyncio.Event()
+        self._abort = _Abort()
+
+    # --- intake ---------------------------------------------------------------------------
+
+    def add(self, tool_use: ToolUseBlock) -> None:
+        """Queue a call whose block has finished streaming, and start it if it may start now."""
+        call = self._prepare(tool_use)
+        self._calls.append(call)
+        if self._abort.reason:
+            self._complete(call, ToolResult.error(self._abort.reason))
+        self._schedule()
+
+    def _prepare(self, tool_use: ToolUseBlock) -> _Call:
+        tool = self._tools.get(tool_use.name)
+        if tool is None:
+            known = ", ".join(sorted(self._tools))
+            return self._failed(tool_use, f"No such tool: {tool_use.name}. Available: {known}")
+        if tool_use.input_error:
+            return self._failed(tool_use, f"InputValidationError: {tool_use.input_error}")
+        try:
+            args = tool.parse(tool_use.input)
+        except ToolInputError as exc:
+            return self._failed(tool_use, str(exc))
+        try:
+            safe = tool.is_concurrency_safe(args)
+        except Exception:
+            safe = False
+        return _Call(tool_use, tool, args, safe)
+
+    @staticmethod
+    def _failed(tool_use: ToolUseBlock, message: str) -> _Call:
+        return _Call(tool_use, None, None, True, Status.COMPLETED, ToolResult.error(message))
+
+    # --- scheduling -----------------------------------------------------------------------
+
+    def _schedule(self) -> None:
+        for call in self._calls:
+            if call.status is not Status.QUEUED:
+                continue
+            if self._may_start(call):
+                self._start(call)
+            elif not call.safe:
+                break  # a writer waits its turn; nothing behind it may overtake it
+
+    def _may_start(self, call: _Call) -> bool:
+        executing = [c for c in self._calls if c.status is Status.EXECUTING]
+        if not executing:
+            return True
+        if len(executing) >= self._max_concurrency:
+            return False
+        return call.safe and all(c.safe for c in executing)
+
+    def _start(self, call: _Call) -> None:
+        call.status = Status.EXECUTING
+        self._push(ToolStarted(call.tool_use))
+        call.task = asyncio.create_task(self._run(call), name=f"tool:{call.tool_use.name}")
+
+    async def _run(self, call: _Call) -> None:
+        assert call.tool is not None
+        tool_use_id = call.tool_use.id
+
+        def progress(text: str) -> None:
+            self._push(ToolProgress(tool_use_id, text))
+
+        ctx = ToolContext(self._workspace, self._abort.event, progress, tool_use_id)
+        try:
+            decision = await self._can_use_tool(call.tool, call.args, ctx)
+            if not decision.allowed:
+                result = ToolResult.error(
+                    decision.message or f"Permission denied: {call.tool.name}"
+                )
+            else:
+                result = await call.tool.call(call.args, ctx)
+        except asyncio.CancelledError:
+            result = ToolResult.error(self._abort.reason or INTERRUPTED_MESSAGE)
+        except Exception as exc:  # a crashing tool must not end the session
+            result = ToolResult.error(f"Tool {call.tool.name} failed: {type(exc).__name__}: {exc}")
+        if self._abort.reason and call.result is None:
+            result = _marked_interrupted(result, self._abort.reason)
+        self._complete(call, result)
+        if result.is_error and call.tool.name == "Bash" and not self._abort.reason:
+            self._abort_siblings(call)
+        self._schedule()
+
+    def _complete(self, call: _Call, result: ToolResult) -> None:
+        if call.status in (Status.COMPLETED, Status.YIELDED):
+            return
+        call.status = Status.COMPLETED
+        call.result = result
+        self._changed.set()
+
+    def _abort_siblings(self, failed: _Call) -> None:
+        command = str(failed.tool_use.input.get("command", ""))[:60]
+        self._stop_all(f"Cancelled: a parallel Bash call failed ({command})")
+
+    def _stop_all(self, reason: str) -> None:
+        self._abort.reason = reason
+        self._abort.event.set()
+        for call in self._calls:
+            if call.status is Status.QUEUED:
+                self._complete(call, ToolResult.error(reason))
+
+    def _push(self, event: ExecutorEvent) -> None:
+        self._events.append(event)
+        self._changed.set()
+
+    # --- output ---------------------------------------------------------------------------
+
+    def ready(self) -> Iterator[ExecutorEvent]:
+        """Events available now: progress as it came, results in call order. Never waits."""
+        while self._events:
+            yield self._events.popleft()
+        for call in self._calls:
+            if call.status is Status.YIELDED:
+                continue
+            if call.status is not Status.COMPLETED:
+                break
+            call.status = Status.YIELDED
+            assert call.result is not None
+            yield ToolFinished(call.tool_use, _result_block(call.tool_use, call.result))
+
+    @property
+    def done(self) -> bool:
+        return all(c.status is Status.YIELDED for c in self._calls) and not self._events
+
+    async def remaining(self) -> AsyncIterator[ExecutorEvent]:
+        """Every event still to come, waiting for running calls to finish."""
+        while True:
+            self._changed.clear()
+            for event in self.ready():
+                yield event
+            if self.done:
+                return
+            await self._changed.wait()
+
+    async def abort(self, reason: str = INTERRUPTED_MESSAGE) -> None:
+        """Stop everything: queued calls get `reason`, running ones are signalled, then cancelled
+        if they do not stop within the grace period."""
+        if not self._abort.reason:
+            self._stop_all(reason)
+        running = [c.task for c in self._calls if c.task is not None and not c.task.done()]
+        if not running:
+            return
+        _, stragglers = await asyncio.wait(running, timeout=ABORT_GRACE_SECONDS)
+        for task in stragglers:
+            task.cancel()
+        if stragglers:
+            await asyncio.wait(stragglers)
+
+
+def _marked_interrupted(result: ToolResult, reason: str) -> ToolResult:
+    """A call that finished after the abort was asked keeps its output but reads as an error."""
+    text = result.content if isinstance(result.content, str) else ""
+    body = f"{reason}\n{text}".rstrip() if text and text not in reason else reason
+    return ToolResult.error(body)
+
+
+def _result_block(tool_use: ToolUseBlock, result: ToolResult) -> ToolResultBlock:
+    return ToolResultBlock(tool_use.id, result.content, result.is_error)
