@@ -1,0 +1,296 @@
+"""Read: show a file to the model the way Claude Code does, and remember that it was read.
+
+The output is `cat -n` style (number right-aligned to 6 columns, a tab, the line) because models
+trained on Claude Code quote from it when they Edit. Every refusal says what to do instead. A
+successful read, whole or partial, records the file's mtime in the workspace: Write and Edit only
+touch files the model has seen in their current state.
+
+The helpers at the bottom (binary sniffing, numbered lines, "did you mean") are shared with
+files_write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import difflib
+import os
+import stat
+from dataclasses import dataclass
+from itertools import islice
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from pydantic import Field, model_validator
+
+from codeloop.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from codeloop.types import ImageBlock, TextBlock
+
+DEFAULT_LIMIT = 2000
+MAX_LINE_CHARS = 2000
+# A whole-file read of anything bigger is refused: the model should page or Grep instead.
+MAX_FULL_READ_BYTES = 256 * 1024
+# 3.75 MB raw is 5 MB once base64-encoded: the Messages API's per-image ceiling.
+MAX_IMAGE_BYTES = 3_932_160
+BINARY_SNIFF_BYTES = 8192
+
+IMAGE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
+# Extensions refused without looking inside: their content is never useful as text.
+# fmt: off
+BINARY_EXTENSIONS = frozenset({
+    ".7z", ".a", ".avi", ".bin", ".bmp", ".bz2", ".class", ".dll", ".dmg", ".doc", ".docx",
+    ".dylib", ".exe", ".flac", ".gz", ".ico", ".iso", ".jar", ".lib", ".mkv", ".mov", ".mp3",
+    ".mp4", ".npy", ".npz", ".o", ".obj", ".ogg", ".otf", ".parquet", ".pdf", ".pkl", ".ppt",
+    ".pptx", ".psd", ".pyc", ".pyd", ".pyo", ".rar", ".so", ".sqlite", ".sqlite3", ".tar", ".tgz",
+    ".tif", ".tiff", ".ttf", ".wasm", ".wav", ".webm", ".whl", ".woff", ".woff2", ".xls", ".xlsx",
+    ".xz", ".zip", ".zst",
+})
+# fmt: on
+
+
+class NullIsAbsent(ToolInput):
+    """Treat `null` as an omitted field: models served by local runtimes often send it."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_nulls(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {key: value for key, value in data.items() if value is not None}
+        return data
+
+
+class ReadInput(NullIsAbsent):
+    file_path: str = Field(
+        description="Path of the file to read, absolute or relative to the working directory."
+    )
+    offset: int = Field(
+        default=1,
+        ge=0,
+        description="1-based line number to start reading at. Use it for files too big to read "
+        "at once.",
+    )
+    limit: int = Field(
+        default=DEFAULT_LIMIT,
+        ge=1,
+        description=f"Number of lines to read (default {DEFAULT_LIMIT}).",
+    )
+
+
+class ReadTool(Tool[ReadInput]):
+    name = "Read"
+    description = (
+        "Read a file from the local filesystem. file_path may be absolute or relative to the "
+        "working directory.\n"
+        f"- Returns up to {DEFAULT_LIMIT} lines from line `offset` (1-based) in `cat -n` form: "
+        f"line number, a tab, then the line. Lines over {MAX_LINE_CHARS} characters are cut.\n"
+        f"- Files over {MAX_FULL_READ_BYTES // 1024} KB must be read in ranges with offset and "
+        "limit, or searched with Grep.\n"
+        "- Shows PNG, JPEG, GIF and WebP images; other binary files are refused.\n"
+        "- You must Read a file before you Edit it or Write over it. When you copy text from "
+        "the output into Edit, leave out the line-number prefix.\n"
+        "- It reads files, not directories: list a directory with Bash `ls` or Glob.\n"
+        "- Reading several files in parallel in one response is fine."
+    )
+    input_model = ReadInput
+
+    def is_read_only(self, args: ReadInput) -> bool:
+        return True
+
+    async def call(self, args: ReadInput, ctx: ToolContext) -> ToolResult:
+        path = ctx.workspace.resolve(args.file_path)
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            return ToolResult.error(missing_file_message(path, ctx.workspace.cwd))
+        except OSError as exc:
+            return ToolResult.error(f"Cannot access {path}: {exc.strerror or exc}")
+        if stat.S_ISDIR(st.st_mode):
+            return ToolResult.error(
+                f"{path} is a directory, not a file. List it with Bash `ls` or with Glob."
+            )
+        if not stat.S_ISREG(st.st_mode):
+            return ToolResult.error(f"{path} is not a regular file (a device, FIFO or socket).")
+
+        suffix = path.suffix.lower()
+        try:
+            if suffix in IMAGE_TYPES:
+                result = await _read_image(path, st.st_size)
+            elif suffix in BINARY_EXTENSIONS:
+                result = ToolResult.error(binary_message(path, st.st_size))
+            else:
+                partial = bool({"offset", "limit"} & args.model_fields_set)
+                result = await _read_text(path, st.st_size, args, partial, self.max_result_chars)
+        except OSError as exc:
+            return ToolResult.error(f"Cannot read {path}: {exc.strerror or exc}")
+        if not result.is_error:
+            # The mtime from before the read: a change racing the read makes the record stale,
+            # which errs on the safe side (the next Edit asks for a fresh Read).
+            ctx.workspace.read_files[path] = st.st_mtime_ns
+        return result
+
+
+async def _read_image(path: Path, size: int) -> ToolResult:
+    if size > MAX_IMAGE_BYTES:
+        return ToolResult.error(
+            f"{path} is an image of {human_size(size)}; images over "
+            f"{human_size(MAX_IMAGE_BYTES)} cannot be shown. Make a smaller copy (for example "
+            "with ImageMagick through Bash) and read that."
+        )
+    data = await asyncio.to_thread(path.read_bytes)
+    media_type = _sniff_image(data[:12])
+    if media_type is None:
+        return ToolResult.error(
+            f"{path} has an image extension but is not a PNG, JPEG, GIF or WebP image."
+        )
+    encoded = base64.b64encode(data).decode("ascii")
+    note = f"Image {path} ({media_type}, {human_size(size)})."
+    return ToolResult((ImageBlock(media_type, encoded), TextBlock(note)))
+
+
+def _sniff_image(head: bytes) -> str | None:
+    """The media type the bytes really are: the API rejects an image whose type is mislabelled."""
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if head.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if head.startswith((b"GIF87a", b"GIF89a")):
+        return "image/gif"
+    if head.startswith(b"RIFF") and head[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Slice:
+    numbered: list[str]
+    last: int  # number of the last line shown
+    total: int  # lines in the whole file
+
+
+async def _read_text(
+    path: Path, size: int, args: ReadInput, partial: bool, max_chars: int
+) -> ToolResult:
+    if size == 0:
+        return ToolResult(
+            "<system-reminder>Warning: the file exists but its contents are empty."
+            "</system-reminder>"
+        )
+    if size > MAX_FULL_READ_BYTES and not partial:
+        return ToolResult.error(
+            f"{path} is {human_size(size)}, over the {MAX_FULL_READ_BYTES // 1024} KB limit for "
+            "reading a whole file. Read a range with offset and limit, or search it with Grep."
+        )
+    start = max(args.offset, 1)
+    # Leave room for the trailing note so the whole result stays under the tool's cap.
+    part = await asyncio.to_thread(_read_lines, path, start, args.limit, max_chars - 200)
+    if part is None:
+        return ToolResult.error(binary_message(path, size))
+    if not part.numbered:
+        return ToolResult(
+            f"<system-reminder>Warning: the file exists but is shorter than the provided offset "
+            f"({start}). The file has {part.total} lines.</system-reminder>"
+        )
+    text = "\n".join(part.numbered)
+    if part.last < part.total:
+        text += (
+            f"\n\n(Showing lines {start}-{part.last} of {part.total}. "
+            f"Use offset={part.last + 1} to read more.)"
+        )
+    return ToolResult(text)
+
+
+def _read_lines(path: Path, start: int, limit: int, max_chars: int) -> _Slice | None:
+    """Lines `start`.. of the file, numbered, within `limit` lines and `max_chars`; None if binary.
+
+    Streams the file, so a range of a huge file costs one pass and no more memory than the range.
+    """
+    numbered: list[str] = []
+    used = 0
+    number = 0
+    with path.open("rb") as f:
+        if looks_binary(f.read(BINARY_SNIFF_BYTES)):
+            return None
+        f.seek(0)
+        while raw := f.readline():
+            number += 1
+            if number < start:
+                continue
+            line = number_line(
+                number, raw.removesuffix(b"\n").removesuffix(b"\r").decode("utf-8", "replace")
+            )
+            if len(numbered) == limit or used + len(line) + 1 > max_chars:
+                # This line is not shown; count it and everything after it.
+                return _Slice(numbered, number - 1, number + _count_lines(f))
+            numbered.append(line)
+            used += len(line) + 1
+    return _Slice(numbered, number, number)
+
+
+def _count_lines(f: BinaryIO) -> int:
+    """Lines left in a binary file object, a last line without a newline included."""
+    count = 0
+    last = b"\n"
+    while chunk := f.read(1 << 20):
+        count += chunk.count(b"\n")
+        last = chunk[-1:]
+    return count + (last != b"\n")
+
+
+# --- shared with files_write -------------------------------------------------------------------
+
+
+def number_line(number: int, line: str) -> str:
+    """One line in `cat -n` form, an over-long line cut with a marker saying so."""
+    if len(line) > MAX_LINE_CHARS:
+        cut = len(line) - MAX_LINE_CHARS
+        line = f"{line[:MAX_LINE_CHARS]}... [line cut: {cut} more characters]"
+    return f"{number:>6}\t{line}"
+
+
+def looks_binary(head: bytes) -> bool:
+    return b"\0" in head[:BINARY_SNIFF_BYTES]
+
+
+def binary_message(path: Path, size: int) -> str:
+    return (
+        f"{path} is a binary file ({human_size(size)}); it cannot be shown as text. Read shows "
+        "text files and PNG, JPEG, GIF and WebP images."
+    )
+
+
+def human_size(size: int) -> str:
+    if size < 1024:
+        return f"{size} bytes"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KB"
+    return f"{size / (1024 * 1024):.2f} MB"
+
+
+def missing_file_message(path: Path, cwd: Path) -> str:
+    """A not-found error naming similarly spelled files next to it (the usual cause is a typo)."""
+    message = f"File does not exist: {path}."
+    if path.parent.is_dir():
+        similar = _similar_names(path.parent, path.name)
+        if similar:
+            message += " Did you mean " + " or ".join(str(path.parent / n) for n in similar) + "?"
+    else:
+        message += f" Its directory {path.parent} does not exist either."
+    return f"{message} Current working directory: {cwd}."
+
+
+def _similar_names(directory: Path, name: str) -> list[str]:
+    try:
+        with os.scandir(directory) as entries:
+            # Bounded, so a huge directory cannot make an error message slow.
+            names = [entry.name for entry in islice(entries, 1000)]
+    except OSError:
+        return []
+    by_lower = {n.lower(): n for n in names}
+    close = difflib.get_close_matches(name.lower(), list(by_lower), n=3, cutoff=0.6)
+    return [by_lower[n] for n in close]
