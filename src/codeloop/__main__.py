@@ -1,0 +1,5 @@
+import sys
+
+from codeloop.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,225 @@
+"""`codeloop -p`: one prompt, no questions asked, output for people (text) or programs (json).
+
+The json and stream-json shapes are Claude Code's, so scripts and the Claude Agent SDK that
+read Claude Code's output read ours unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from codeloop.events import AssistantTurn, Event, LoopEnd, Notice, ToolStarted, UserTurn
+from codeloop.types import Message, block_to_dict
+
+
+class UsageError(Exception):
+    """A mistake in how codeloop was called: reported in one line, exit status 2."""
+
+
+def run_headless(args: argparse.Namespace) -> int:
+    started = time.monotonic()
+    try:
+        prompt = _read_prompt(args.prompt, sys.stdin)
+        return asyncio.run(_run(args, prompt, started))
+    except UsageError as exc:
+        print(f"codeloop: {exc}", file=sys.stderr)
+        return 2
+
+
+def _read_prompt(flag_value: str, stdin: TextIO) -> str:
+    piped = "" if stdin is None or stdin.isatty() else stdin.read()
+    prompt = "\n\n".join(part for part in (flag_value.strip(), piped.strip()) if part)
+    if not prompt:
+        raise UsageError('no prompt given: use -p "your prompt" or pipe it on stdin')
+    return prompt
+
+
+async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
+    from codeloop.models.factory import ConfigError
+    from codeloop.options import Options, build_session
+
+    options = Options(
+        model=args.model,
+        cwd=Path.cwd(),
+        add_dirs=args.add_dirs,
+        permission_mode=args.permission_mode,
+        allowed_tools=args.allowed_tools,
+        disallowed_tools=args.disallowed_tools,
+        system_prompt=args.system_prompt,
+        append_system_prompt=args.append_system_prompt,
+        max_turns=args.max_turns,
+        env=dict(os.environ),
+    )
+    try:
+        session = build_session(options)
+    except ConfigError as exc:
+        print(f"codeloop: {exc}", file=sys.stderr)
+        return 1
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+    out = _Output(args.output_format, session, verbose=args.verbose or sys.stderr.isatty())
+    _install_interrupt(session)
+    end: LoopEnd | None = None
+    try:
+        out.init()
+        async for event in session.submit(prompt):
+            out.event(event)
+            if isinstance(event, LoopEnd):
+                end = event
+    finally:
+        await session.aclose()
+    assert end is not None
+    return out.result(end, time.monotonic() - started)
+
+
+def _install_interrupt(session: Any) -> None:
+    """First Ctrl+C stops the run cleanly (every tool call gets a result); a second exits now."""
+    loop = asyncio.get_running_loop()
+    pressed = False
+
+    def on_sigint() -> None:
+        nonlocal pressed
+        if pressed:
+            os._exit(130)
+        pressed = True
+        session.interrupt()
+
+    # Not the main thread, or a platform without signal handlers: Ctrl+C keeps its default.
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+
+
+SUBTYPES = {"completed": "success", "max_turns": "error_max_turns"}
+
+
+class _Output:
+    def __init__(self, fmt: str, session: Any, *, verbose: bool) -> None:
+        self.fmt = fmt
+        self.session = session
+        self.verbose = verbose
+
+    def _line(self, obj: dict[str, Any]) -> None:
+        sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+
+    def init(self) -> None:
+        if self.fmt != "stream-json":
+            return
+        self._line(
+            {
+                "type": "system",
+                "subtype": "init",
+                "cwd": str(self.session.workspace.cwd),
+                "session_id": self.session.session_id,
+                "tools": list(self.session.tools),
+                "mcp_servers": [],
+                "model": self.session.config.model,
+                "permissionMode": self.session.config.policy.mode,
+                "slash_commands": [],
+                "apiKeySource": "none",
+                "output_style": "default",
+            }
+        )
+
+    def event(self, event: Event) -> None:
+        if self.fmt == "stream-json":
+            if isinstance(event, AssistantTurn):
+                self._line(self._assistant_line(event))
+            elif isinstance(event, UserTurn):
+                self._line(self._user_line(event.message))
+        if self.verbose and self.fmt == "text":
+            _progress(event)
+
+    def _assistant_line(self, turn: AssistantTurn) -> dict[str, Any]:
+        return {
+            "type": "assistant",
+            "message": {
+                "id": turn.message_id,
+                "type": "message",
+                "role": "assistant",
+                "model": turn.model,
+                "content": [block_to_dict(b) for b in turn.message.content],
+                "stop_reason": turn.stop_reason,
+                "stop_sequence": None,
+                "usage": turn.usage.to_dict(),
+            },
+            "parent_tool_use_id": None,
+            "session_id": self.session.session_id,
+            "uuid": turn.message.uuid,
+        }
+
+    def _user_line(self, message: Message) -> dict[str, Any]:
+        return {
+            "type": "user",
+            "message": {"role": "user", "content": [block_to_dict(b) for b in message.content]},
+            "parent_tool_use_id": None,
+            "session_id": self.session.session_id,
+            "uuid": message.uuid,
+        }
+
+    def result(self, end: LoopEnd, elapsed: float) -> int:
+        subtype = SUBTYPES.get(end.reason, "error_during_execution")
+        is_error = subtype != "success"
+        text = _final_text(end.messages)
+        if self.fmt == "text":
+            if text:
+                sys.stdout.write(text.rstrip("\n") + "\n")
+                sys.stdout.flush()
+        else:
+            self._line(
+                {
+                    "type": "result",
+                    "subtype": subtype,
+                    "is_error": is_error,
+                    "duration_ms": round(elapsed * 1000),
+                    "duration_api_ms": round(self.session.api_duration_ms),
+                    "num_turns": end.turns,
+                    "result": text if not is_error or text else (end.error or ""),
+                    "session_id": self.session.session_id,
+                    "total_cost_usd": round(self.session.cost_usd, 6),
+                    "usage": self.session.usage.to_dict(),
+                    "modelUsage": {
+                        model: usage.to_dict()
+                        for model, usage in self.session.usage_by_model.items()
+                    },
+                    "terminal_reason": end.reason,
+                    "permission_denials": [],
+                }
+            )
+        if is_error:
+            print(f"codeloop: {_end_message(end)}", file=sys.stderr)
+            return 130 if end.reason.startswith("aborted") else 1
+        return 0
+
+
+def _final_text(messages: tuple[Message, ...]) -> str:
+    for message in reversed(messages):
+        if message.role == "assistant":
+            return message.text
+    return ""
+
+
+def _end_message(end: LoopEnd) -> str:
+    if end.reason == "max_turns":
+        return end.error or "reached the turn limit"
+    if end.reason.startswith("aborted"):
+        return "interrupted"
+    return end.error or end.reason.replace("_", " ")
+
+
+def _progress(event: Event) -> None:
+    if isinstance(event, ToolStarted):
+        args = json.dumps(event.tool_use.input, ensure_ascii=False)
+        print(f"⏺ {event.tool_use.name}({args[:120]})", file=sys.stderr)
+    elif isinstance(event, Notice):
+        print(f"  {event.level}: {event.text}", file=sys.stderr)
