@@ -1,0 +1,320 @@
+"""Bash: run a shell command in the workspace, streaming its output, keeping its cwd.
+
+Each call is a fresh `bash -c` in its own process group, so a timeout or an abort can kill
+everything the command started. The working directory still persists between calls: an EXIT
+trap writes the shell's final directory to a temp file (so it survives `exit` in the command
+and never mixes with the output), and the next call starts there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import shlex
+import shutil
+import signal
+import tempfile
+from pathlib import Path
+from typing import Annotated, ClassVar, Literal
+
+from pydantic import Field
+from pydantic.json_schema import SkipJsonSchema
+
+from codeloop.tools.base import ProgressFn, Tool, ToolContext, ToolInput, ToolResult
+
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+# After SIGTERM, how long the process group gets to exit before SIGKILL.
+KILL_GRACE_SECONDS = 1.0
+# After the shell exits, how long to wait for the pipe to close: a background job started
+# with `&` may hold it open forever, and we must not wait for it.
+DRAIN_SECONDS = 0.2
+
+Stop = Literal["timeout", "abort"]
+
+
+class BashInput(ToolInput):
+    command: str = Field(description="The shell command to run.")
+    timeout: Annotated[int, Field(gt=0, le=MAX_TIMEOUT_MS)] | SkipJsonSchema[None] = Field(
+        default=DEFAULT_TIMEOUT_MS,
+        description=f"Timeout in ms (default {DEFAULT_TIMEOUT_MS}, max {MAX_TIMEOUT_MS}).",
+    )
+    description: str | SkipJsonSchema[None] = Field(
+        default=None,
+        description="What the command does, in 5-10 words (shown to the user).",
+    )
+    run_in_background: bool = Field(
+        default=False,
+        description="Not supported yet: setting it to true is refused.",
+    )
+
+
+DESCRIPTION = f"""\
+Runs a shell command with bash and returns its combined stdout and stderr.
+
+- The working directory persists between calls (`cd` carries over); environment variables \
+and shell state do not.
+- Prefer the dedicated tools: Grep (not grep/rg), Glob (not find/ls for searching), Read \
+(not cat/head/tail), Edit and Write (not sed/echo redirection).
+- Quote paths that contain spaces. Chain dependent commands with `&&`; use `;` only when \
+later commands must run even if earlier ones fail.
+- stdin is /dev/null: interactive commands (editors, prompts, pagers waiting for input) \
+will not work; pass flags such as `-y` or `--no-pager`.
+- Timeout defaults to {DEFAULT_TIMEOUT_MS // 1000} s, at most {MAX_TIMEOUT_MS // 1000} s; on \
+timeout the command and everything it started are killed.
+- A non-zero exit code is reported as an error together with the output. Long output keeps \
+its beginning and end only.
+- run_in_background is not supported yet; for a long-running server use \
+`nohup CMD > log 2>&1 &` and read the log."""
+
+
+class BashTool(Tool[BashInput]):
+    """Runs one command; see the module docstring for how the cwd is carried over."""
+
+    name: ClassVar[str] = "Bash"
+    description: ClassVar[str] = DESCRIPTION
+    input_model = BashInput
+    max_result_chars: ClassVar[int] = 30_000
+
+    def is_read_only(self, args: BashInput) -> bool:
+        # Deciding that needs the command parser (permissions/bash_parse.py), not written yet.
+        return False
+
+    async def call(self, args: BashInput, ctx: ToolContext) -> ToolResult:
+        if args.run_in_background:
+            return ToolResult.error(
+                "run_in_background is not supported yet. Run the command in the foreground, "
+                "or start it detached with `nohup CMD > LOGFILE 2>&1 &` and read LOGFILE later."
+            )
+        notes: list[str] = []
+        start_dir = _existing_dir(ctx.workspace.cwd)
+        if start_dir != ctx.workspace.cwd:
+            notes.append(
+                f"Working directory {ctx.workspace.cwd} no longer exists; ran in {start_dir}."
+            )
+            ctx.workspace.cwd = start_dir
+        timeout_ms = args.timeout or DEFAULT_TIMEOUT_MS
+
+        fd, cwd_file = tempfile.mkstemp(prefix="codeloop-cwd-")
+        os.close(fd)
+        try:
+            output, exit_code, stopped = await _run(
+                _wrap(args.command, cwd_file),
+                cwd=start_dir,
+                time_limit=timeout_ms / 1000,
+                abort=ctx.abort,
+                on_output=ctx.progress,
+                limit=self.max_result_chars,
+            )
+        finally:
+            reported = _take_reported_dir(cwd_file)
+        notes.extend(_move_cwd(ctx, reported))
+
+        if stopped == "timeout":
+            notes.append(
+                f"Command timed out after {timeout_ms / 1000:g} s; it and its child processes "
+                "were killed."
+            )
+        elif stopped == "abort":
+            notes.append("Command was interrupted; it and its child processes were killed.")
+        elif exit_code > 0:
+            notes.append(f"Exit code {exit_code}")
+        elif exit_code < 0:
+            notes.append(f"Killed by signal {-exit_code}")
+        text = "\n".join([output or "(no output)", *notes])
+        return ToolResult(text, is_error=stopped is not None or exit_code != 0)
+
+
+def _wrap(command: str, cwd_file: str) -> str:
+    """The user's command, preceded by an EXIT trap that records the final directory.
+
+    The command stays last and on its own lines, so a trailing comment, heredoc or `exit` in it
+    behaves as typed. `$PWD` is the fallback when the directory was deleted under the shell.
+    """
+    target = shlex.quote(cwd_file)
+    return (
+        f"__codeloop_exit() {{ __codeloop_rc=$?; "
+        f"{{ pwd -P 2>/dev/null || printf '%s\\n' \"$PWD\"; }} >| {target}; "
+        f'exit "$__codeloop_rc"; }}\n'
+        "trap __codeloop_exit EXIT\n"
+        f"{command}\n"
+    )
+
+
+def _shell() -> str:
+    if os.path.exists("/bin/bash"):
+        return "/bin/bash"
+    return shutil.which("bash") or "/bin/sh"
+
+
+class _Output(asyncio.Protocol):
+    """Collects the merged output pipe, keeping only what the result can show.
+
+    Holds the first `head` and the last `tail` characters (the same split as `truncate_middle`)
+    so a command printing gigabytes cannot exhaust memory.
+    """
+
+    def __init__(self, limit: int, on_output: ProgressFn) -> None:
+        self._head_limit = limit * 2 // 3
+        self._tail_limit = limit - self._head_limit
+        self._on_output = on_output
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._head = ""
+        self._tail: list[str] = []
+        self._tail_len = 0
+        self._total = 0
+        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def data_received(self, data: bytes) -> None:
+        self._add(self._decoder.decode(data))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+    def _add(self, text: str) -> None:
+        if not text:
+            return
+        self._on_output(text)
+        self._total += len(text)
+        room = self._head_limit - len(self._head)
+        if room > 0:
+            self._head += text[:room]
+            text = text[room:]
+        if text:
+            self._tail.append(text)
+            self._tail_len += len(text)
+            if self._tail_len > 2 * self._tail_limit:
+                kept = "".join(self._tail)[-self._tail_limit :]
+                self._tail, self._tail_len = [kept], len(kept)
+
+    def text(self) -> str:
+        self._add(self._decoder.decode(b"", final=True))
+        tail = "".join(self._tail)
+        cut = self._total - self._head_limit - self._tail_limit
+        if cut <= 0:
+            return (self._head + tail).rstrip("\n")
+        return (
+            f"{self._head}\n\n... [{cut} characters of output truncated] ...\n\n"
+            f"{tail[-self._tail_limit :]}"
+        ).rstrip("\n")
+
+
+async def _run(
+    script: str,
+    *,
+    cwd: Path,
+    time_limit: float,
+    abort: asyncio.Event,
+    on_output: ProgressFn,
+    limit: int,
+) -> tuple[str, int, Stop | None]:
+    """Run `script`; return its output, exit code and why it was stopped early (if it was)."""
+    loop = asyncio.get_running_loop()
+    output = _Output(limit, on_output)
+    read_fd, write_fd = os.pipe()
+    try:
+        transport, _ = await loop.connect_read_pipe(lambda: output, os.fdopen(read_fd, "rb", 0))
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                _shell(),
+                "-c",
+                script,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=write_fd,
+                stderr=write_fd,
+                cwd=cwd,
+                env={**os.environ, "CODELOOP": "1"},
+                start_new_session=True,
+            )
+        except BaseException:
+            transport.close()
+            raise
+    finally:
+        os.close(write_fd)  # the child holds its own copy; EOF comes when every writer is gone
+    try:
+        stopped = await _wait(proc, time_limit, abort)
+        if stopped is not None:
+            await _kill_group(proc)
+        # Output already in the pipe is read at once; a background job holding it open is not
+        # waited for.
+        await asyncio.wait([output.closed], timeout=DRAIN_SECONDS)
+    except asyncio.CancelledError:
+        if proc.returncode is None:
+            _signal_group(proc.pid, signal.SIGKILL)
+        raise
+    finally:
+        transport.close()
+    assert proc.returncode is not None
+    return output.text(), proc.returncode, stopped
+
+
+async def _wait(
+    proc: asyncio.subprocess.Process, time_limit: float, abort: asyncio.Event
+) -> Stop | None:
+    """Wait for the process to exit; say what stopped the wait if it did not."""
+    exited = asyncio.ensure_future(proc.wait())
+    aborted = asyncio.ensure_future(abort.wait())
+    try:
+        await asyncio.wait(
+            [exited, aborted], timeout=time_limit, return_when=asyncio.FIRST_COMPLETED
+        )
+    finally:
+        aborted.cancel()
+    if exited.done():
+        return None
+    exited.cancel()
+    return "abort" if abort.is_set() else "timeout"
+
+
+async def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    """SIGTERM the whole process group, then SIGKILL whatever is left after a grace period."""
+    if not _signal_group(proc.pid, signal.SIGTERM):
+        return
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + KILL_GRACE_SECONDS
+    # Polling: nothing signals "the group is empty" (grandchildren are not our children).
+    while loop.time() < deadline and _signal_group(proc.pid, 0):  # noqa: ASYNC110
+        await asyncio.sleep(0.02)
+    _signal_group(proc.pid, signal.SIGKILL)
+    await proc.wait()
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    """Send `sig` to the group; False when no process of the group is left."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _take_reported_dir(cwd_file: str) -> str:
+    """What the EXIT trap wrote (empty if it never ran), deleting the file."""
+    try:
+        with open(cwd_file, encoding="utf-8", errors="replace") as f:
+            return f.read().removesuffix("\n")
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(cwd_file)
+
+
+def _existing_dir(path: Path) -> Path:
+    """`path`, or its nearest ancestor that still exists."""
+    while not path.is_dir() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def _move_cwd(ctx: ToolContext, reported: str) -> list[str]:
+    """Adopt the shell's final directory; notes for the model when it had to fall back."""
+    if not reported:  # the shell was killed or exec'd before the trap ran: stay put
+        return []
+    wanted = Path(reported)
+    actual = _existing_dir(wanted)
+    ctx.workspace.cwd = actual
+    if actual != wanted:
+        return [f"Working directory {wanted} no longer exists; now in {actual}."]
+    return []
