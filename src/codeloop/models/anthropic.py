@@ -1,0 +1,230 @@
+"""Anthropic Messages API over httpx: our normalized events are its SSE events, one to one.
+
+Works with any server speaking the same format (Anthropic, Claude-compatible gateways, the local
+fake server in tests). Non-streaming answers are replayed as the same event sequence, so callers
+handle one shape.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import aclosing
+from typing import Any
+
+from codeloop.models.base import (
+    BlockDelta,
+    BlockStart,
+    BlockStop,
+    DeltaKind,
+    MessageDelta,
+    MessageStart,
+    MessageStop,
+    ModelRequest,
+    StreamEvent,
+    Transient,
+)
+from codeloop.models.http_errors import error_from_stream_event
+from codeloop.models.transport import HttpTransport, event_json
+from codeloop.types import (
+    ContentBlock,
+    RedactedThinkingBlock,
+    StopReason,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+    Usage,
+    message_to_dict,
+)
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+API_VERSION = "2023-06-01"
+MESSAGES_PATH = "/v1/messages"
+AUTH_HINT = "ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)"
+
+# delta type → (our delta kind, the field holding its text)
+_DELTAS: dict[str, tuple[DeltaKind, str]] = {
+    "text_delta": ("text", "text"),
+    "input_json_delta": ("input_json", "partial_json"),
+    "thinking_delta": ("thinking", "thinking"),
+    "signature_delta": ("signature", "signature"),
+}
+_STOP_REASONS: dict[str, StopReason] = {
+    "end_turn": "end_turn",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "tool_use": "tool_use",
+    "pause_turn": "pause_turn",
+    "refusal": "refusal",
+    # Output cut short because the context window filled up: to the loop, a truncation.
+    "model_context_window_exceeded": "max_tokens",
+}
+
+
+class AnthropicClient:
+    provider = "anthropic"
+
+    def __init__(
+        self,
+        *,
+        base_url: str = DEFAULT_BASE_URL,
+        api_key: str | None = None,
+        auth_token: str | None = None,
+        timeout: float = 600.0,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        """`auth_token` (ANTHROPIC_AUTH_TOKEN) is sent as a Bearer token, for gateways."""
+        auth: dict[str, str] = {}
+        if api_key:
+            auth["x-api-key"] = api_key
+        if auth_token:
+            auth["authorization"] = f"Bearer {auth_token}"
+        self._http = HttpTransport(
+            base_url,
+            {"anthropic-version": API_VERSION, **auth, **(headers or {})},
+            timeout=timeout,
+            auth_hint=AUTH_HINT,
+        )
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        body = request_body(request)
+        mapper = EventMapper(self._http.url(MESSAGES_PATH))
+        if request.stream:
+            sse = self._http.post_sse(MESSAGES_PATH, {**body, "stream": True}, model=request.model)
+            async with aclosing(sse) as events:
+                async for raw in events:
+                    data = event_json(raw, url=mapper.url)
+                    kind = str(data.get("type") or raw.event)
+                    if (event := mapper.feed(kind, data)) is not None:
+                        yield event
+        else:
+            message = await self._http.post_json(MESSAGES_PATH, body, model=request.model)
+            for kind, data in replay(message):
+                if (event := mapper.feed(kind, data)) is not None:
+                    yield event
+        mapper.finish()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+
+def request_body(request: ModelRequest) -> dict[str, Any]:
+    """The Messages API request (without `stream`, which the caller adds when streaming)."""
+    body: dict[str, Any] = {
+        "model": request.model,
+        "max_tokens": request.max_tokens,
+        "messages": [message_to_dict(m) for m in request.messages],
+    }
+    if request.system:
+        body["system"] = request.system
+    if request.tools:
+        body["tools"] = [
+            {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+            for t in request.tools
+        ]
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    if request.thinking_budget:
+        body["thinking"] = {"type": "enabled", "budget_tokens": request.thinking_budget}
+    if request.stop_sequences:
+        body["stop_sequences"] = list(request.stop_sequences)
+    body.update(request.extra)
+    return body
+
+
+class EventMapper:
+    """One Messages API stream event (type + JSON) → at most one normalized event.
+
+    Blocks of types we do not model (server tools, their results) are skipped with their deltas,
+    so a newer API cannot break an older codeloop.
+    """
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.done = False
+        self._skipped: set[int] = set()
+
+    def feed(self, kind: str, data: Mapping[str, Any]) -> StreamEvent | None:
+        index = data.get("index", -1)
+        if index in self._skipped:
+            return None
+        match kind:
+            case "message_start":
+                message = data.get("message") or {}
+                usage = Usage.from_dict(message.get("usage"))
+                return MessageStart(message.get("id", ""), message.get("model", ""), usage)
+            case "content_block_start":
+                block = _start_block(data.get("content_block") or {})
+                if block is None:
+                    self._skipped.add(index)
+                    return None
+                return BlockStart(index, block)
+            case "content_block_delta":
+                delta = data.get("delta") or {}
+                known = _DELTAS.get(delta.get("type", ""))
+                return BlockDelta(index, known[0], delta.get(known[1], "")) if known else None
+            case "content_block_stop":
+                return BlockStop(index)
+            case "message_delta":
+                delta = data.get("delta") or {}
+                stop = delta.get("stop_reason")
+                return MessageDelta(
+                    _STOP_REASONS.get(stop, "end_turn") if stop else None,
+                    Usage.from_dict(data.get("usage")),
+                    delta.get("stop_sequence"),
+                )
+            case "message_stop":
+                self.done = True
+                return MessageStop()
+            case "error":
+                raise error_from_stream_event(data, url=self.url)
+        return None  # ping, and event types newer than this code
+
+    def finish(self) -> None:
+        """A stream that ends before message_stop was cut: the answer is incomplete."""
+        if not self.done:
+            raise Transient(f"the stream from {self.url} ended before message_stop")
+
+
+def _start_block(block: Mapping[str, Any]) -> ContentBlock | None:
+    match block.get("type"):
+        case "text":
+            return TextBlock(block.get("text", ""))
+        case "thinking":
+            return ThinkingBlock(block.get("thinking", ""), block.get("signature", ""))
+        case "redacted_thinking":
+            return RedactedThinkingBlock(block.get("data", ""))
+        case "tool_use":
+            return ToolUseBlock(block["id"], block["name"], dict(block.get("input") or {}))
+    return None
+
+
+def replay(message: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """A complete (non-streaming) message as the stream events that would have built it."""
+    usage = message.get("usage") or {}
+    yield "message_start", {"message": {**message, "content": [], "usage": usage}}
+    for index, block in enumerate(message.get("content") or []):
+        start, deltas = _split(block)
+        yield "content_block_start", {"index": index, "content_block": start}
+        for delta in deltas:
+            yield "content_block_delta", {"index": index, "delta": delta}
+        yield "content_block_stop", {"index": index}
+    delta = {key: message.get(key) for key in ("stop_reason", "stop_sequence")}
+    yield "message_delta", {"delta": delta, "usage": usage}
+    yield "message_stop", {}
+
+
+def _split(block: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """An empty opening block plus the deltas that fill it (other block types open whole)."""
+    match block.get("type"):
+        case "text":
+            return {"type": "text", "text": ""}, [{"type": "text_delta", "text": block["text"]}]
+        case "thinking":
+            return {"type": "thinking", "thinking": "", "signature": ""}, [
+                {"type": "thinking_delta", "thinking": block.get("thinking", "")},
+                {"type": "signature_delta", "signature": block.get("signature", "")},
+            ]
+        case "tool_use":
+            arguments = json.dumps(block.get("input") or {})
+            return {**block, "input": {}}, [{"type": "input_json_delta", "partial_json": arguments}]
+    return dict(block), []

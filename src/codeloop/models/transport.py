@@ -1,0 +1,109 @@
+"""The HTTP plumbing both adapters share: one pooled connection, JSON out, SSE or JSON back,
+and every failure already mapped to the error taxonomy.
+
+httpx is imported when a transport is built, not when this module is, so resolving a model (or
+running `codeloop --help`) costs nothing until a request is really on its way.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from codeloop.models.base import Fatal, ModelError, Transient
+from codeloop.models.http_errors import error_from_response, error_from_transport
+from codeloop.models.sse import SSEEvent, aiter_sse
+
+if TYPE_CHECKING:
+    import httpx
+
+# Connecting should be quick even when answering is slow; a dead host must not hang a turn.
+CONNECT_TIMEOUT = 10.0
+
+
+class HttpTransport:
+    def __init__(
+        self,
+        base_url: str,
+        headers: Mapping[str, str],
+        *,
+        timeout: float,
+        auth_hint: str,
+    ) -> None:
+        import httpx
+
+        self.base_url = base_url.rstrip("/")
+        self._auth_hint = auth_hint
+        self._client = httpx.AsyncClient(
+            headers={"user-agent": "codeloop", **headers},
+            timeout=httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT)),
+        )
+
+    def url(self, path: str) -> str:
+        return self.base_url + path
+
+    async def post_sse(
+        self, path: str, body: Mapping[str, Any], *, model: str
+    ) -> AsyncGenerator[SSEEvent, None]:
+        """POST and yield the events of the streamed answer as they arrive.
+
+        Use it under `contextlib.aclosing`, so that leaving early returns the connection.
+        """
+        import httpx
+
+        url = self.url(path)
+        try:
+            async with self._client.stream(
+                "POST", url, json=body, headers={"accept": "text/event-stream"}
+            ) as response:
+                if response.status_code >= 400:
+                    raise self._error(response, await response.aread(), url, model)
+                async for event in aiter_sse(response.aiter_bytes()):
+                    yield event
+        except httpx.TransportError as exc:
+            raise error_from_transport(exc, url=url) from exc
+
+    async def post_json(self, path: str, body: Mapping[str, Any], *, model: str) -> dict[str, Any]:
+        """POST and return the decoded JSON object of a non-streaming answer."""
+        import httpx
+
+        url = self.url(path)
+        try:
+            response = await self._client.post(url, json=body)
+        except httpx.TransportError as exc:
+            raise error_from_transport(exc, url=url) from exc
+        if response.status_code >= 400:
+            raise self._error(response, response.content, url, model)
+        try:
+            data = json.loads(response.content)
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            snippet = response.text[:200]
+            raise Fatal(f"expected a JSON object from {url}, got: {snippet}", status=200)
+        return data
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    def _error(self, response: httpx.Response, body: bytes, url: str, model: str) -> ModelError:
+        return error_from_response(
+            response.status_code,
+            body,
+            response.headers,
+            url=url,
+            model=model,
+            auth_hint=self._auth_hint,
+        )
+
+
+def event_json(event: SSEEvent, *, url: str) -> dict[str, Any]:
+    """The JSON object an SSE event carries; garbage means a broken stream, worth a resend."""
+    try:
+        data = json.loads(event.data)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        raise Transient(f"malformed event in the stream from {url}: {event.data[:200]}")
+    return data

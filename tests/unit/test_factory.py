@@ -1,0 +1,125 @@
+"""Which client a model spec and the environment give, and what the user reads when neither
+says enough."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from codeloop.models.anthropic import AnthropicClient
+from codeloop.models.base import ModelClient
+from codeloop.models.factory import ConfigError, resolve_model
+from codeloop.models.openai import OpenAIClient
+
+ANTHROPIC = {"ANTHROPIC_API_KEY": "sk-ant-x"}
+OPENAI = {"OPENAI_API_KEY": "sk-x"}
+LOCAL = {"OPENAI_BASE_URL": "http://127.0.0.1:8080/v1"}
+
+
+async def resolve(spec: str | None, env: dict[str, str]) -> tuple[ModelClient, str]:
+    client, model = resolve_model(spec, env)
+    await client.aclose()
+    return client, model
+
+
+@pytest.mark.parametrize(
+    ("spec", "env", "provider", "model"),
+    [
+        ("anthropic:claude-opus-4-1", ANTHROPIC, "anthropic", "claude-opus-4-1"),
+        ("openai:gpt-4o", OPENAI, "openai", "gpt-4o"),
+        ("claude-sonnet-4-5", {**ANTHROPIC, **OPENAI}, "anthropic", "claude-sonnet-4-5"),
+        ("gpt-5-mini", {**ANTHROPIC, **OPENAI}, "openai", "gpt-5-mini"),
+        ("o3", {**ANTHROPIC, **OPENAI}, "openai", "o3"),
+        ("o4-mini", OPENAI, "openai", "o4-mini"),
+        # Bare names the prefix does not place go to whichever provider is configured.
+        ("qwen3-coder:30b", LOCAL, "openai", "qwen3-coder:30b"),  # the colon is Ollama's tag
+        ("mistral-large", {**ANTHROPIC, **LOCAL}, "openai", "mistral-large"),
+        ("some-gateway-model", ANTHROPIC, "anthropic", "some-gateway-model"),
+        ("openai:llama3:8b", LOCAL, "openai", "llama3:8b"),
+    ],
+)
+async def test_specs(spec: str, env: dict[str, str], provider: str, model: str) -> None:
+    client, name = await resolve(spec, env)
+    assert (client.provider, name) == (provider, model)
+
+
+async def test_codeloop_model_is_the_default_spec() -> None:
+    client, name = await resolve(None, {**OPENAI, "CODELOOP_MODEL": "gpt-4.1"})
+    assert (client.provider, name) == ("openai", "gpt-4.1")
+    _, name = await resolve("gpt-4o", {**OPENAI, "CODELOOP_MODEL": "gpt-4.1"})
+    assert name == "gpt-4o"
+
+
+async def test_default_model_per_configured_provider() -> None:
+    client, name = await resolve(None, ANTHROPIC)
+    assert client.provider == "anthropic" and name.startswith("claude-")
+    client, name = await resolve(None, OPENAI)
+    assert client.provider == "openai" and name.startswith("gpt-")
+
+
+async def test_clients_get_their_configuration() -> None:
+    env = {"ANTHROPIC_AUTH_TOKEN": "tok", "ANTHROPIC_BASE_URL": "http://gw.local:4000/"}
+    client, _ = await resolve("claude-haiku-4-5", env)
+    assert isinstance(client, AnthropicClient)
+    assert client._http.url("/v1/messages") == "http://gw.local:4000/v1/messages"
+    client, _ = await resolve("some-model", LOCAL)
+    assert isinstance(client, OpenAIClient)
+    assert client._http.url("/chat/completions") == "http://127.0.0.1:8080/v1/chat/completions"
+
+
+async def test_a_local_server_needs_no_key() -> None:
+    client, _ = await resolve("openai:anything", LOCAL)
+    assert client.provider == "openai"
+
+
+async def test_an_anthropic_gateway_needs_no_key() -> None:
+    client, _ = await resolve("claude-haiku-4-5", {"ANTHROPIC_BASE_URL": "http://127.0.0.1:4000"})
+    assert client.provider == "anthropic"
+
+
+def test_nothing_configured_explains_the_three_ways() -> None:
+    with pytest.raises(ConfigError) as caught:
+        resolve_model(None, {})
+    text = str(caught.value)
+    for needed in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "--model"):
+        assert needed in text
+    assert len(text.splitlines()) <= 8
+
+
+def test_empty_values_count_as_unset() -> None:
+    with pytest.raises(ConfigError):
+        resolve_model(None, {"ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": ""})
+
+
+@pytest.mark.parametrize(
+    ("spec", "env", "says"),
+    [
+        ("claude-sonnet-4-5", OPENAI, "ANTHROPIC_API_KEY"),
+        ("gpt-4o", ANTHROPIC, "OPENAI_API_KEY"),
+        ("anthropic:", ANTHROPIC, "model name is missing"),
+        (None, LOCAL, "--model openai:NAME"),
+        ("mystery-model", {}, "no provider is configured"),
+    ],
+)
+def test_config_errors_say_what_to_do(spec: str | None, env: dict[str, str], says: str) -> None:
+    with pytest.raises(ConfigError, match=says):
+        resolve_model(spec, env)
+
+
+def test_config_error_is_a_value_error() -> None:
+    assert issubclass(ConfigError, ValueError)
+
+
+def test_resolving_imports_neither_sdk_nor_httpx_until_a_client_is_built() -> None:
+    code = (
+        "import sys\n"
+        "import codeloop.models.factory, codeloop.models.anthropic, codeloop.models.openai\n"
+        "import codeloop.models.catalog\n"
+        "assert 'httpx' not in sys.modules, 'httpx imported eagerly'\n"
+        "from codeloop.models.factory import resolve_model\n"
+        "resolve_model('claude-haiku-4-5', {'ANTHROPIC_API_KEY': 'k'})\n"
+        "assert 'anthropic' not in sys.modules and 'openai' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
