@@ -1,0 +1,721 @@
+"""A local HTTP server that answers like the Anthropic and OpenAI APIs, from a scenario.
+
+Integration tests point the real clients (ours, and the official SDKs as oracles) at it; bench
+scripts and demos run it standalone (`python -m codeloop.testing.fake_server SCENARIO.json`).
+It speaks HTTP/1.1 with keep-alive and chunked streaming, so clients reuse connections as they
+would in production, and it records every request with monotonic arrival and finish times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import select
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Self
+
+from codeloop.models.assembler import MessageAssembler
+from codeloop.models.base import (
+    BlockDelta,
+    BlockStart,
+    BlockStop,
+    MessageDelta,
+    MessageStart,
+    MessageStop,
+    StreamEvent,
+)
+from codeloop.testing.scenario import (
+    REQUEST_FAULTS,
+    Fault,
+    PacedEvent,
+    Provider,
+    Scenario,
+    ScenarioPlayer,
+    Serving,
+    Turn,
+    render_turn,
+)
+from codeloop.types import StopReason, ToolUseBlock, Usage, block_to_dict
+
+ROUTES: dict[str, Provider] = {
+    "/v1/messages": "anthropic",
+    "/v1/chat/completions": "openai",
+    "/chat/completions": "openai",
+}
+FINISH_REASONS: dict[StopReason, str] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "refusal": "content_filter",
+}
+
+
+@dataclass
+class RecordedRequest:
+    """One request as the server saw it; `finished` is set when its response is complete."""
+
+    method: str
+    path: str
+    headers: dict[str, str]  # names lower-cased
+    body: Any  # parsed JSON, None if the body was not JSON
+    arrived: float  # time.monotonic()
+    client_port: int  # same port on two requests: the client reused its connection
+    finished: float | None = None
+    status: int | None = None
+    turn: int | None = None  # index of the scenario turn served (or struck by a fault)
+    fault: str | None = None
+
+
+def _dumps(data: Any) -> bytes:
+    return json.dumps(data, separators=(",", ":")).encode()
+
+
+# --- error bodies --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Error:
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str]
+
+
+def _error(
+    provider: Provider,
+    status: int,
+    kind: str,
+    message: str,
+    *,
+    code: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> _Error:
+    """An error in the provider's shape; `kind` is the Anthropic error type."""
+    if provider == "anthropic":
+        body: dict[str, Any] = {"type": "error", "error": {"type": kind, "message": message}}
+    else:
+        openai_type = {
+            "overloaded_error": "server_error",
+            "api_error": "server_error",
+            "rate_limit_error": "requests",
+        }.get(kind, "invalid_request_error")
+        body = {"error": {"message": message, "type": openai_type, "param": None, "code": code}}
+    return _Error(status, body, headers or {})
+
+
+def _prompt_too_long(provider: Provider, actual: int, limit: int, message: str | None) -> _Error:
+    if provider == "anthropic":
+        text = message or f"prompt is too long: {actual} tokens > {limit} maximum"
+        return _error(provider, 400, "invalid_request_error", text)
+    text = message or (
+        f"This model's maximum context length is {limit} tokens. However, your messages "
+        f"resulted in {actual} tokens. Please reduce the length of the messages."
+    )
+    return _error(provider, 400, "invalid_request_error", text, code="context_length_exceeded")
+
+
+def _fault_error(provider: Provider, fault: Fault) -> _Error:
+    headers: dict[str, str] = {}
+    if fault.retry_after is not None:
+        headers["retry-after"] = f"{fault.retry_after:g}"
+    if fault.retry_after_ms is not None:
+        headers["retry-after-ms"] = str(fault.retry_after_ms)
+    msg = fault.message
+    match fault.kind:
+        case "overloaded":
+            # OpenAI-compatible servers say "overloaded" with a 503; Anthropic has its own 529.
+            status = 529 if provider == "anthropic" else 503
+            return _error(
+                provider, status, "overloaded_error", msg or "Overloaded", headers=headers
+            )
+        case "rate_limited":
+            text = msg or "Rate limit reached for requests. Please try again later."
+            return _error(
+                provider, 429, "rate_limit_error", text, code="rate_limit_exceeded", headers=headers
+            )
+        case "server_error":
+            return _error(provider, 500, "api_error", msg or "Internal server error")
+        case "prompt_too_long":
+            return _prompt_too_long(provider, fault.actual, fault.limit, msg)
+        case "media":
+            text = msg or (
+                "messages.0.content.0.image.source.base64: image exceeds 5 MB maximum: "
+                "7340032 bytes > 5242880 bytes"
+            )
+            return _error(provider, 400, "invalid_request_error", text, code="invalid_image")
+        case "auth":
+            text = msg or "invalid x-api-key"
+            return _error(provider, 401, "authentication_error", text, code="invalid_api_key")
+    # A mid-stream fault hitting a non-streaming request: the whole answer fails.
+    status = 529 if fault.error_type == "overloaded_error" else 500
+    return _error(provider, status, fault.error_type, msg or "Overloaded")
+
+
+# --- wire renderings of the normalized events ----------------------------------------------
+
+
+def _sse(name: str, data: dict[str, Any]) -> bytes:
+    return b"event: " + name.encode() + b"\ndata: " + _dumps(data) + b"\n\n"
+
+
+def _anthropic_event(event: StreamEvent) -> bytes:
+    match event:
+        case MessageStart(id_, model, usage):
+            message: dict[str, Any] = {
+                "id": id_,
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": usage.to_dict(),
+            }
+            start = _sse("message_start", {"type": "message_start", "message": message})
+            return start + _sse("ping", {"type": "ping"})
+        case BlockStart(index, block):
+            opening = block_to_dict(block)
+            return _sse(
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": opening},
+            )
+        case BlockDelta(index, kind, value):
+            field = {"text": "text", "input_json": "partial_json"}.get(kind, kind)
+            delta = {"type": f"{kind}_delta", field: value}
+            return _sse(
+                "content_block_delta",
+                {"type": "content_block_delta", "index": index, "delta": delta},
+            )
+        case BlockStop(index):
+            return _sse("content_block_stop", {"type": "content_block_stop", "index": index})
+        case MessageDelta(stop_reason, usage, stop_sequence):
+            return _sse(
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": stop_reason, "stop_sequence": stop_sequence},
+                    "usage": usage.to_dict(),
+                },
+            )
+        case MessageStop():
+            return _sse("message_stop", {"type": "message_stop"})
+    raise TypeError(f"not a stream event: {event!r}")
+
+
+def _openai_usage(usage: Usage) -> dict[str, Any]:
+    """OpenAI counts cached tokens inside prompt_tokens; cache writes are not reported."""
+    prompt = usage.context_tokens
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": prompt + usage.output_tokens,
+        "prompt_tokens_details": {"cached_tokens": usage.cache_read_input_tokens},
+    }
+
+
+class _OpenAIChunks:
+    """Chat Completions chunks for one stream: tool calls are numbered apart from blocks."""
+
+    def __init__(self, model: str, include_usage: bool) -> None:
+        self.model = model
+        self.include_usage = include_usage
+        self.created = int(time.time())
+        self.id = ""
+        self.tool_index: dict[int, int] = {}
+        self.usage = Usage()
+
+    def _chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> bytes:
+        chunk: dict[str, Any] = {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [
+                {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+            ],
+        }
+        if self.include_usage:
+            chunk["usage"] = None
+        return b"data: " + _dumps(chunk) + b"\n\n"
+
+    def render(self, event: StreamEvent) -> bytes:
+        match event:
+            case MessageStart(id_):
+                self.id = id_
+                return self._chunk({"role": "assistant", "content": ""})
+            case BlockStart(index, ToolUseBlock(call_id, name)):
+                self.tool_index[index] = len(self.tool_index)
+                call = {
+                    "index": self.tool_index[index],
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": name, "arguments": ""},
+                }
+                return self._chunk({"tool_calls": [call]})
+            case BlockDelta(_, "text", value):
+                return self._chunk({"content": value})
+            case BlockDelta(_, "thinking", value):
+                return self._chunk({"reasoning_content": value})
+            case BlockDelta(index, "input_json", value):
+                call = {"index": self.tool_index[index], "function": {"arguments": value}}
+                return self._chunk({"tool_calls": [call]})
+            case MessageDelta(stop_reason, usage):
+                self.usage = usage
+                return self._chunk({}, FINISH_REASONS[stop_reason or "end_turn"])
+            case MessageStop():
+                tail = b""
+                if self.include_usage:
+                    final = {
+                        "id": self.id,
+                        "object": "chat.completion.chunk",
+                        "created": self.created,
+                        "model": self.model,
+                        "choices": [],
+                        "usage": _openai_usage(self.usage),
+                    }
+                    tail = b"data: " + _dumps(final) + b"\n\n"
+                return tail + b"data: [DONE]\n\n"
+        return b""  # block starts and stops, signatures: nothing on this wire
+
+    @staticmethod
+    def error(fault: Fault) -> bytes:
+        err = _error("openai", 500, fault.error_type, fault.message or "Overloaded")
+        return b"data: " + _dumps(err.body) + b"\n\n"
+
+
+def _anthropic_message(events: list[PacedEvent]) -> dict[str, Any]:
+    assembler = MessageAssembler()
+    for paced in events:
+        assembler.feed(paced.event)
+    return {
+        "id": assembler.id,
+        "type": "message",
+        "role": "assistant",
+        "model": assembler.model,
+        "content": [block_to_dict(b) for b in assembler.blocks],
+        "stop_reason": assembler.stop_reason,
+        "stop_sequence": assembler.stop_sequence,
+        "usage": assembler.usage.to_dict(),
+    }
+
+
+def _openai_completion(events: list[PacedEvent], model: str) -> dict[str, Any]:
+    content: list[str] = []
+    reasoning: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
+    completion_id, finish, usage = "", "stop", Usage()
+    for paced in events:
+        match paced.event:
+            case MessageStart(id_):
+                completion_id = id_
+            case BlockStart(index, ToolUseBlock(call_id, name)):
+                function = {"name": name, "arguments": ""}
+                calls[index] = {"id": call_id, "type": "function", "function": function}
+            case BlockDelta(_, "text", value):
+                content.append(value)
+            case BlockDelta(_, "thinking", value):
+                reasoning.append(value)
+            case BlockDelta(index, "input_json", value):
+                calls[index]["function"]["arguments"] += value
+            case MessageDelta(stop_reason, final_usage):
+                finish, usage = FINISH_REASONS[stop_reason or "end_turn"], final_usage
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": "".join(content) or None,
+        "refusal": None,
+    }
+    if reasoning:
+        message["reasoning_content"] = "".join(reasoning)
+    if calls:
+        message["tool_calls"] = list(calls.values())
+    return {
+        "id": completion_id,
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
+        "usage": _openai_usage(usage),
+    }
+
+
+# --- the server ----------------------------------------------------------------------------
+
+
+class _ClientGone(Exception):
+    """The client hung up (or the server is closing): stop answering this request."""
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    def __init__(self, address: tuple[str, int], fake: FakeModelServer) -> None:
+        super().__init__(address, _Handler)
+        self.fake = fake
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    # Real API servers send each SSE event at once; Nagle would hold small writes for an ACK.
+    disable_nagle_algorithm = True
+    server: _HTTPServer
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.fake._track(self.connection, open_=True)
+
+    def finish(self) -> None:
+        self.server.fake._track(self.connection, open_=False)
+        super().finish()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: tests read `requests`, not stderr."""
+
+    def do_POST(self) -> None:
+        self._exchange()
+
+    def do_GET(self) -> None:
+        self._exchange()
+
+    def _exchange(self) -> None:
+        arrived = time.monotonic()
+        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        record = RecordedRequest(
+            method=self.command,
+            path=self.path,
+            headers={k.lower(): v for k, v in self.headers.items()},
+            body=body,
+            arrived=arrived,
+            client_port=self.client_address[1],
+        )
+        fake = self.server.fake
+        fake._record(record)
+        try:
+            self._respond(record, len(raw))
+        except (_ClientGone, OSError):
+            self.close_connection = True
+        finally:
+            fake._finish(record)
+
+    def _respond(self, record: RecordedRequest, size: int) -> None:
+        provider = ROUTES.get(self.path.split("?", 1)[0])
+        body = record.body
+        if provider is None or self.command != "POST":
+            message = f"fake server: no route for {self.command} {self.path}"
+            return self._send_error(record, _error("anthropic", 404, "not_found_error", message))
+        if not isinstance(body, dict):
+            message = "fake server: the request body is not a JSON object"
+            return self._send_error(record, _error(provider, 400, "invalid_request_error", message))
+        fake = self.server.fake
+        estimate = math.ceil(size / 4)
+        if fake.max_prompt_tokens is not None and estimate > fake.max_prompt_tokens:
+            error = _prompt_too_long(provider, estimate, fake.max_prompt_tokens, None)
+            return self._send_error(record, error)
+        serving = fake.player.take()
+        if serving is None:
+            message = f"fake server: scenario exhausted after {len(fake.scenario.turns)} turns"
+            return self._send_error(record, _error(provider, 400, "invalid_request_error", message))
+        record.turn = serving.index
+        fault = serving.fault
+        record.fault = fault.kind if fault else None
+        if fault is not None and fault.kind in REQUEST_FAULTS:
+            return self._send_error(record, _fault_error(provider, fault))
+        raw = serving.turn.raw
+        if raw is not None:
+            headers = {"content-type": raw.content_type, **raw.headers}
+            return self._send(record, raw.status, raw.body.encode(), headers)
+        model = str(body.get("model") or "fake-model")
+        events = render_turn(serving.turn, serving.index, model=model, provider=provider)
+        if body.get("stream"):
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            render = (
+                _anthropic_event
+                if provider == "anthropic"
+                else _OpenAIChunks(model, include_usage).render
+            )
+            return self._stream(record, provider, serving, events, render)
+        return self._answer_whole(record, provider, serving, events, model)
+
+    def _send(
+        self, record: RecordedRequest, status: int, data: bytes, headers: dict[str, str]
+    ) -> None:
+        record.status = status
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _send_error(self, record: RecordedRequest, error: _Error) -> None:
+        headers = {"content-type": "application/json", **error.headers}
+        self._send(record, error.status, _dumps(error.body), headers)
+
+    def _wait(self, seconds: float) -> None:
+        if not self.server.fake._client_stays(self.connection, seconds):
+            raise _ClientGone
+
+    def _answer_whole(
+        self,
+        record: RecordedRequest,
+        provider: Provider,
+        serving: Serving,
+        events: list[PacedEvent],
+        model: str,
+    ) -> None:
+        """Non-streaming: the answer takes as long as its stream would have, then comes whole."""
+        fault = serving.fault
+        if fault is not None:
+            if fault.kind == "cut":
+                self.close_connection = True  # hang up without answering
+                return
+            if fault.kind == "sse_error":
+                return self._send_error(record, _fault_error(provider, fault))
+            self._wait(fault.seconds)
+            self.server.fake.player.served(serving)
+        self._wait(sum(p.pause for p in events))
+        if provider == "anthropic":
+            data = _anthropic_message(events)
+        else:
+            data = _openai_completion(events, model)
+        self._send(record, 200, _dumps(data), {"content-type": "application/json"})
+
+    def _stream(
+        self,
+        record: RecordedRequest,
+        provider: Provider,
+        serving: Serving,
+        events: list[PacedEvent],
+        render: Callable[[StreamEvent], bytes],
+    ) -> None:
+        record.status = 200
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        fault = serving.fault
+        for i, paced in enumerate(events):
+            if (
+                fault is not None
+                and i == fault.after
+                and not self._strike(provider, serving, fault)
+            ):
+                return
+            self._chunk(render(paced.event))
+            if paced.pause:
+                self._wait(paced.pause)
+        if (
+            fault is not None
+            and fault.after >= len(events)
+            and not self._strike(provider, serving, fault)
+        ):
+            return
+        self.wfile.write(b"0\r\n\r\n")
+
+    def _strike(self, provider: Provider, serving: Serving, fault: Fault) -> bool:
+        """Apply a mid-stream fault; True if the stream goes on afterwards (a stall)."""
+        if fault.kind == "stall":
+            self._wait(fault.seconds)
+            self.server.fake.player.served(serving)
+            return True
+        if fault.kind == "sse_error":
+            if provider == "anthropic":
+                message = fault.message or "Overloaded"
+                error = {"type": "error", "error": {"type": fault.error_type, "message": message}}
+                self._chunk(_sse("error", error))
+            else:
+                self._chunk(_OpenAIChunks.error(fault))
+            self.wfile.write(b"0\r\n\r\n")
+        else:  # cut: hang up without the last chunk
+            self.close_connection = True
+        return False
+
+    def _chunk(self, data: bytes) -> None:
+        if data:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+
+
+class FakeModelServer:
+    """`with FakeModelServer(scenario) as srv:` then point a client at `srv.anthropic_base_url`."""
+
+    def __init__(
+        self,
+        scenario: Scenario | Iterable[Turn],
+        *,
+        port: int = 0,
+        max_prompt_tokens: int | None = None,
+    ) -> None:
+        self.scenario = (
+            scenario if isinstance(scenario, Scenario) else Scenario(turns=tuple(scenario))
+        )
+        self.player = ScenarioPlayer(self.scenario)
+        # Requests whose body is larger than this many tokens (4 characters each) get the
+        # provider's "prompt is too long" error, as a real context window would.
+        self.max_prompt_tokens = max_prompt_tokens
+        self._port = port
+        self._cond = threading.Condition()
+        self._requests: list[RecordedRequest] = []
+        self._connections: set[socket.socket] = set()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._wake = (-1, -1)  # the accept loop's wake pipe (read end, write end)
+
+    # lifecycle
+
+    def start(self) -> Self:
+        httpd = self._httpd = _HTTPServer(("127.0.0.1", self._port), self)
+        wake_r, _ = self._wake = os.pipe()
+        self._thread = threading.Thread(
+            target=self._accept_loop, args=(httpd, wake_r), name="fake-model-server", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    @staticmethod
+    def _accept_loop(httpd: _HTTPServer, wake: int) -> None:
+        """serve_forever polls every 0.5 s for shutdown; a wake pipe makes close instant."""
+        while True:
+            readable, _, _ = select.select([httpd.fileno(), wake], [], [])
+            if wake in readable:
+                return
+            httpd.handle_request()
+
+    def close(self) -> None:
+        """Stop accepting, and hang up on open connections so no handler thread lingers."""
+        if self._httpd is None or self._thread is None:
+            return
+        os.write(self._wake[1], b"x")
+        self._thread.join()
+        self._httpd.server_close()
+        for fd in self._wake:
+            os.close(fd)
+        with self._cond:
+            connections = list(self._connections)
+        for conn in connections:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+        self._httpd = self._thread = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # addresses
+
+    @property
+    def url(self) -> str:
+        if self._httpd is None:
+            raise RuntimeError("the fake server is not running")
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        return self.url  # the Anthropic SDK appends /v1/messages
+
+    @property
+    def openai_base_url(self) -> str:
+        return self.url + "/v1"  # the OpenAI SDK appends /chat/completions
+
+    # what happened
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        with self._cond:
+            return list(self._requests)
+
+    @property
+    def remaining(self) -> int:
+        """Turns not served yet."""
+        return self.player.remaining
+
+    def wait_for_requests(
+        self, count: int, *, finished: bool = False, timeout: float = 10.0
+    ) -> list[RecordedRequest]:
+        """Block until `count` requests arrived (and, if `finished`, were fully answered)."""
+
+        def ready() -> bool:
+            first = self._requests[:count]
+            return len(first) == count and (
+                not finished or all(r.finished is not None for r in first)
+            )
+
+        with self._cond:
+            if not self._cond.wait_for(ready, timeout):
+                raise TimeoutError(
+                    f"fake server: {len(self._requests)} requests, waited for {count}"
+                )
+            return list(self._requests)
+
+    def _record(self, record: RecordedRequest) -> None:
+        with self._cond:
+            self._requests.append(record)
+            self._cond.notify_all()
+
+    def _track(self, conn: socket.socket, *, open_: bool) -> None:
+        with self._cond:
+            if open_:
+                self._connections.add(conn)
+            else:
+                self._connections.discard(conn)
+
+    def _finish(self, record: RecordedRequest) -> None:
+        with self._cond:
+            record.finished = time.monotonic()
+            self._cond.notify_all()
+
+    def _client_stays(self, conn: socket.socket, seconds: float) -> bool:
+        """Wait `seconds`; False as soon as the peer hangs up or `close` shuts the socket."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            readable, _, _ = select.select([conn], [], [], left)
+            if not readable:
+                continue
+            try:
+                if not conn.recv(1, socket.MSG_PEEK):
+                    return False
+            except OSError:
+                return False
+            # Bytes of a pipelined request, not a hang-up: just let the time pass.
+            time.sleep(max(0.0, deadline - time.monotonic()))
+        return True
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m codeloop.testing.fake_server",
+        description="Serve a scenario as the Anthropic and OpenAI APIs on 127.0.0.1.",
+    )
+    parser.add_argument("scenario", help="scenario JSON file")
+    parser.add_argument("--port", type=int, default=0, help="default: a free port")
+    parser.add_argument("--max-prompt-tokens", type=int, default=None)
+    args = parser.parse_args(argv)
+    server = FakeModelServer(
+        Scenario.load(args.scenario), port=args.port, max_prompt_tokens=args.max_prompt_tokens
+    )
+    with server:
+        print(server.url, flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()
