@@ -5,8 +5,9 @@ The CLI maps its flags onto Options; library users fill it in directly.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from codeloop.context.system_prompt import build_system_prompt
@@ -30,15 +31,17 @@ class Options:
     append_system_prompt: str | None = None
     max_turns: int | None = None
     session_id: str | None = None
-    env: Mapping[str, str] = field(default_factory=dict)
+    # None: the process environment.
+    env: Mapping[str, str] | None = None
 
 
 def build_session(options: Options) -> Session:
     """Resolve the model, tools, workspace and policy. Raises ConfigError or ValueError with a
     message meant for the user."""
+    env = os.environ if options.env is None else options.env
     cwd = (options.cwd or Path.cwd()).resolve()
     extra_dirs = [_existing_dir(cwd, d) for d in options.add_dirs]
-    client, model = resolve_model(options.model, options.env)
+    client, model = resolve_model(options.model, env)
     tools = default_tools()
     allowed = parse_tool_list(options.allowed_tools)
     disallowed = parse_tool_list(options.disallowed_tools)
@@ -56,7 +59,7 @@ def build_session(options: Options) -> Session:
     config = SessionConfig(
         model=model,
         system=system,
-        max_tokens=model_info(model, options.env).default_output_tokens,
+        max_tokens=model_info(model, env).default_output_tokens,
         max_turns=options.max_turns,
         policy=policy,
     )

@@ -57,7 +57,6 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
         system_prompt=args.system_prompt,
         append_system_prompt=args.append_system_prompt,
         max_turns=args.max_turns,
-        env=dict(os.environ),
     )
     try:
         session = build_session(options)

@@ -38,6 +38,9 @@ class HttpTransport:
         self._client = httpx.AsyncClient(
             headers={"user-agent": "codeloop", **headers},
             timeout=httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT)),
+            # Loading the CA bundle costs ~40 ms of start-up; a plain-http server (a local
+            # model) never uses it, so only https endpoints pay for it.
+            verify=self.base_url.startswith("https:"),
         )
 
     def url(self, path: str) -> str:
