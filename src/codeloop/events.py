@@ -26,6 +26,7 @@ EndReason = Literal[
     "aborted_streaming",
     "aborted_tools",
     "max_turns",
+    "max_budget",
     "prompt_too_long",
     "blocking_limit",
     "model_error",

@@ -30,6 +30,7 @@ from codeloop.events import (
 )
 from codeloop.models.assembler import MessageAssembler
 from codeloop.models.base import BlockDelta, ModelError, ModelRequest
+from codeloop.models.catalog import cost_usd
 from codeloop.tools.base import AnyTool, Workspace
 from codeloop.tools.executor import CanUseTool, ToolExecutor
 from codeloop.types import Message, ToolResultBlock, ToolUseBlock, Usage
@@ -47,6 +48,8 @@ class LoopParams:
     system: str = ""
     max_tokens: int = 8192
     max_turns: int | None = None
+    # USD this run may still spend; checked at each turn boundary (--max-budget-usd).
+    budget_usd: float | None = None
     abort: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -69,6 +72,9 @@ class _Totals:
     usage: Usage = field(default_factory=Usage)
     by_model: dict[str, Usage] = field(default_factory=dict)
     api_ms: float = 0.0
+
+    def cost_usd(self) -> float:
+        return sum(cost_usd(model, usage) for model, usage in self.by_model.items())
 
     def add(self, model: str, usage: Usage, elapsed_ms: float) -> None:
         self.usage = self.usage + usage
@@ -173,6 +179,10 @@ async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]
         next_messages = (*messages, assistant, tool_message)
         if params.max_turns is not None and turn_count + 1 > params.max_turns:
             yield end("max_turns", next_messages, f"Reached the limit of {params.max_turns} turns")
+            return
+        if params.budget_usd is not None and totals.cost_usd() >= params.budget_usd:
+            spent = f"${totals.cost_usd():.4f} of ${params.budget_usd:.4f}"
+            yield end("max_budget", next_messages, f"Reached the cost budget ({spent})")
             return
         state = State(
             messages=next_messages,

@@ -27,6 +27,7 @@ class SessionConfig:
     system: str
     max_tokens: int
     max_turns: int | None = None
+    max_budget_usd: float | None = None
     policy: Policy = field(default_factory=Policy)
 
 
@@ -68,6 +69,7 @@ class Session:
             system=self.config.system,
             max_tokens=self.config.max_tokens,
             max_turns=self.config.max_turns,
+            budget_usd=_remaining(self.config.max_budget_usd, self.cost_usd),
             abort=self._abort,
         )
         async for event in query_loop(params, self.deps):
@@ -92,3 +94,7 @@ class Session:
 
     async def aclose(self) -> None:
         await self.client.aclose()
+
+
+def _remaining(budget: float | None, spent: float) -> float | None:
+    return None if budget is None else max(0.0, budget - spent)

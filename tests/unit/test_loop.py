@@ -16,7 +16,7 @@ from codeloop.events import (
 from codeloop.models.scripted import ScriptedModel
 from codeloop.permissions.policy import Policy
 from codeloop.session import Session, SessionConfig
-from codeloop.testing.scenario import fault, text, tool_use, turn
+from codeloop.testing.scenario import UsageSpec, fault, text, tool_use, turn
 from codeloop.tools.base import Workspace
 from codeloop.tools.registry import default_tools
 from codeloop.types import Message, ToolResultBlock, ToolUseBlock
@@ -28,9 +28,12 @@ def make_session(
     *,
     max_turns: int | None = None,
     mode: str = "bypassPermissions",
+    model_name: str = "scripted-model",
+    budget: float | None = None,
 ) -> Session:
     config = SessionConfig(
-        model="scripted-model",
+        model=model_name,
+        max_budget_usd=budget,
         system="test system prompt",
         max_tokens=1024,
         max_turns=max_turns,
@@ -219,3 +222,14 @@ async def test_abort_while_three_tools_run(tmp_path: Path) -> None:
     assert end2.reason == "completed"
     assert end2.messages[-1].text == "resumed"
     assert_paired(end2.messages)
+
+
+async def test_cost_budget_ends_the_run_at_a_turn_boundary(tmp_path: Path) -> None:
+    # claude-sonnet-4-5 input costs $3 per million tokens: 100k input tokens cost $0.30 a turn
+    big = UsageSpec(input_tokens=100_000, output_tokens=10)
+    model = ScriptedModel([turn(tool_use("Bash", {"command": "echo x"}), usage=big)] * 5)
+    session = make_session(model, tmp_path, model_name="claude-sonnet-4-5", budget=0.5)
+    _, end = await run(session, "spend")
+    assert end.reason == "max_budget"
+    assert len(model.requests) == 2  # $0.30 after one turn, $0.60 after the second
+    assert_paired(end.messages)
