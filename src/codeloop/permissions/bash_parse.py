@@ -1,0 +1,1163 @@
+"""Parse a Bash command line into the simple commands bash would run.
+
+Two consumers stand on this module: the tool executor (may this Bash call run in parallel with
+its siblings? see `is_read_only_command`) and the permission system (which rule covers each
+subcommand? see `parse_command`). Both need the same answer to "what will bash execute?", so
+one tree-sitter walk serves both, and anything it does not model makes the result not-ok
+instead of being guessed at.
+
+`ParsedCommand.ok` is a promise: `commands` lists every simple command bash would run,
+including those inside pipelines, lists, groups, subshells, control flow, `$(...)`, backticks,
+`<(...)` and the literal script of `bash -c`. The promise is withdrawn (with a reason) for
+parse errors, node types we do not handle, and constructs that run code the walk cannot see:
+`eval`/`source`/`exec`/`alias`/`trap`/`hash`/`enable`/`let`, function definitions, a shell
+reading its script from stdin, a non-literal `bash -c` script, assignments to variables bash
+treats as code or search path (PATH, BASH_ENV, PS4, LD_PRELOAD, ...), and every place bash
+evaluates a variable's *value* as arithmetic (`$((x))`, `${s:x}`, `${a[i]}`, `${!x}`,
+`[[ $x -eq 1 ]]`, `test -v`, subscripted names given to `read`/`unset`/`declare`/...), since a
+value like `a[$(rm -rf ~)]` runs the command inside it.
+
+tree-sitter-bash has gaps (it reads backslash-newline as a blank, drops escaped blanks, misses
+backticks in here-documents and in `${x:-...}`), so line continuations are deleted before
+parsing, as bash does, and any text or substitution the grammar skipped makes the result
+not-ok: a grammar gap costs a permission prompt, never a missed command.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from functools import cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser
+
+__all__ = [
+    "GIT_READ_ONLY_SUBCOMMANDS",
+    "READ_ONLY_COMMANDS",
+    "SAFE_PREFIX_ASSIGNMENTS",
+    "ArgvCheck",
+    "Assignment",
+    "ParsedCommand",
+    "Redirect",
+    "SimpleCommand",
+    "argv_is_read_only",
+    "is_read_only_command",
+    "is_read_only_simple_command",
+    "parse_command",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Redirect:
+    """One redirection: `2>/dev/null` is Redirect(">", "/dev/null", 2)."""
+
+    op: str  # as written: > >> < &> &>> >| <> >& <& >&- <&- << <<- <<<
+    target: str | None  # resolved word; here-doc delimiter for << ; None for >&- / <&-
+    fd: int | None  # explicit descriptor, None when bash picks the default
+    target_dynamic: bool = False  # target holds an expansion bash resolves at run time
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """A `NAME=value` before a command (or alone, as a bare assignment)."""
+
+    name: str  # may include a subscript: a[1]
+    value: str
+    dynamic: bool  # value holds an expansion, an array, or is appended to (+=)
+
+
+@dataclass(frozen=True, slots=True)
+class SimpleCommand:
+    """One command bash would execute, with its words as bash would see them.
+
+    `argv` has quotes and escapes resolved; a word that bash still transforms at run time
+    (`$VAR`, `$(...)`, globs, braces, a leading `~`) keeps that part as written and is marked
+    in `argv_dynamic`. A bare assignment or a redirection alone (`FOO=1`, `> f`, `$(<f)`) has an
+    empty `argv`. `span` is the character range in the parsed string; commands found inside a
+    `bash -c` script carry the span of that `bash -c` command. `script` is set on a command that
+    runs `bash -c SCRIPT` (also behind a wrapper such as `timeout` or `xargs`); the commands
+    parsed from SCRIPT follow it in `ParsedCommand.commands`.
+    """
+
+    argv: list[str]
+    argv_dynamic: list[bool]
+    assignments: list[Assignment]
+    redirects: list[Redirect]  # its own, then those of enclosing groups: `{ ls; } > f`
+    span: tuple[int, int]
+    script: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedCommand:
+    """Every simple command of a command line, in source order, and whether that is all."""
+
+    commands: list[SimpleCommand]
+    unparsed_reasons: list[str]  # why `ok` is False; empty when it is True
+    has_command_substitution: bool
+    has_process_substitution: bool
+
+    @property
+    def ok(self) -> bool:
+        """True when `commands` is everything bash would run for this line."""
+        return not self.unparsed_reasons
+
+
+# --- parsing -------------------------------------------------------------------------------
+
+_parse_lock = threading.Lock()  # a tree-sitter Parser is not safe to share across threads
+
+
+@cache
+def _parser() -> Parser:
+    """Load the grammar on first use so importing this module stays cheap."""
+    import tree_sitter
+    import tree_sitter_bash
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+def parse_command(command: str) -> ParsedCommand:
+    """Decompose `command` into the simple commands bash would run."""
+    return _parse(command, depth=0)
+
+
+_MAX_SHELL_DEPTH = 8
+_SEPARATORS = frozenset({";", "&", "&&", "||", "|", "|&"})
+# Statement containers, and the anonymous tokens each may hold; any other token (`;;` at top
+# level, a stray `)`) means the grammar accepted something bash would reject.
+_CONTAINERS: Mapping[str, frozenset[str]] = {
+    "program": _SEPARATORS,
+    "list": _SEPARATORS,
+    "pipeline": _SEPARATORS,
+    "negated_command": frozenset({"!"}),
+    "subshell": _SEPARATORS | {"(", ")"},
+    "compound_statement": _SEPARATORS | {"{", "}"},
+    "do_group": _SEPARATORS | {"do", "done"},
+    "if_statement": _SEPARATORS | {"if", "then", "fi"},
+    "elif_clause": _SEPARATORS | {"elif", "then"},
+    "else_clause": _SEPARATORS | {"else"},
+    "while_statement": _SEPARATORS | {"while", "until"},
+    "for_statement": _SEPARATORS | {"for", "select", "in"},
+    "case_statement": _SEPARATORS | {"case", "in", "esac"},
+    "case_item": _SEPARATORS | {"(", ")", "|", ";;", ";&", ";;&"},
+}
+_STATEMENTS = frozenset(_CONTAINERS) | {"command", "redirected_statement", "test_command"}
+_STATEMENTS |= {"declaration_command", "unset_command", "function_definition"}
+_STATEMENTS |= {"c_style_for_statement", "variable_assignments"}
+_WHOLE_TEXT = frozenset({"string", "translated_string", "heredoc_body"})  # text between tokens
+_LEAVES = frozenset({"word", "string_content", "regex", "extglob_pattern"})
+_EXPANSION_START = re.compile(rb"[A-Za-z0-9_{(@*#?$!-]")  # after a `$`
+_SUBSTITUTION_START = re.compile(r"`|\$[({\[]")
+_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_TEST_EXPRESSIONS = frozenset(
+    {"binary_expression", "unary_expression", "parenthesized_expression", "ternary_expression"}
+)
+_LITERAL_ARITHMETIC = _TEST_EXPRESSIONS  # plus `number`, checked by value
+_RUN_TIME_WORDS = frozenset(
+    {
+        "simple_expansion",
+        "expansion",
+        "command_substitution",
+        "process_substitution",
+        "arithmetic_expansion",
+        "brace_expression",
+        "extglob_pattern",
+        "regex",
+        "array",
+    }
+)
+# Commands whose effect the walk cannot see: they run code from strings, files or tables.
+_OPAQUE = frozenset({"eval", "source", ".", "exec", "alias", "trap", "hash", "enable", "let"})
+# Prefixes that still run their argument as a shell builtin or keyword: `command eval ...`.
+_BUILTIN_PREFIXES = frozenset({"command", "builtin", "time"})
+# Builtins that take variable names; bash evaluates a subscript in a name as arithmetic.
+_NAME_BUILTINS = frozenset(
+    {"read", "mapfile", "readarray", "unset", "export", "declare", "typeset", "local"}
+    | {"readonly", "getopts", "wait"}
+)
+_DECLARE_EVALUATING_FLAGS = re.compile(r"-[a-zA-Z]*[in]")  # -i: values are arithmetic; -n: refs
+_CODE_VARIABLES = frozenset(
+    {"PATH", "BASH_ENV", "ENV", "PS0", "PS1", "PS2", "PS4", "PROMPT_COMMAND", "SHELLOPTS"}
+    | {"BASHOPTS", "BASH_LOADABLES_PATH", "LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH"}
+)
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
+# Commands that run another program from their arguments, so `timeout 5 sh -c '...'` is found.
+_WRAPPERS = frozenset(
+    {"command", "builtin", "time", "env", "nice", "nohup", "timeout", "stdbuf", "sudo", "doas"}
+    | {"xargs", "setsid", "ionice", "find"}
+)
+_ARITH_TEST_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_NUMBER = re.compile(r"0[xX][0-9a-fA-F]+|[0-9]+")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SAFE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[0-9]+\])?")
+_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+_DQ_ESCAPE = re.compile(r'\\([$`"\\])')
+_GLOB_OR_TILDE = re.compile(r"[*?]|\[.*\]|(^|[=:])~")
+_BRACE_EXPANSION = re.compile(r"\{[^{}\s]*(,|\.\.)[^{}\s]*\}")
+# `${name}` and the operators that neither assign nor evaluate arithmetic.
+_PLAIN_EXPANSION = re.compile(
+    r"\$\{(#?[A-Za-z_][A-Za-z0-9_]*|#?[0-9]+|[@*#?$!-])(\}|:?[-+?]|%%?|##?|/[/#%]?|\^\^?|,,?)"
+)
+_ANSI_C_ESCAPE = re.compile(
+    r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)", re.DOTALL
+)
+_ANSI_C_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n"}
+_ANSI_C_SIMPLE |= {"r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+
+_Word = tuple[str, bool]  # resolved text, dynamic
+
+
+def _unescape(raw: str) -> str:
+    """Unquoted word: a backslash keeps the next character."""
+    return _ESCAPE.sub(r"\1", raw)
+
+
+def _unescape_double_quoted(raw: str) -> str:
+    """Inside "...", a backslash only escapes $ ` " and \\."""
+    return _DQ_ESCAPE.sub(r"\1", raw)
+
+
+def _decode_ansi_c(body: str) -> str:
+    """$'...' escapes, as bash decodes them (a NUL ends the string)."""
+
+    def one(m: re.Match[str]) -> str:
+        e = m.group(1)
+        if e[0] in "xuU" and len(e) > 1:
+            code = int(e[1:], 16)
+            return chr(code) if code <= 0x10FFFF else m.group(0)
+        if e[0] in "01234567":
+            return chr(int(e, 8) & 0xFF)
+        if e[0] == "c" and len(e) == 2:
+            return chr(ord(e[1]) & 0x1F)
+        return _ANSI_C_SIMPLE.get(e, m.group(0))
+
+    return _ANSI_C_ESCAPE.sub(one, body).split("\0", 1)[0]
+
+
+def _basename(word: str) -> str:
+    return word.rsplit("/", 1)[-1]
+
+
+def _shell_script_operand(args: Sequence[str]) -> tuple[bool, int | None]:
+    """For a shell's arguments: (runs a -c script, index of that script or of a script file).
+
+    The index is None when the shell reads its commands from stdin (no operand, or -s)."""
+    has_c = has_s = False
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in ("--", "-"):
+            i += 1
+            break
+        if arg in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+            i += 2
+        elif arg.startswith("--"):
+            i += 1
+        elif arg[:1] in ("-", "+") and len(arg) > 1:
+            has_c = has_c or (arg[0] == "-" and "c" in arg)
+            has_s = has_s or (arg[0] == "-" and "s" in arg)
+            i += 1
+        else:
+            break
+    if i >= len(args) or (has_s and not has_c):
+        return has_c, None
+    return has_c, i
+
+
+def _line_continuations(src: bytes, root: Node) -> list[int]:
+    """Offsets of the backslash-newline pairs bash deletes before it even splits words.
+
+    The grammar treats them as blanks, so `x=\\<newline> rm y` reads as `x=rm` running `y`;
+    bash runs `rm y`. They stay only where text is literal: '...', $'...', comments and the
+    bodies of quoted here-documents.
+    """
+    if b"\\\n" not in src:
+        return []
+    literal: list[tuple[int, int]] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in ("raw_string", "ansi_c_string", "comment"):
+            literal.append((node.start_byte, node.end_byte))
+        elif node.type == "heredoc_redirect":
+            start = next((c for c in node.children if c.type == "heredoc_start"), None)
+            if start is not None and re.search(rb"['\"\\]", src[start.start_byte : start.end_byte]):
+                bodies = [c for c in node.children if c.type == "heredoc_body"]
+                literal += [(c.start_byte, c.end_byte) for c in bodies]
+        stack += node.children
+    literal.sort()
+    cuts: list[int] = []
+    i = j = 0
+    while i < len(src) - 1:
+        while j < len(literal) and literal[j][1] <= i:
+            j += 1
+        if j < len(literal) and literal[j][0] <= i:
+            i = literal[j][1]
+        elif src[i] == 0x5C:  # a backslash and the byte after it are one unit
+            if src[i + 1] == 0x0A:
+                cuts.append(i)
+            i += 2
+        else:
+            i += 1
+    return cuts
+
+
+def _first_skipped(src: bytes, root: Node) -> int | None:
+    """Offset of the first non-blank byte no token covers: `echo \\ a` loses its `\\ `."""
+    masked = bytearray(src)
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.child_count == 0 or node.type in _WHOLE_TEXT:
+            masked[node.start_byte : node.end_byte] = b" " * (node.end_byte - node.start_byte)
+        else:
+            stack += node.children
+    found = re.search(rb"\S", masked)
+    return found.start() if found else None
+
+
+class _Walker:
+    """One pass over a tree, collecting simple commands and reasons the result is incomplete."""
+
+    def __init__(self, source: bytes, parsed: bytes, cuts: list[int], depth: int) -> None:
+        self.source = source  # as given; spans are character offsets into it
+        self.src = parsed  # with line continuations removed; what the tree describes
+        self.shifts = [cut - 2 * k for k, cut in enumerate(cuts)]  # where each cut lands in src
+        self.ascii = source.isascii()
+        self.depth = depth
+        self.commands: list[SimpleCommand] = []
+        self.reasons: list[str] = []
+        self.command_substitution = False
+        self.process_substitution = False
+
+    # helpers
+
+    def raw(self, node: Node) -> str:
+        return self.src[node.start_byte : node.end_byte].decode(errors="replace")
+
+    def pos(self, byte: int) -> int:
+        """Character offset in the original text of a byte offset in the parsed text."""
+        byte += 2 * bisect.bisect_right(self.shifts, byte)
+        return byte if self.ascii else len(self.source[:byte].decode(errors="replace"))
+
+    def span(self, node: Node) -> tuple[int, int]:
+        return self.pos(node.start_byte), self.pos(node.end_byte)
+
+    def reject(self, node: Node, why: str) -> None:
+        snippet = self.raw(node)
+        snippet = snippet if len(snippet) <= 60 else snippet[:57] + "..."
+        self.reasons.append(f"{why}: {snippet!r}")
+
+    # statements
+
+    def statement(self, node: Node, redirects: tuple[Redirect, ...]) -> None:
+        kind = node.type
+        if kind == "compound_statement" and node.child_count and node.children[0].type == "((":
+            self.arithmetic(node)
+        elif kind in _CONTAINERS:
+            self.container(node, redirects)
+        elif kind == "command":
+            self.command(node, redirects, (), [], node)
+        elif kind == "redirected_statement":
+            self.redirected(node, redirects)
+        elif kind in ("variable_assignment", "variable_assignments"):
+            nodes = [node] if kind == "variable_assignment" else node.named_children
+            assignments = [self.assignment(n) for n in nodes if n.type == "variable_assignment"]
+            self.commands.append(
+                SimpleCommand([], [], assignments, list(redirects), self.span(node))
+            )
+        elif kind in ("declaration_command", "unset_command"):
+            keyword = node.children[0]
+            words = [(self.raw(keyword), False), *self.words(node.children[1:])]
+            self.finish(words, [], list(redirects), node)
+        elif kind == "test_command":
+            self.finish(self.test_words(node), [], list(redirects), node)
+        elif kind == "c_style_for_statement":
+            for i, child in enumerate(node.children):
+                if node.field_name_for_child(i) in ("initializer", "condition", "update"):
+                    self.arithmetic(child)
+                elif child.type == "do_group":
+                    self.statement(child, redirects)
+        elif kind == "function_definition":
+            self.reject(node, "defines a function")
+            body = node.child_by_field_name("body")
+            if body is not None:
+                self.statement(body, redirects)
+        elif kind not in ("comment", "ERROR"):  # ERROR: already reported as a syntax error
+            self.reject(node, f"unsupported shell construct {kind}")
+
+    def container(self, node: Node, redirects: tuple[Redirect, ...]) -> None:
+        tokens = _CONTAINERS[node.type]
+        for i, child in enumerate(node.children):
+            field = node.field_name_for_child(i)
+            if not child.is_named:
+                if child.type not in tokens:
+                    self.reject(child, f"unexpected {child.type!r}")
+                elif child.type == "!" and self.src[child.end_byte : child.end_byte + 1].strip():
+                    self.reject(node, "`!` joined to a word is a command name, not negation")
+            elif field == "value":  # for-loop words, case subject and patterns
+                self.words([child])
+            elif field != "variable":  # the for-loop variable is only a name
+                self.statement(child, redirects)
+
+    def redirected(self, node: Node, outer: tuple[Redirect, ...]) -> None:
+        body = node.child_by_field_name("body")
+        own: list[Redirect] = []
+        extra: list[_Word] = []
+        trailing: list[Node] = []
+        for child in node.children:
+            if child.type in _REDIRECTS:
+                own += self.redirect(child, extra, trailing)
+            elif body is None or child.id != body.id:
+                self.reject(child, "unexpected part of a redirected statement")
+        if body is None:
+            self.commands.append(SimpleCommand([], [], [], [*outer, *own], self.span(node)))
+        elif body.type == "command":
+            self.command(body, outer, tuple(own), extra, node)
+        else:
+            if extra:
+                self.reject(node, "words after a redirect of a compound command")
+            self.statement(body, (*outer, *own))
+        for statement in trailing:
+            self.statement(statement, outer)
+
+    def command(
+        self,
+        node: Node,
+        outer: tuple[Redirect, ...],
+        own: tuple[Redirect, ...],
+        extra: list[_Word],
+        span_node: Node,
+    ) -> None:
+        assignments: list[Assignment] = []
+        word_nodes: list[Node] = []
+        redirects = [*own]
+        trailing: list[Node] = []
+        for i, child in enumerate(node.children):
+            field = node.field_name_for_child(i)
+            if field == "name":
+                word_nodes += child.children
+            elif field == "argument":
+                word_nodes.append(child)
+            elif field == "redirect" and child.type in _REDIRECTS:
+                redirects += self.redirect(child, extra, trailing)
+            elif child.type == "variable_assignment" and not word_nodes:
+                assignments.append(self.assignment(child))
+            elif child.type != "comment":
+                self.reject(child, "unexpected part of a command")
+        self.finish([*self.words(word_nodes), *extra], assignments, [*outer, *redirects], span_node)
+        for statement in trailing:
+            self.statement(statement, outer)
+
+    def finish(
+        self,
+        words: list[_Word],
+        assignments: list[Assignment],
+        redirects: list[Redirect],
+        span_node: Node,
+    ) -> None:
+        """Record one simple command, then look inside it for code the walk cannot see."""
+        argv = [w for w, _ in words]
+        dynamic = [d for _, d in words]
+        span = self.span(span_node)
+        shell_at, script = self.shell_script(argv, dynamic, span_node)
+        self.commands.append(SimpleCommand(argv, dynamic, assignments, redirects, span, script))
+        if argv and not dynamic[0]:
+            self.check_builtins(argv, dynamic, span_node)
+        if script is not None and shell_at is not None:
+            if self.depth >= _MAX_SHELL_DEPTH:
+                self.reject(span_node, "shell -c nested too deeply")
+                return
+            inner = _parse(script, self.depth + 1)
+            self.commands += [replace(c, span=span) for c in inner.commands]
+            self.reasons += [f"in {argv[shell_at]} -c: {r}" for r in inner.unparsed_reasons]
+            self.command_substitution |= inner.has_command_substitution
+            self.process_substitution |= inner.has_process_substitution
+
+    def shell_script(
+        self, argv: list[str], dynamic: list[bool], node: Node
+    ) -> tuple[int | None, str | None]:
+        """Find `sh -c SCRIPT` (directly or behind a wrapper); return (shell index, script)."""
+        if not argv or dynamic[0]:
+            return None, None
+        if _basename(argv[0]) in _SHELLS:
+            at = 0
+        elif argv[0] in _WRAPPERS:
+            found = [i for i in range(1, len(argv)) if _basename(argv[i]) in _SHELLS]
+            if not found or dynamic[found[0]]:
+                return None, None
+            at = found[0]
+        else:
+            return None, None
+        has_c, operand = _shell_script_operand(argv[at + 1 :])
+        if has_c and operand is not None:
+            index = at + 1 + operand
+            if dynamic[index]:
+                self.reject(node, f"{argv[at]} -c script is not a literal")
+                return None, None
+            return at, argv[index]
+        if not has_c and operand is None and at == 0:
+            self.reject(node, f"{argv[0]} reads its commands from stdin")
+        return None, None
+
+    def check_builtins(self, argv: list[str], dynamic: list[bool], node: Node) -> None:
+        """Flag builtins that run strings as code or evaluate names as arithmetic."""
+        head = 0
+        while head < len(argv) - 1 and argv[head] in _BUILTIN_PREFIXES and not dynamic[head + 1]:
+            head += 1
+            while head < len(argv) - 1 and argv[head] in ("-p", "--"):
+                head += 1
+            if argv[head] in ("-v", "-V"):  # `command -v x` only describes x
+                return
+        name, args = argv[head], argv[head + 1 :]
+        if name in _OPAQUE:
+            self.reject(node, f"{name} runs code the parser cannot see")
+        if name in ("test", "[", "[["):
+            for i, arg in enumerate(args):
+                if arg in ("-v", "-R") and i + 1 < len(args):
+                    if not _SAFE_NAME.fullmatch(args[i + 1]) or dynamic[head + 2 + i]:
+                        self.reject(node, f"{arg} evaluates a variable name as code")
+                elif name == "[[" and arg in _ARITH_TEST_OPS and 0 < i < len(args) - 1:
+                    operands = ((args[i - 1], head + i), (args[i + 1], head + i + 2))
+                    if any(not _INTEGER.fullmatch(w) or dynamic[j] for w, j in operands):
+                        self.reject(node, f"{arg} evaluates its operands as arithmetic")
+        if name in ("declare", "typeset", "local") and any(
+            _DECLARE_EVALUATING_FLAGS.match(a) for a in args
+        ):
+            self.reject(node, f"{name} -i/-n evaluates values as code")
+        targets = [a for a in args if not a.startswith("-")] if name in _NAME_BUILTINS else []
+        if name == "printf":
+            targets = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "-v"]
+        for target in targets:
+            var = target.split("=", 1)[0]
+            if any(c in var for c in "[$`") and not _SAFE_NAME.fullmatch(var):
+                self.reject(node, f"{name} evaluates the subscript of {var!r} as code")
+
+    # redirects
+
+    def redirect(self, node: Node, extra: list[_Word], trailing: list[Node]) -> list[Redirect]:
+        """Parse one redirect node; words the grammar hung on it go to `extra`/`trailing`."""
+        kind = node.type
+        op = ""
+        fd: int | None = None
+        targets: list[Node] = []
+        found: list[Redirect] = []
+        for i, child in enumerate(node.children):
+            field = node.field_name_for_child(i)
+            if field == "descriptor" and child.type == "file_descriptor":
+                fd = int(self.raw(child)) if self.raw(child).isdigit() else None
+                if fd is None:
+                    self.reject(child, "unsupported file descriptor")
+            elif not child.is_named and field in (None, "operator") and not op:
+                op = child.type
+            elif kind == "heredoc_redirect":
+                if child.type == "heredoc_start":
+                    targets.append(child)
+                elif child.type == "heredoc_body":
+                    if targets and not re.search(r"['\"\\]", self.raw(targets[0])):
+                        self.heredoc_body(child)  # <<EOF expands its body; <<'EOF' does not
+                elif child.type in _REDIRECTS:
+                    found += self.redirect(child, extra, trailing)
+                elif child.is_named and child.type != "heredoc_end":
+                    trailing.append(child)  # `cat <<EOF | grep x`: the grammar nests the rest
+                elif not child.is_named and child.type not in _SEPARATORS:
+                    self.reject(child, "unexpected token in a here-document")
+            elif field == "destination" or (kind == "herestring_redirect" and child.is_named):
+                targets.append(child)
+            else:
+                self.reject(child, "unexpected part of a redirect")
+        if kind == "heredoc_redirect":
+            delimiter = re.sub(r"[\"'\\]", "", self.raw(targets[0])) if targets else None
+            ends = [self.raw(c).lstrip("\t") for c in node.children if c.type == "heredoc_end"]
+            if ends != [delimiter]:  # bash then reads the body to the end of the input
+                self.reject(node, "here-document without its delimiter line")
+            return [Redirect(op, delimiter, fd), *found]
+        words = self.words(targets)
+        extra += words[1:]  # `ls > out more`: bash passes `more` to ls
+        target, dynamic = words[0] if words else (None, False)
+        return [Redirect(op, target, fd, dynamic)]
+
+    def check_leaf(self, node: Node) -> None:
+        """A leaf holding `...` or $( means the grammar missed a substitution: `${x:-`cmd`}`."""
+        if _SUBSTITUTION_START.search(_ESCAPE.sub("", self.raw(node))):
+            self.reject(node, "substitution the grammar did not parse")
+
+    def heredoc_body(self, node: Node) -> None:
+        """The grammar misses backticks, and all of a <<- body: reject what it did not parse."""
+        parsed = [c for c in node.named_children if c.type != "heredoc_content"]
+        for child in parsed:
+            self.visit(child)
+        body = self.src[node.start_byte : node.end_byte]
+        i = 0
+        while i < len(body):
+            if body[i : i + 1] == b"\\":
+                i += 2
+                continue
+            if body[i : i + 1] == b"`" or body[i : i + 2] in (b"$(", b"${", b"$["):
+                at = node.start_byte + i
+                if not any(c.start_byte <= at < c.end_byte for c in parsed):
+                    self.reject(node, "here-document expansion the grammar did not parse")
+                    return
+            i += 1
+
+    # words
+
+    def words(self, nodes: Sequence[Node]) -> list[_Word]:
+        """Group sibling nodes into words: bash joins pieces with no blank between them."""
+        groups: list[list[Node]] = []
+        end = 0
+        for node in nodes:
+            if node.type == "comment":
+                continue
+            if groups and end == node.start_byte:
+                groups[-1].append(node)
+            else:
+                groups.append([node])
+            end = node.end_byte
+        return [self.pieces(group) for group in groups]
+
+    def pieces(self, nodes: Sequence[Node]) -> _Word:
+        parts: list[str] = []
+        unquoted: list[str] = []  # literal unquoted text, for brace-expansion detection
+        dynamic = False
+        for i, node in enumerate(nodes):
+            if node.type == "$" and i + 1 < len(nodes) and nodes[i + 1].type == "string":
+                dynamic = True  # $"..." is translated through the locale
+                continue
+            text, piece_dynamic = self.piece(node)
+            parts.append(text)
+            dynamic = dynamic or piece_dynamic
+            if node.type in ("word", "number"):
+                unquoted.append(_ESCAPE.sub("", self.raw(node)))
+            else:
+                unquoted.append("\0")
+        if _BRACE_EXPANSION.search("".join(unquoted)):
+            dynamic = True
+        return "".join(parts), dynamic
+
+    def piece(self, node: Node) -> _Word:
+        kind = node.type
+        raw = self.raw(node)
+        if kind in ("word", "$") and re.search(r"\s", _ESCAPE.sub("", raw)):
+            self.reject(node, "blank inside a word")  # `ls\n\\rm x` or `} }`: a grammar slip
+        if kind == "word":
+            self.check_leaf(node)
+            return _unescape(raw), bool(_GLOB_OR_TILDE.search(_ESCAPE.sub("", raw)))
+        if kind == "$" and raw == "$" and _EXPANSION_START.match(self.src, node.end_byte):
+            self.reject(node, "`$` the grammar did not expand")
+        if kind in ("number", "variable_name", "$"):
+            return _unescape(raw), False  # the grammar spells a literal `\$` as a `$` token
+        if kind == "raw_string":
+            return raw[1:-1], False
+        if kind == "ansi_c_string":
+            return _decode_ansi_c(raw[2:-1]), False
+        if kind in ("string", "translated_string"):
+            return self.string(node)
+        if kind == "concatenation":
+            return self.pieces(node.children)
+        if kind == "variable_assignment":
+            assignment = self.assignment(node)
+            return f"{assignment.name}={assignment.value}", assignment.dynamic
+        if kind == "subscript":
+            self.subscript(node)
+            return raw, True
+        if kind in _RUN_TIME_WORDS:
+            self.visit(node)
+            return raw, True
+        self.reject(node, f"unsupported word {kind}")
+        return raw, True
+
+    def string(self, node: Node) -> _Word:
+        parts: list[str] = []
+        dynamic = node.type == "translated_string"
+        end = node.start_byte
+        for child in node.children:
+            gap = self.src[end : child.start_byte].decode(errors="replace")
+            parts.append(_unescape_double_quoted(gap))  # the grammar skips bare newlines
+            end = child.end_byte
+            if child.type == "string_content":
+                self.check_leaf(child)
+                parts.append(_unescape_double_quoted(self.raw(child)))
+            elif child.is_named or child.type == "$":
+                text, child_dynamic = self.piece(child)
+                parts.append(text)
+                dynamic = dynamic or child_dynamic
+            elif child.type == '"' and self.raw(child).endswith('"'):
+                # `"\\ "`: the grammar folds a trailing escaped blank into the closing quote
+                parts.append(_unescape_double_quoted(self.raw(child)[:-1]))
+            elif child.type != '$"':
+                self.reject(child, "unexpected token in a string")
+        return "".join(parts), dynamic
+
+    def assignment(self, node: Node) -> Assignment:
+        name_node = node.child_by_field_name("name")
+        values = node.children_by_field_name("value")
+        if name_node is not None and name_node.type == "subscript":
+            self.subscript(name_node)
+        value, dynamic = self.pieces(values) if values else ("", False)
+        appends = any(c.type == "+=" for c in node.children)
+        name = self.raw(name_node) if name_node is not None else ""
+        if not _NAME.fullmatch(name.split("[", 1)[0]):  # bash runs `*x=1` as a command
+            self.reject(node, "not a valid assignment")
+        if name.split("[", 1)[0] in _CODE_VARIABLES:
+            self.reject(node, f"assigns {name}, which changes what later commands run")
+        return Assignment(name, value, dynamic or appends)
+
+    def subscript(self, node: Node) -> None:
+        index = node.child_by_field_name("index")
+        if index is not None:
+            self.visit(index)
+            if not _NUMBER.fullmatch(self.raw(index)):
+                self.reject(node, "array subscript is evaluated as arithmetic")
+
+    def test_words(self, node: Node) -> list[_Word]:
+        """`[ ... ]` / `[[ ... ]]` flattened back into the words the test sees."""
+        words: list[_Word] = []
+        stack = list(reversed(node.children))
+        while stack:
+            child = stack.pop()
+            if child.type in _TEST_EXPRESSIONS:
+                stack += reversed(child.children)
+            elif not child.is_named or child.type == "test_operator":
+                words.append((self.raw(child), False))
+            else:
+                words += self.words([child])
+        return words
+
+    # expansions nested anywhere in a word
+
+    def visit(self, node: Node) -> None:
+        kind = node.type
+        if kind in ("command_substitution", "process_substitution"):
+            if kind == "command_substitution":
+                self.command_substitution = True
+            else:
+                self.process_substitution = True
+            for child in node.named_children:
+                if child.type == "file_redirect":  # $(< file)
+                    redirects = self.redirect(child, [], [])
+                    self.commands.append(SimpleCommand([], [], [], redirects, self.span(child)))
+                else:
+                    self.statement(child, ())
+            for child in node.children:
+                if not child.is_named and child.type not in ("$(", "`", "<(", ">(", ")", ";"):
+                    self.reject(child, f"unexpected {child.type!r} in a substitution")
+            if self.raw(node).startswith("`") and re.search(r"\\[`$\\]", self.raw(node)):
+                self.reject(node, "backticks with escapes are parsed twice by bash")
+        elif kind == "arithmetic_expansion":
+            self.arithmetic(node)
+        elif kind in _STATEMENTS:  # commands only ever nest in words through substitutions
+            self.reject(node, f"unexpected {kind} inside a word")
+        elif kind in _LEAVES:
+            self.check_leaf(node)
+        else:
+            if kind == "expansion" and not _PLAIN_EXPANSION.match(self.raw(node)):
+                self.reject(node, "expansion may assign or evaluate a value as arithmetic")
+            for child in node.named_children:
+                self.visit(child)
+
+    def arithmetic(self, node: Node) -> None:
+        """Arithmetic is only modeled when it is all literals: variables may hold code."""
+        literal = True
+        for child in node.named_children:
+            if child.type in _LITERAL_ARITHMETIC:
+                self.arithmetic(child)
+            elif child.type == "number" and _NUMBER.fullmatch(self.raw(child)):
+                continue
+            else:
+                literal = False
+                self.visit(child)
+        if not literal:
+            self.reject(node, "arithmetic on a non-literal")
+
+
+def _first_error(node: Node) -> Node:
+    for child in node.children:
+        if child.is_error or child.is_missing:
+            return child
+        if child.has_error:
+            return _first_error(child)
+    return node
+
+
+def _parse(command: str, depth: int) -> ParsedCommand:
+    source = parsed = command.encode()
+    with _parse_lock:
+        root = _parser().parse(source).root_node
+        cuts = _line_continuations(source, root)
+        if cuts:
+            kept = zip([-2, *cuts], [*cuts, len(source)], strict=True)
+            parsed = b"".join(source[a + 2 : b] for a, b in kept)
+            root = _parser().parse(parsed).root_node
+    walker = _Walker(source, parsed, cuts, depth)
+    skipped = _first_skipped(parsed, root)
+    if skipped is not None and not root.has_error:
+        walker.reasons.append(f"text the grammar skipped at offset {walker.pos(skipped)}")
+    if root.has_error:
+        error = _first_error(root)
+        at = walker.pos(error.start_byte)
+        line = command.count("\n", 0, at) + 1
+        column = at - (command.rfind("\n", 0, at) + 1) + 1
+        walker.reject(error, f"syntax error at line {line}, column {column}")
+    try:
+        walker.statement(root, ())
+    except RecursionError:
+        walker.reasons.append("command is nested too deeply to analyse")
+    return ParsedCommand(
+        commands=sorted(walker.commands, key=lambda c: c.span[0]),
+        unparsed_reasons=list(dict.fromkeys(walker.reasons)),
+        has_command_substitution=walker.command_substitution,
+        has_process_substitution=walker.process_substitution,
+    )
+
+
+# --- read-only classification --------------------------------------------------------------
+
+ArgvCheck = Callable[[Sequence[str]], bool]
+"""Given a command's arguments (all literal), is this invocation read-only?"""
+
+
+def _short_has(arg: str, letters: str) -> bool:
+    return arg.startswith("-") and not arg.startswith("--") and any(c in arg[1:] for c in letters)
+
+
+def _long_abbreviates(arg: str, names: Sequence[str]) -> bool:
+    """GNU tools accept any unambiguous prefix of a long option: `--out` means `--output`."""
+    name = arg[2:].split("=", 1)[0] if arg.startswith("--") else ""
+    return bool(name) and any(full.startswith(name) for full in names)
+
+
+def _rejects(short: str = "", long: Sequence[str] = ()) -> ArgvCheck:
+    """A check that fails on any of the given short letters or (abbreviated) long options."""
+
+    def check(args: Sequence[str]) -> bool:
+        return not any(_short_has(a, short) or _long_abbreviates(a, long) for a in args)
+
+    return check
+
+
+_FIND_WRITES = frozenset(
+    {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
+)
+
+
+def _find(args: Sequence[str]) -> bool:
+    return not _FIND_WRITES.intersection(args)
+
+
+def _printf(args: Sequence[str]) -> bool:
+    return not (args and args[0].startswith("-v"))  # -v assigns to a variable
+
+
+def _uniq(args: Sequence[str]) -> bool:
+    """`uniq IN OUT` writes OUT: allow one file operand at most."""
+    operands = 0
+    i = 0
+    while i < len(args):
+        if args[i] in ("-f", "-s", "-w"):
+            i += 1
+        elif not args[i].startswith("-") or args[i] == "-":
+            operands += 1
+        i += 1
+    return operands <= 1
+
+
+def _date(args: Sequence[str]) -> bool:
+    """Reading the clock is fine; `-s`/`--set` or an MMDDhhmm operand sets it."""
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in ("-d", "--date", "-r", "--reference", "-f", "--file"):
+            i += 2
+            continue
+        if arg.startswith("-I") or arg.startswith("+"):
+            pass
+        elif not arg.startswith("-") or _short_has(arg, "s") or _long_abbreviates(arg, ["set"]):
+            return False
+        i += 1
+    return True
+
+
+def _env(args: Sequence[str]) -> bool:
+    """`env` only prints the environment when it is given no command to run."""
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in ("-u", "--unset"):
+            i += 2
+            continue
+        named = arg in ("-0", "--null", "-i", "--ignore-environment", "-")
+        if not (named or arg.startswith(("--unset=", "-u")) or "=" in arg[1:]):
+            return False
+        i += 1
+    return True
+
+
+_BRANCH_LIST_FLAGS = frozenset(
+    {"-a", "--all", "-r", "--remotes", "-v", "-vv", "--verbose", "--show-current", "-i"}
+    | {"--ignore-case", "--no-color", "--color", "--no-column", "--column", "--omit-empty"}
+)
+_BRANCH_VALUE_FLAGS = (
+    *("--contains", "--no-contains", "--merged", "--no-merged", "--points-at"),
+    *("--sort", "--format", "--abbrev"),
+)
+_BRANCH_ATTACHED = (*_BRANCH_VALUE_FLAGS, "--color", "--column")
+
+
+def _git_branch(args: Sequence[str]) -> bool:
+    """`git branch` lists unless it is given a name to create or a flag that changes refs."""
+    listing = named = False
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in ("-l", "--list"):
+            listing = True
+        elif arg in _BRANCH_VALUE_FLAGS:
+            i += 1
+        elif arg in _BRANCH_LIST_FLAGS or arg.split("=", 1)[0] in _BRANCH_ATTACHED:
+            pass
+        elif re.fullmatch(r"-[arvil]+", arg):
+            listing = listing or "l" in arg
+        elif arg.startswith("-"):
+            return False
+        else:
+            named = True
+        i += 1
+    return listing or not named
+
+
+def _git_remote(args: Sequence[str]) -> bool:
+    return all(a in ("-v", "--verbose") for a in args)
+
+
+_NO_OUTPUT_FILE = _rejects(long=["output"])  # diff/log/show --output=FILE writes FILE
+GIT_READ_ONLY_SUBCOMMANDS: Mapping[str, ArgvCheck | None] = {
+    "status": None,
+    "diff": _NO_OUTPUT_FILE,
+    "log": _NO_OUTPUT_FILE,
+    "show": _NO_OUTPUT_FILE,
+    "branch": _git_branch,
+    "rev-parse": None,
+    "ls-files": None,
+    "ls-tree": None,
+    "blame": None,
+    "describe": None,
+    "grep": _rejects(short="O", long=["open-files-in-pager"]),  # -O runs a pager command
+    "remote": _git_remote,
+}
+_GIT_SAFE_GLOBALS = frozenset({"--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs"})
+
+
+def _git(args: Sequence[str]) -> bool:
+    """Only the listed subcommands; `-c` and `--git-dir` could point git at code to run."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        if args[i] == "-C":
+            i += 2
+        elif args[i] in _GIT_SAFE_GLOBALS:
+            i += 1
+        else:
+            return False
+    if i >= len(args) or args[i] not in GIT_READ_ONLY_SUBCOMMANDS:
+        return False
+    check = GIT_READ_ONLY_SUBCOMMANDS[args[i]]
+    return check is None or check(args[i + 1 :])
+
+
+def _command(args: Sequence[str]) -> bool:
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        if args[i] in ("-v", "-V"):
+            return True
+        if args[i] != "-p":
+            return False
+        i += 1
+    return i < len(args) and argv_is_read_only(args[i:])
+
+
+def _time(args: Sequence[str]) -> bool:
+    rest = args[1:] if args[:1] == ["-p"] else args
+    return not rest or argv_is_read_only(rest)
+
+
+def _nice(args: Sequence[str]) -> bool:
+    if not args:
+        return True
+    i = 2 if args[0] == "-n" else 0
+    if args[0].startswith("--adjustment=") or re.fullmatch(r"-n?-?[0-9]+", args[0]):
+        i = 1
+    return len(args) > i and argv_is_read_only(args[i:])
+
+
+_TIMEOUT_FLAGS = frozenset({"--preserve-status", "--foreground", "-v", "--verbose"})
+_TIMEOUT_ATTACHED = ("--signal=", "--kill-after=", "-s", "-k")
+
+
+def _timeout(args: Sequence[str]) -> bool:
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        if args[i] in ("-s", "--signal", "-k", "--kill-after"):
+            i += 2
+        elif args[i] in _TIMEOUT_FLAGS or args[i].startswith(_TIMEOUT_ATTACHED):
+            i += 1
+        else:
+            return False
+    return len(args) > i + 1 and argv_is_read_only(args[i + 1 :])  # args[i] is the duration
+
+
+_XARGS_FLAGS = frozenset({"-0", "--null", "-r", "--no-run-if-empty", "-t", "--verbose", "-x"})
+_XARGS_VALUE_FLAGS = ("-I", "-n", "-L", "-P", "-s", "-d", "-E", "-a")
+_XARGS_LONG = (
+    *("--arg-file=", "--delimiter=", "--max-args=", "--max-lines=", "--eof="),
+    *("--max-procs=", "--max-chars=", "--replace"),
+)
+_XARGS_ATTACHED = (*_XARGS_VALUE_FLAGS, "-i", "-l", "-e")  # -n1, -I{}, -i (means -I{})
+
+
+def _xargs(args: Sequence[str]) -> bool:
+    """xargs appends untrusted words from stdin, so the command must be safe with any args."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        arg = args[i]
+        if arg == "--":
+            i += 1
+            break
+        if arg in _XARGS_VALUE_FLAGS:
+            i += 2
+        elif arg in _XARGS_FLAGS or arg[:2] in _XARGS_ATTACHED or arg.startswith(_XARGS_LONG):
+            i += 1
+        else:
+            return False
+    inner = args[i:]
+    return not inner or _any_arguments_ok(inner[0])
+
+
+def _any_arguments_ok(name: str) -> bool:
+    return name in READ_ONLY_COMMANDS and READ_ONLY_COMMANDS[name] is None
+
+
+READ_ONLY_COMMANDS: Mapping[str, ArgvCheck | None] = {
+    # read-only whatever the arguments
+    **dict.fromkeys(
+        {"ls", "cat", "head", "tail", "wc", "grep", "pwd", "echo", "sleep", "which", "type"}
+        | {"stat", "du", "df", "cut", "tr", "nl", "basename", "dirname", "realpath", "readlink"}
+        | {"printenv", "true", "false", ":", "test", "[", "[[", "diff", "cmp", "md5sum", "jq"}
+        | {"sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum"}
+        | {"id", "whoami", "uname", "nproc", "seq", "tac", "rev", "comm", "paste", "column"}
+        | {"od", "strings", "fold", "expr"}
+    ),
+    # read-only unless a flag writes a file or runs a program
+    "rg": _rejects(long=["pre", "hostname-bin"]),
+    "find": _find,
+    "sort": _rejects(short="o", long=["output", "compress-program"]),
+    "tree": _rejects(short="oR"),  # -o FILE; -R writes 00Tree.html files
+    "file": _rejects(short="C", long=["compile"]),
+    "uniq": _uniq,
+    "printf": _printf,
+    "date": _date,
+    "env": _env,
+    "git": _git,
+    # wrappers: read-only when the command they run is
+    "command": _command,
+    "time": _time,
+    "nice": _nice,
+    "timeout": _timeout,
+    "xargs": _xargs,
+}
+"""Command name → None (read-only with any arguments) or a check on its literal arguments.
+
+Names only: `/bin/ls` or `./ls` may be anything. A check never sees a dynamic word: a command
+with a check and a `$VAR`/glob/substitution argument is not read-only (`find $X` could be
+`find -delete`).
+"""
+
+SAFE_PREFIX_ASSIGNMENTS: Mapping[str, frozenset[str] | None] = {
+    **dict.fromkeys(
+        {"LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_COLLATE", "LC_MESSAGES", "LC_NUMERIC"}
+        | {"LC_TIME", "TZ", "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "TERM", "COLUMNS", "LINES"}
+        | {"GIT_TERMINAL_PROMPT"}
+    ),
+    **dict.fromkeys(["PAGER", "GIT_PAGER", "MANPAGER"], frozenset({"", "cat"})),
+}
+"""`NAME=value cmd` prefixes allowed on a read-only command: name → None (any literal value)
+or the allowed values. Others (PATH, LD_PRELOAD, GIT_EXTERNAL_DIFF, ...) can make a listed
+command run something else."""
+
+_DISCARD_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+
+
+def argv_is_read_only(argv: Sequence[str]) -> bool:
+    """Is this literal argv (no expansions) a read-only invocation per READ_ONLY_COMMANDS?"""
+    if not argv or argv[0] not in READ_ONLY_COMMANDS:
+        return False
+    check = READ_ONLY_COMMANDS[argv[0]]
+    return check is None or check(argv[1:])
+
+
+def _redirect_is_read_only(r: Redirect) -> bool:
+    if r.op in ("<<", "<<-", "<<<", ">&-", "<&-"):
+        return True  # here-doc/-string text is data; nested substitutions are commands
+    if r.target is None or r.target_dynamic or r.target.startswith(("/dev/tcp/", "/dev/udp/")):
+        return False
+    if r.op == "<":
+        return True
+    if r.op in (">&", "<&") and (r.target.isdigit() or r.target == "-"):
+        return True  # fd duplication; `>& file` (a word) is `&> file`
+    return r.op in (">", ">>", "&>", "&>>", ">|", ">&") and r.target in _DISCARD_TARGETS
+
+
+def _assignment_is_read_only(a: Assignment) -> bool:
+    if a.dynamic or a.name not in SAFE_PREFIX_ASSIGNMENTS:
+        return False
+    allowed = SAFE_PREFIX_ASSIGNMENTS[a.name]
+    return allowed is None or a.value in allowed
+
+
+def _plain_shell_c(argv: Sequence[str]) -> bool:
+    """`bash -c SCRIPT [args]` with harmless options: the script's commands are checked apart."""
+    i = 1
+    while i < len(argv) and argv[i].startswith(("-", "+")):
+        if argv[i] in ("-o", "+o"):
+            i += 2
+        elif re.fullmatch(r"-[ceuxl]+|--norc|--noprofile|--login", argv[i]):
+            i += 1
+        else:
+            return False
+    return True
+
+
+def is_read_only_simple_command(cmd: SimpleCommand) -> bool:
+    """Can this one command run without changing anything (files, processes, shell state)?
+
+    A bare assignment (`FOO=1` with no command) is not read-only: it exists only to change how
+    later commands in the line behave, which is what this check cannot follow.
+    """
+    if not all(map(_assignment_is_read_only, cmd.assignments)):
+        return False
+    if not all(map(_redirect_is_read_only, cmd.redirects)):
+        return False
+    if not cmd.argv:
+        return not cmd.assignments  # `$(<file)` or a lone `2>/dev/null`
+    if cmd.argv_dynamic[0]:
+        return False
+    if cmd.script is not None and cmd.argv[0] in _SHELLS:
+        return _plain_shell_c(cmd.argv)
+    if any(cmd.argv_dynamic[1:]):
+        return _any_arguments_ok(cmd.argv[0])
+    return argv_is_read_only(cmd.argv)
+
+
+def is_read_only_command(command: str) -> bool:
+    """True only if every command the line would run is read-only; when in doubt, False."""
+    parsed = parse_command(command)
+    return (
+        parsed.ok
+        and bool(parsed.commands)
+        and all(map(is_read_only_simple_command, parsed.commands))
+    )
