@@ -1,9 +1,14 @@
-"""Async iteration that an abort signal can interrupt, wherever the source is blocked."""
+"""Async iteration that an abort signal can interrupt and a watchdog can give up on.
+
+A stalled network read cannot notice a flag, so each wait races the next item against the
+abort event and, when asked, against an idle timer.
+"""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -13,23 +18,48 @@ class Aborted(Exception):
     """The abort event fired while waiting for the next item."""
 
 
-async def until_aborted(source: AsyncIterator[T], abort: asyncio.Event) -> AsyncIterator[T]:
-    """Yield from `source` until it ends; raise `Aborted` the moment `abort` is set.
+class IdleTimeout(Exception):
+    """No item arrived within the idle timeout."""
 
-    A stalled network read cannot notice a flag, so each wait races the next item against the
-    abort event, and the source is closed (its connection released) on every way out.
-    """
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"no data for {seconds:g} s")
+        self.seconds = seconds
+
+
+@dataclass(frozen=True, slots=True)
+class Stalled:
+    """Yielded once when half the idle timeout has passed without an item: time to warn."""
+
+    seconds: float
+
+
+async def watched(
+    source: AsyncIterator[T], abort: asyncio.Event, idle_timeout: float | None = None
+) -> AsyncIterator[T | Stalled]:
+    """Yield from `source` until it ends; raise `Aborted` the moment `abort` is set, and
+    `IdleTimeout` when no item came for `idle_timeout` seconds (a `Stalled` warning first).
+    The source is closed, its connection released, on every way out."""
     abort_wait = asyncio.ensure_future(abort.wait())
     try:
         while True:
             if abort.is_set():
                 raise Aborted
             next_item = asyncio.ensure_future(anext(source))
-            await asyncio.wait({next_item, abort_wait}, return_when=asyncio.FIRST_COMPLETED)
+            waits = {next_item, abort_wait}
+            if idle_timeout is None:
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            else:
+                half = idle_timeout / 2
+                await asyncio.wait(waits, timeout=half, return_when=asyncio.FIRST_COMPLETED)
+                if not next_item.done() and not abort.is_set():
+                    yield Stalled(half)
+                    await asyncio.wait(waits, timeout=half, return_when=asyncio.FIRST_COMPLETED)
             if not next_item.done():
                 next_item.cancel()
                 await asyncio.gather(next_item, return_exceptions=True)
-                raise Aborted
+                if abort.is_set():
+                    raise Aborted
+                raise IdleTimeout(idle_timeout or 0.0)
             try:
                 item = next_item.result()
             except StopAsyncIteration:
@@ -40,3 +70,10 @@ async def until_aborted(source: AsyncIterator[T], abort: asyncio.Event) -> Async
         aclose = getattr(source, "aclose", None)
         if aclose is not None:
             await aclose()
+
+
+async def until_aborted(source: AsyncIterator[T], abort: asyncio.Event) -> AsyncIterator[T]:
+    """`watched` without a watchdog."""
+    async for item in watched(source, abort):
+        if not isinstance(item, Stalled):
+            yield item

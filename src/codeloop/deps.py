@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
+from codeloop.context.trim import drop_oldest_exchanges
 from codeloop.models.base import ModelClient, ModelRequest, StreamEvent
-from codeloop.types import new_uuid
+from codeloop.types import Message, new_uuid
 
 CallModel = Callable[[ModelRequest], AsyncIterator[StreamEvent]]
+# Shrink a history the API called too long; None when it cannot be shrunk.
+Compactor = Callable[[tuple[Message, ...]], Awaitable[tuple[Message, ...] | None]]
+
+
+async def trim_compactor(messages: tuple[Message, ...]) -> tuple[Message, ...] | None:
+    return drop_oldest_exchanges(messages)
 
 
 @dataclass(frozen=True)
@@ -17,6 +25,8 @@ class LoopDeps:
     call_model: CallModel
     uuid: Callable[[], str] = new_uuid
     clock: Callable[[], float] = field(default=time.monotonic)
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    reactive_compact: Compactor = trim_compactor
 
     @staticmethod
     def for_client(client: ModelClient) -> LoopDeps:

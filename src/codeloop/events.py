@@ -19,6 +19,9 @@ ContinueReason = Literal[
     "stop_hook_blocking",
     "token_budget_continuation",
     "model_fallback",
+    # A stream failed after some of its tool calls had started: the finished part of the
+    # answer and those calls' results are kept, and the model is asked to go on from there.
+    "stream_error_recovery",
 ]
 
 EndReason = Literal[
@@ -74,8 +77,11 @@ class ToolStarted:
 
 @dataclass(frozen=True, slots=True)
 class ToolProgress:
+    """Output a running tool produced, as it came; `elapsed` seconds since the tool started."""
+
     tool_use_id: str
     text: str
+    elapsed: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +108,49 @@ class Notice:
 
 
 @dataclass(frozen=True, slots=True)
+class Continuing:
+    """The loop goes round again, and why: the `transition` of the new State."""
+
+    reason: ContinueReason
+    turn: int
+
+
+@dataclass(frozen=True, slots=True)
+class Retrying:
+    """A model call failed and will be sent again after `wait_seconds`."""
+
+    attempt: int
+    max_attempts: int
+    wait_seconds: float
+    error: str
+    status: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseDiscarded:
+    """The partial response streamed so far is void (a retry follows): frontends drop it."""
+
+    reason: str
+
+
+CompactTrigger = Literal["auto", "manual", "reactive"]
+
+
+@dataclass(frozen=True, slots=True)
+class CompactBoundary:
+    """The history before this point was replaced by a summary (or, when the summary call
+    failed, its oldest turns were dropped). Frontends show it; transcripts record it."""
+
+    trigger: CompactTrigger
+    tokens_before: int
+    tokens_after: int
+    # Messages the compaction replaced; the summary is empty when `fallback` says why not.
+    messages_replaced: int
+    summary: str = ""
+    fallback: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class LoopEnd:
     reason: EndReason
     turns: int
@@ -122,5 +171,9 @@ Event = (
     | ToolFinished
     | UserTurn
     | Notice
+    | Continuing
+    | Retrying
+    | ResponseDiscarded
+    | CompactBoundary
     | LoopEnd
 )

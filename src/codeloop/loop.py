@@ -1,39 +1,69 @@
 """The agentic loop: one `while True` state machine, in the shape the seeds dissect.
 
-Each iteration streams one model call, hands every tool_use to the executor the moment its block
-stops streaming, then either ends (no tool calls, an error, an abort, the turn limit) or builds a
-new `State` whose `transition` names why the loop goes on. The loop does no I/O of its own:
-the model call, ids and the clock come from `LoopDeps`; tools come from the caller.
+Each iteration streams one model call (retrying what a real API throws at it), hands every
+tool_use to the executor the moment its block stops streaming, then either ends or builds a new
+`State` whose `transition` names why the loop goes on. The loop does no I/O of its own: the
+model call, compaction, sleeping, ids and the clock come from `LoopDeps`.
 
 Invariant: every tool_use in the history is followed by exactly one tool_result.
+Every guard against looping forever is a State field: one reactive compact per turn, one
+max_tokens escalation, at most three output recoveries, one model fallback, the token budget's
+low-yield streak, and max_turns.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from codeloop.aio import Aborted, until_aborted
+from codeloop.aio import Aborted, IdleTimeout, Stalled, until_aborted, watched
 from codeloop.deps import LoopDeps
 from codeloop.events import (
     AssistantTurn,
     ContinueReason,
+    Continuing,
     EndReason,
     Event,
     LoopEnd,
+    Notice,
     RequestStart,
+    ResponseDiscarded,
+    Retrying,
     TextDelta,
     ThinkingDelta,
     ToolFinished,
     UserTurn,
 )
 from codeloop.models.assembler import MessageAssembler
-from codeloop.models.base import BlockDelta, ModelError, ModelRequest
+from codeloop.models.base import (
+    BlockDelta,
+    MediaError,
+    ModelError,
+    ModelRequest,
+    Overloaded,
+    PromptTooLong,
+    RateLimited,
+    StreamErrorEvent,
+    StreamIdle,
+)
 from codeloop.models.catalog import cost_usd
+from codeloop.models.retry import OVERLOADS_BEFORE_FALLBACK, RetryPolicy
+from codeloop.token_budget import BudgetTracker
 from codeloop.tools.base import AnyTool, Workspace
 from codeloop.tools.executor import CanUseTool, ToolExecutor
-from codeloop.types import Message, ToolResultBlock, ToolUseBlock, Usage
+from codeloop.types import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+
+MAX_OUTPUT_RECOVERIES = 3
+OUTPUT_RECOVERY_PROMPT = (
+    "Output token limit hit. Resume directly where you stopped: no apology, no recap of what "
+    "you were doing. Pick up mid-thought if that is where the cut happened, and break the "
+    "remaining work into smaller pieces."
+)
+TRUNCATED_TOOL_CALL = (
+    "This tool call was cut off by the output token limit before its input was complete, so it "
+    "was not run. Issue it again, smaller if it was large (e.g. write a big file in parts)."
+)
 
 
 @dataclass(frozen=True)
@@ -47,9 +77,15 @@ class LoopParams:
     can_use_tool: CanUseTool
     system: str = ""
     max_tokens: int = 8192
+    # The model's largest output: one escalation to it when an answer is cut at max_tokens.
+    max_output_tokens: int | None = None
     max_turns: int | None = None
     # USD this run may still spend; checked at each turn boundary (--max-budget-usd).
     budget_usd: float | None = None
+    # Output tokens the task should use (--token-budget, or `+500k` in the prompt).
+    token_budget: int | None = None
+    fallback_model: str | None = None
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
     abort: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -63,8 +99,14 @@ class State:
     """Everything that changes between iterations; replaced whole at every `continue`."""
 
     messages: tuple[Message, ...]
+    model: str
     turn_count: int = 1
     transition: Transition | None = None
+    max_tokens_override: int | None = None
+    output_recoveries: int = 0
+    has_attempted_reactive_compact: bool = False
+    fallback_used: bool = False
+    budget: BudgetTracker | None = None
 
 
 @dataclass
@@ -82,10 +124,22 @@ class _Totals:
         self.api_ms += elapsed_ms
 
 
+@dataclass
+class _Attempt:
+    """One streamed model call and the tool calls it started."""
+
+    assembler: MessageAssembler
+    executor: ToolExecutor
+    results: list[ToolResultBlock] = field(default_factory=list)
+    error: ModelError | None = None
+    aborted: bool = False
+
+
 async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]:
     tool_specs = tuple(tool.spec() for tool in params.tools.values())
     totals = _Totals()
-    state = State(messages=params.messages)
+    budget = BudgetTracker(params.token_budget) if params.token_budget else None
+    state = State(messages=params.messages, model=params.model, budget=budget)
 
     def end(reason: EndReason, messages: tuple[Message, ...], error: str | None = None) -> LoopEnd:
         return LoopEnd(
@@ -100,83 +154,192 @@ async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]
 
     while True:
         messages, turn_count = state.messages, state.turn_count
-        request = ModelRequest(
-            model=params.model,
-            messages=messages,
-            system=params.system,
-            tools=tool_specs,
-            max_tokens=params.max_tokens,
-        )
-        executor = ToolExecutor(params.tools, params.workspace, params.can_use_tool)
-        assembler = MessageAssembler()
-        yield RequestStart(turn_count, params.model)
-        started = deps.clock()
-        failure: ModelError | None = None
-        aborted = False
-        results: list[ToolResultBlock] = []  # in call order, whenever they become ready
-        try:
-            async for event in until_aborted(deps.call_model(request), params.abort):
-                block = assembler.feed(event)
-                if isinstance(event, BlockDelta):
-                    if event.kind == "text":
-                        yield TextDelta(event.value)
-                    elif event.kind == "thinking":
-                        yield ThinkingDelta(event.value)
-                if isinstance(block, ToolUseBlock):
-                    executor.add(block)
-                for ready in executor.ready():
-                    if isinstance(ready, ToolFinished):
-                        results.append(ready.result)
-                    yield ready
-        except Aborted:
-            aborted = True
-        except ModelError as exc:
-            failure = exc
-        totals.add(params.model, assembler.usage, (deps.clock() - started) * 1000)
+        if state.transition is not None:
+            yield Continuing(state.transition.reason, turn_count)
+        max_tokens = state.max_tokens_override or params.max_tokens
 
-        if aborted or failure is not None:
-            # Tools already started from finished blocks get their (synthetic) results, so the
-            # partial answer can stay in the history with every tool_use paired.
-            await executor.abort()
-            kept = await _keep_partial(assembler, executor, results, deps)
+        # --- stream the model call, retrying what can be retried ---------------------------
+        attempt_no, overloads, non_streaming = 0, 0, False
+        fallback: str | None = None
+        while True:
+            attempt_no += 1
+            request = ModelRequest(
+                model=state.model,
+                messages=messages,
+                system=params.system,
+                tools=tool_specs,
+                max_tokens=max_tokens,
+                stream=not non_streaming,
+            )
+            attempt = _Attempt(
+                MessageAssembler(),
+                ToolExecutor(params.tools, params.workspace, params.can_use_tool),
+            )
+            yield RequestStart(turn_count, state.model, attempt_no)
+            started = deps.clock()
+            async for event in _stream(attempt, request, params, deps):
+                yield event
+            totals.add(state.model, attempt.assembler.usage, (deps.clock() - started) * 1000)
+            error = attempt.error
+            if attempt.aborted or error is None or attempt.executor.started_any:
+                break
+            if not error.retryable or attempt_no >= params.retry.max_attempts:
+                break
+            overloaded = isinstance(error, Overloaded) and not isinstance(error, RateLimited)
+            overloads = overloads + 1 if overloaded else 0
+            if (
+                overloads >= OVERLOADS_BEFORE_FALLBACK
+                and params.fallback_model
+                and not state.fallback_used
+            ):
+                fallback = params.fallback_model
+                break
+            # After an SSE error event, one plain (non-streaming) request, then stream again.
+            non_streaming = isinstance(error, StreamErrorEvent) and not non_streaming
+            wait = params.retry.delay(attempt_no, error)
+            if attempt.assembler.blocks or attempt.assembler.id:
+                yield ResponseDiscarded(_describe(error))
+            yield Retrying(
+                attempt_no, params.retry.max_attempts, wait, _describe(error), error.status
+            )
+            if not await _sleep_unless_aborted(deps, wait, params.abort):
+                # The failed attempt's partial answer was discarded: nothing of it is kept.
+                attempt = _Attempt(MessageAssembler(), attempt.executor, aborted=True)
+                break
+
+        assembler, executor = attempt.assembler, attempt.executor
+
+        if fallback is not None:
+            yield Notice("warning", f"{state.model} is overloaded; switching to {fallback}")
+            yield ResponseDiscarded("model fallback")
+            state = replace(
+                state, model=fallback, fallback_used=True, transition=Transition("model_fallback")
+            )
+            continue
+
+        if attempt.aborted or (attempt.error is not None and executor.started_any):
+            # Tool calls already under way get their results, so the finished part of the
+            # answer stays in the history with every tool_use paired.
+            if attempt.aborted:
+                await executor.abort()
+            kept = await _keep_partial(attempt, deps)
             for event_out in kept.events:
                 yield event_out
-            reason: EndReason = "aborted_streaming" if aborted else "model_error"
-            yield end(reason, messages + kept.messages, None if aborted else _describe(failure))
+            if attempt.aborted:
+                yield end("aborted_streaming", messages + kept.messages)
+                return
+            yield Notice("warning", f"stream failed ({_describe(attempt.error)}); going on")
+            state = replace(
+                state,
+                messages=messages + kept.messages,
+                turn_count=turn_count + 1,
+                transition=Transition("stream_error_recovery"),
+            )
+            continue
+
+        if attempt.error is not None:
+            error = attempt.error
+            if isinstance(error, PromptTooLong) and not state.has_attempted_reactive_compact:
+                compacted = await deps.reactive_compact(messages)
+                if compacted is not None:
+                    yield Notice("info", "the conversation was too long; compacted it")
+                    state = replace(
+                        state,
+                        messages=compacted,
+                        has_attempted_reactive_compact=True,
+                        transition=Transition("reactive_compact_retry"),
+                    )
+                    continue
+            reason: EndReason = "model_error"
+            if isinstance(error, PromptTooLong):
+                reason = "prompt_too_long"
+            elif isinstance(error, MediaError):
+                reason = "image_error"
+            yield end(reason, messages, _describe(error))
             return
+
+        # --- a complete response -------------------------------------------------------------
+        truncated = assembler.stop_reason == "max_tokens"
+        if (
+            truncated
+            and state.max_tokens_override is None
+            and params.max_output_tokens is not None
+            and params.max_output_tokens > max_tokens
+            and not executor.started_any
+        ):
+            # Withheld: the same request again, with room for the whole answer.
+            yield ResponseDiscarded("output token limit; retrying with a larger limit")
+            state = replace(
+                state,
+                max_tokens_override=params.max_output_tokens,
+                transition=Transition("max_output_tokens_escalate"),
+            )
+            continue
 
         assistant = Message("assistant", assembler.blocks, uuid=deps.uuid())
         yield AssistantTurn(
             assistant,
-            assembler.model or params.model,
+            assembler.model or state.model,
             assembler.usage,
             assembler.stop_reason,
             assembler.id,
             (deps.clock() - started) * 1000,
         )
-        if not assistant.tool_uses:
+        recovering = truncated and state.output_recoveries < MAX_OUTPUT_RECOVERIES
+
+        if not assistant.tool_uses and not recovering:
+            if state.budget is not None:
+                used = totals.usage.output_tokens
+                tracker = state.budget.next(used)
+                if tracker is not None:
+                    nudge = Message.user(tracker.prompt(used), is_meta=True)
+                    yield UserTurn(nudge)
+                    state = replace(
+                        state,
+                        messages=(*messages, assistant, nudge),
+                        budget=tracker,
+                        transition=Transition("token_budget_continuation"),
+                    )
+                    continue
+            if truncated:
+                yield Notice("warning", "the answer was cut off at the output token limit")
             yield end("completed", (*messages, assistant))
             return
 
+        # --- tool results ------------------------------------------------------------------------
         try:
             async for event_out in until_aborted(executor.remaining(), params.abort):
                 if isinstance(event_out, ToolFinished):
-                    results.append(event_out.result)
+                    attempt.results.append(event_out.result)
                 yield event_out
         except Aborted:
             await executor.abort()
             for event_out in executor.ready():
                 if isinstance(event_out, ToolFinished):
-                    results.append(event_out.result)
+                    attempt.results.append(event_out.result)
                 yield event_out
-            tool_message = Message("user", tuple(results), uuid=deps.uuid())
+            tool_message = Message("user", tuple(attempt.results), uuid=deps.uuid())
             yield UserTurn(tool_message)
             yield end("aborted_tools", (*messages, assistant, tool_message))
             return
 
-        tool_message = Message("user", tuple(results), uuid=deps.uuid())
-        yield UserTurn(tool_message)
-        next_messages = (*messages, assistant, tool_message)
+        results = (
+            _explain_truncated_calls(attempt.results, assistant) if truncated else (attempt.results)
+        )
+        content: tuple[ToolResultBlock | TextBlock, ...] = tuple(results)
+        if recovering:
+            content = (*content, TextBlock(OUTPUT_RECOVERY_PROMPT))
+        user_message = Message("user", content, uuid=deps.uuid(), is_meta=not results)
+        yield UserTurn(user_message)
+        next_messages = (*messages, assistant, user_message)
+        if recovering:
+            state = replace(
+                state,
+                messages=next_messages,
+                output_recoveries=state.output_recoveries + 1,
+                transition=Transition("max_output_tokens_recovery"),
+            )
+            continue
         if params.max_turns is not None and turn_count + 1 > params.max_turns:
             yield end("max_turns", next_messages, f"Reached the limit of {params.max_turns} turns")
             return
@@ -186,9 +349,53 @@ async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]
             return
         state = State(
             messages=next_messages,
+            model=state.model,
             turn_count=turn_count + 1,
             transition=Transition("next_turn"),
+            fallback_used=state.fallback_used,
+            budget=state.budget,
         )
+
+
+async def _stream(
+    attempt: _Attempt, request: ModelRequest, params: LoopParams, deps: LoopDeps
+) -> AsyncIterator[Event]:
+    """Feed one model stream to the assembler and the executor; failures land in `attempt`."""
+    assembler, executor = attempt.assembler, attempt.executor
+    try:
+        source = deps.call_model(request)
+        async for event in watched(source, params.abort, params.retry.idle_timeout):
+            if isinstance(event, Stalled):
+                yield Notice("warning", f"the model has sent nothing for {event.seconds:g} s")
+                continue
+            block = assembler.feed(event)
+            if isinstance(event, BlockDelta):
+                if event.kind == "text":
+                    yield TextDelta(event.value)
+                elif event.kind == "thinking":
+                    yield ThinkingDelta(event.value)
+            if isinstance(block, ToolUseBlock):
+                executor.add(block)
+            for ready in executor.ready():
+                if isinstance(ready, ToolFinished):
+                    attempt.results.append(ready.result)
+                yield ready
+    except Aborted:
+        attempt.aborted = True
+    except IdleTimeout as exc:
+        attempt.error = StreamIdle(f"the stream stalled: {exc}")
+    except ModelError as exc:
+        attempt.error = exc
+
+
+async def _sleep_unless_aborted(deps: LoopDeps, seconds: float, abort: asyncio.Event) -> bool:
+    """Wait before a retry; False if the user aborted meanwhile."""
+    sleeper = asyncio.ensure_future(deps.sleep(seconds))
+    abort_wait = asyncio.ensure_future(abort.wait())
+    await asyncio.wait({sleeper, abort_wait}, return_when=asyncio.FIRST_COMPLETED)
+    sleeper.cancel()
+    abort_wait.cancel()
+    return not abort.is_set()
 
 
 @dataclass(frozen=True)
@@ -197,13 +404,9 @@ class _Kept:
     events: tuple[Event, ...] = ()
 
 
-async def _keep_partial(
-    assembler: MessageAssembler,
-    executor: ToolExecutor,
-    results: list[ToolResultBlock],
-    deps: LoopDeps,
-) -> _Kept:
+async def _keep_partial(attempt: _Attempt, deps: LoopDeps) -> _Kept:
     """The finished blocks of a broken response, with a result for each tool call among them."""
+    assembler, executor = attempt.assembler, attempt.executor
     blocks = assembler.blocks
     if not blocks:
         return _Kept()
@@ -214,10 +417,21 @@ async def _keep_partial(
     async for event in executor.remaining():
         events.append(event)
         if isinstance(event, ToolFinished):
-            results.append(event.result)
-    tool_message = Message("user", tuple(results), uuid=deps.uuid())
+            attempt.results.append(event.result)
+    tool_message = Message("user", tuple(attempt.results), uuid=deps.uuid())
     events.append(UserTurn(tool_message))
     return _Kept((assistant, tool_message), tuple(events))
+
+
+def _explain_truncated_calls(
+    results: list[ToolResultBlock], assistant: Message
+) -> list[ToolResultBlock]:
+    """A call cut off by max_tokens is a recovery case, not a malformed call: say so."""
+    cut = {b.id for b in assistant.tool_uses if b.input_error is not None}
+    return [
+        ToolResultBlock(r.tool_use_id, TRUNCATED_TOOL_CALL, True) if r.tool_use_id in cut else r
+        for r in results
+    ]
 
 
 def _describe(error: ModelError | None) -> str:

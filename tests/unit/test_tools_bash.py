@@ -87,9 +87,12 @@ def test_valid_timeouts_are_accepted() -> None:
     assert BashTool().parse({"command": "true", "timeout": None}).timeout is None
 
 
-def test_not_read_only_yet() -> None:
+def test_read_only_is_decided_by_the_parser() -> None:
     tool = BashTool()
-    assert tool.is_read_only(tool.parse({"command": "ls"})) is False
+    assert tool.is_read_only(tool.parse({"command": "ls -la | grep x"})) is True
+    assert tool.is_read_only(tool.parse({"command": "ls; rm x"})) is False
+    assert tool.is_concurrency_safe(tool.parse({"command": "sleep 1"})) is True
+    assert tool.is_concurrency_safe(tool.parse({"command": "sleep 1; touch f"})) is False
 
 
 # --- output and exit codes ----------------------------------------------------------------------

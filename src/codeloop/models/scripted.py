@@ -84,7 +84,7 @@ class ScriptedModel:
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         # Record and take the turn now, not at first iteration: a request counts when it is made.
         self.requests.append(request)
-        return self._serve(self._player.take(), request)
+        return self._serve(self._player.take(request.model), request)
 
     async def _serve(
         self, serving: Serving | None, request: ModelRequest

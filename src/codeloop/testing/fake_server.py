@@ -422,7 +422,8 @@ class _Handler(BaseHTTPRequestHandler):
         if fake.max_prompt_tokens is not None and estimate > fake.max_prompt_tokens:
             error = _prompt_too_long(provider, estimate, fake.max_prompt_tokens, None)
             return self._send_error(record, error)
-        serving = fake.player.take()
+        model = body.get("model")
+        serving = fake.player.take(model if isinstance(model, str) else None)
         if serving is None:
             message = f"fake server: scenario exhausted after {len(fake.scenario.turns)} turns"
             return self._send_error(record, _error(provider, 400, "invalid_request_error", message))

@@ -134,6 +134,11 @@ class Fault(_Spec):
     # sse_error: the error type in the event; any kind: overrides the default message.
     error_type: str = "overloaded_error"
     message: str | None = None
+    # Strike only requests for this model (a fallback model then gets the turn at once).
+    model: str | None = None
+    # The struck request uses up its turn: the next request gets the next turn (a client that
+    # keeps the part of a cut answer it received moves on rather than asking again).
+    consume: bool = False
 
     @property
     def retry_after_seconds(self) -> float | None:
@@ -365,18 +370,17 @@ class ScenarioPlayer:
         with self._lock:
             return len(self.scenario.turns) - self._index
 
-    def take(self) -> Serving | None:
-        """The next serving, or None when the scenario has run out."""
+    def take(self, model: str | None = None) -> Serving | None:
+        """The next serving for a request for `model`, or None when the scenario has run out."""
         with self._lock:
             if self._index >= len(self.scenario.turns):
                 return None
             current = self.scenario.turns[self._index]
             if self._faults is None:
                 self._faults = deque(f for f in current.faults for _ in range(f.times))
-            serving = Serving(
-                self._index, current, self._faults.popleft() if self._faults else None
-            )
-            if serving.fault is None:
+            strikes = self._faults and self._faults[0].model in (None, model)
+            serving = Serving(self._index, current, self._faults.popleft() if strikes else None)
+            if serving.fault is None or serving.fault.consume:
                 self._advance()
             return serving
 

@@ -79,8 +79,10 @@ class BashTool(Tool[BashInput]):
     max_result_chars: ClassVar[int] = 30_000
 
     def is_read_only(self, args: BashInput) -> bool:
-        # Deciding that needs the command parser (permissions/bash_parse.py), not written yet.
-        return False
+        """Decided on a real parse: every command read-only, no writes, nothing unparsed."""
+        from codeloop.permissions.bash_parse import is_read_only_command
+
+        return is_read_only_command(args.command)
 
     async def call(self, args: BashInput, ctx: ToolContext) -> ToolResult:
         if args.run_in_background:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -97,6 +98,7 @@ class ToolExecutor:
         self._calls.append(call)
         if self._abort.reason:
             self._complete(call, ToolResult.error(self._abort.reason))
+        self._release_results()
         self._schedule()
 
     def _prepare(self, tool_use: ToolUseBlock) -> _Call:
@@ -147,9 +149,10 @@ class ToolExecutor:
     async def _run(self, call: _Call) -> None:
         assert call.tool is not None
         tool_use_id = call.tool_use.id
+        started = time.monotonic()
 
         def progress(text: str) -> None:
-            self._push(ToolProgress(tool_use_id, text))
+            self._push(ToolProgress(tool_use_id, text, time.monotonic() - started))
 
         ctx = ToolContext(self._workspace, self._abort.event, progress, tool_use_id)
         try:
@@ -176,7 +179,21 @@ class ToolExecutor:
             return
         call.status = Status.COMPLETED
         call.result = result
-        self._changed.set()
+        self._release_results()
+
+    def _release_results(self) -> None:
+        """Queue the results whose turn has come: every completed call not behind a running one.
+
+        They join the one event queue at the moment they become due, so the events tell the true
+        story (a writer's successor starts after the writer's result, not before)."""
+        for call in self._calls:
+            if call.status is Status.YIELDED:
+                continue
+            if call.status is not Status.COMPLETED:
+                break
+            call.status = Status.YIELDED
+            assert call.result is not None
+            self._push(ToolFinished(call.tool_use, _result_block(call.tool_use, call.result)))
 
     def _abort_siblings(self, failed: _Call) -> None:
         command = str(failed.tool_use.input.get("command", ""))[:60]
@@ -196,17 +213,14 @@ class ToolExecutor:
     # --- output ---------------------------------------------------------------------------
 
     def ready(self) -> Iterator[ExecutorEvent]:
-        """Events available now: progress as it came, results in call order. Never waits."""
+        """Events available now, in the order they happened; results in call order."""
         while self._events:
             yield self._events.popleft()
-        for call in self._calls:
-            if call.status is Status.YIELDED:
-                continue
-            if call.status is not Status.COMPLETED:
-                break
-            call.status = Status.YIELDED
-            assert call.result is not None
-            yield ToolFinished(call.tool_use, _result_block(call.tool_use, call.result))
+
+    @property
+    def started_any(self) -> bool:
+        """Whether any call has begun to run (its effects may already exist)."""
+        return any(c.task is not None for c in self._calls)
 
     @property
     def done(self) -> bool:

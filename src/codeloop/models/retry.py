@@ -1,0 +1,58 @@
+"""When to try a failed model call again, and how long to wait first.
+
+Exponential backoff with jitter from `base` seconds, capped, honouring the server's
+retry-after; only errors marked `retryable` are retried at all.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from codeloop.models.base import ModelError, Overloaded
+
+N = TypeVar("N", int, float)
+
+DEFAULT_MAX_ATTEMPTS = 10
+# Consecutive overloads after which a configured fallback model takes over (Claude Code: 3).
+OVERLOADS_BEFORE_FALLBACK = 3
+DEFAULT_IDLE_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    base_delay: float = 0.5
+    max_delay: float = 32.0
+    jitter: float = 0.25  # up to this fraction of the delay is added at random
+    # A stream with no event for this long is abandoned and sent again (half of it: a warning).
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT
+    random: Callable[[], float] = field(default=random.random, compare=False)
+
+    def delay(self, attempt: int, error: ModelError) -> float:
+        """Seconds to wait before attempt `attempt + 1`, given the failure of `attempt`."""
+        if isinstance(error, Overloaded) and error.retry_after is not None:
+            return min(error.retry_after, self.max_delay * 4)
+        backoff = min(self.base_delay * 2.0 ** (attempt - 1), self.max_delay)
+        return backoff * (1 + self.jitter * self.random())
+
+    @staticmethod
+    def from_env(env: dict[str, str] | None = None) -> RetryPolicy:
+        env = dict(os.environ) if env is None else env
+        return RetryPolicy(
+            max_attempts=_positive(env.get("CODELOOP_MAX_RETRIES"), DEFAULT_MAX_ATTEMPTS, int),
+            idle_timeout=_positive(
+                env.get("CODELOOP_STREAM_IDLE_TIMEOUT"), DEFAULT_IDLE_TIMEOUT, float
+            ),
+        )
+
+
+def _positive(raw: str | None, default: N, kind: Callable[[str], N]) -> N:
+    try:
+        value = kind(raw) if raw else default
+    except ValueError:
+        return default
+    return value if value > 0 else default
