@@ -37,21 +37,27 @@ class CliMeasurement:
         return [b.arrived - a.finished for a, b in pairs if a.finished is not None]
 
 
-def run_cli(scenario: Scenario, args: Sequence[str], cwd: Path | None = None) -> CliMeasurement:
+def run_cli(
+    scenario: Scenario,
+    args: Sequence[str],
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> CliMeasurement:
     """One `codeloop -p` process against a fresh fake server; peak RSS from wait4."""
     with FakeModelServer(scenario) as server, tempfile.TemporaryDirectory() as home:
-        env = {
+        full_env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": home,
             "ANTHROPIC_BASE_URL": server.anthropic_base_url,
             "ANTHROPIC_API_KEY": "bench",
+            **(env or {}),
         }
         work = cwd or Path(home)
         argv = [sys.executable, "-m", "codeloop", "--model", MODEL, *args]
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             started = time.monotonic()
             proc = subprocess.Popen(
-                argv, cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err
+                argv, cwd=work, env=full_env, stdin=subprocess.DEVNULL, stdout=out, stderr=err
             )
             # wait4 gives this one child's peak RSS (ru_maxrss, in KiB on Linux).
             _, status, rusage = os.wait4(proc.pid, 0)
