@@ -1,23 +1,25 @@
 """A conversation: its history, usage and cost, across any number of prompts.
 
 Frontends call `submit(prompt)` and render the events; the session keeps what the loop adds to
-the history and totals what it costs. One Session serves the headless CLI, the interactive UI
-and the library API alike.
+the history, writes it to the transcript as it happens (each message before the next model
+call, synced at turn boundaries) and totals what it costs. One Session serves the headless CLI,
+the interactive UI and the library API alike.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from codeloop.costs import total_cost_usd, usage_by_model
 from codeloop.deps import LoopDeps
-from codeloop.events import Event, LoopEnd
+from codeloop.events import AssistantTurn, Event, LoopEnd, Notice, UserTurn
 from codeloop.loop import LoopParams, query_loop
 from codeloop.models.base import ModelClient
-from codeloop.models.catalog import cost_usd
 from codeloop.permissions.policy import Policy
 from codeloop.tools.base import AnyTool, Workspace
+from codeloop.transcript import TranscriptWriter
 from codeloop.types import Message, Usage, new_uuid
 
 
@@ -32,6 +34,10 @@ class SessionConfig:
 
 
 class Session:
+    """`history` continues an earlier conversation; `transcript` (whose session id the session
+    takes) records this one; `notices` are shown before the first prompt's events (e.g. what
+    reading a resumed transcript had to skip). Usage and cost count this process's requests."""
+
     def __init__(
         self,
         client: ModelClient,
@@ -41,14 +47,21 @@ class Session:
         *,
         session_id: str | None = None,
         deps: LoopDeps | None = None,
+        history: Sequence[Message] = (),
+        transcript: TranscriptWriter | None = None,
+        notices: Sequence[str] = (),
     ) -> None:
+        if transcript is not None and session_id not in (None, transcript.session_id):
+            raise ValueError("session_id differs from the transcript's session id")
         self.client = client
         self.tools = dict(tools)
         self.workspace = workspace
         self.config = config
-        self.session_id = session_id or new_uuid()
+        self.session_id = transcript.session_id if transcript else session_id or new_uuid()
         self.deps = deps or LoopDeps.for_client(client)
-        self.messages: tuple[Message, ...] = ()
+        self.messages: tuple[Message, ...] = tuple(history)
+        self.transcript = transcript
+        self._notices = [Notice("warning", text) for text in notices]
         self.usage_by_model: dict[str, Usage] = {}
         self.api_duration_ms = 0.0
         self.turns = 0
@@ -60,8 +73,14 @@ class Session:
 
     async def submit(self, prompt: str) -> AsyncIterator[Event]:
         self._abort = asyncio.Event()
+        for notice in self._notices:
+            yield notice
+        self._notices.clear()
+        message = Message.user(prompt)
+        if (failed := self._persist(message)) is not None:
+            yield failed
         params = LoopParams(
-            messages=(*self.messages, Message.user(prompt)),
+            messages=(*self.messages, message),
             model=self.config.model,
             tools=self.tools,
             workspace=self.workspace,
@@ -73,16 +92,46 @@ class Session:
             abort=self._abort,
         )
         async for event in query_loop(params, self.deps):
+            if (failed := self._persist(event)) is not None:
+                yield failed
             if isinstance(event, LoopEnd):
                 self._record(event)
             yield event
+
+    def _persist(self, item: Message | Event) -> Notice | None:
+        """Write what changes the history before anyone sees it; a failing disk costs the
+        transcript (with a warning), never the run."""
+        transcript = self.transcript
+        if transcript is None:
+            return None
+        try:
+            if isinstance(item, Message):
+                transcript.append(item)
+            elif isinstance(item, AssistantTurn):
+                transcript.append(
+                    item.message,
+                    model=item.model,
+                    usage=item.usage,
+                    stop_reason=item.stop_reason,
+                    response_id=item.message_id,
+                )
+            elif isinstance(item, UserTurn):
+                transcript.append(item.message)
+                transcript.sync()
+            elif isinstance(item, LoopEnd):
+                transcript.settle(item.messages, trigger="loop")
+                transcript.sync()
+        except OSError as exc:
+            self.transcript = None
+            return Notice("warning", f"the transcript {transcript.path} stopped saving: {exc}")
+        return None
 
     def _record(self, end: LoopEnd) -> None:
         self.messages = end.messages
         self.turns += end.turns
         self.api_duration_ms += end.api_duration_ms
-        for model, usage in end.usage_by_model.items():
-            self.usage_by_model[model] = self.usage_by_model.get(model, Usage()) + usage
+        both = (*self.usage_by_model.items(), *end.usage_by_model.items())
+        self.usage_by_model = usage_by_model(both)
 
     @property
     def usage(self) -> Usage:
@@ -90,10 +139,14 @@ class Session:
 
     @property
     def cost_usd(self) -> float:
-        return sum(cost_usd(model, usage) for model, usage in self.usage_by_model.items())
+        return total_cost_usd(self.usage_by_model)
 
     async def aclose(self) -> None:
-        await self.client.aclose()
+        try:
+            if self.transcript is not None:
+                self.transcript.close()
+        finally:
+            await self.client.aclose()
 
 
 def _remaining(budget: float | None, spent: float) -> float | None:

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from codeloop.events import AssistantTurn, Event, LoopEnd, Notice, ToolStarted, UserTurn
-from codeloop.types import Message, block_to_dict
+from codeloop.models.catalog import cost_usd, model_info
+from codeloop.types import Message, Usage, block_to_dict
 
 
 class UsageError(Exception):
@@ -28,16 +29,18 @@ class UsageError(Exception):
 def run_headless(args: argparse.Namespace) -> int:
     started = time.monotonic()
     try:
-        prompt = _read_prompt(args.prompt, sys.stdin)
+        prompt = _read_prompt(" ".join([args.prompt, *args.words]), sys.stdin)
         return asyncio.run(_run(args, prompt, started))
     except UsageError as exc:
         print(f"codeloop: {exc}", file=sys.stderr)
         return 2
 
 
-def _read_prompt(flag_value: str, stdin: TextIO) -> str:
+def _read_prompt(given: str, stdin: TextIO) -> str:
+    """The prompt: the words after -p (`-p --continue go on` puts them after the flags), then
+    whatever is piped in."""
     piped = "" if stdin is None or stdin.isatty() else stdin.read()
-    prompt = "\n\n".join(part for part in (flag_value.strip(), piped.strip()) if part)
+    prompt = "\n\n".join(part for part in (given.strip(), piped.strip()) if part)
     if not prompt:
         raise UsageError('no prompt given: use -p "your prompt" or pipe it on stdin')
     return prompt
@@ -46,6 +49,7 @@ def _read_prompt(flag_value: str, stdin: TextIO) -> str:
 async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
     from codeloop.models.factory import ConfigError
     from codeloop.options import Options, build_session
+    from codeloop.session_store import SessionError
 
     options = Options(
         model=args.model,
@@ -57,10 +61,16 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
         system_prompt=args.system_prompt,
         append_system_prompt=args.append_system_prompt,
         max_turns=args.max_turns,
+        max_budget_usd=args.max_budget_usd,
+        session_id=args.session_id,
+        # In a headless run, --resume without an id means the latest session.
+        continue_conversation=args.continue_conversation or args.resume == "",
+        resume=args.resume or None,
+        fork_session=args.fork_session,
     )
     try:
         session = build_session(options)
-    except ConfigError as exc:
+    except (ConfigError, SessionError) as exc:
         print(f"codeloop: {exc}", file=sys.stderr)
         return 1
     except ValueError as exc:
@@ -89,6 +99,9 @@ def _install_interrupt(session: Any) -> None:
     def on_sigint() -> None:
         nonlocal pressed
         if pressed:
+            if session.transcript is not None:
+                with contextlib.suppress(OSError):
+                    session.transcript.sync()
             os._exit(130)
         pressed = True
         session.interrupt()
@@ -98,7 +111,11 @@ def _install_interrupt(session: Any) -> None:
         loop.add_signal_handler(signal.SIGINT, on_sigint)
 
 
-SUBTYPES = {"completed": "success", "max_turns": "error_max_turns"}
+SUBTYPES = {
+    "completed": "success",
+    "max_turns": "error_max_turns",
+    "max_budget": "error_max_budget_usd",
+}
 
 
 class _Output:
@@ -136,7 +153,9 @@ class _Output:
                 self._line(self._assistant_line(event))
             elif isinstance(event, UserTurn):
                 self._line(self._user_line(event.message))
-        if self.verbose and self.fmt == "text":
+        if isinstance(event, Notice) and event.level != "info":
+            print(f"codeloop: {event.level}: {event.text}", file=sys.stderr)
+        elif self.verbose and self.fmt == "text":
             _progress(event)
 
     def _assistant_line(self, turn: AssistantTurn) -> dict[str, Any]:
@@ -188,7 +207,7 @@ class _Output:
                     "total_cost_usd": round(self.session.cost_usd, 6),
                     "usage": self.session.usage.to_dict(),
                     "modelUsage": {
-                        model: usage.to_dict()
+                        model: _model_usage(model, usage)
                         for model, usage in self.session.usage_by_model.items()
                     },
                     "terminal_reason": end.reason,
@@ -199,6 +218,21 @@ class _Output:
             print(f"codeloop: {_end_message(end)}", file=sys.stderr)
             return 130 if end.reason.startswith("aborted") else 1
         return 0
+
+
+def _model_usage(model: str, usage: Usage) -> dict[str, Any]:
+    """One model's totals, in the shape of Claude Code's result (modelUsage)."""
+    info = model_info(model)
+    return {
+        "inputTokens": usage.input_tokens,
+        "outputTokens": usage.output_tokens,
+        "cacheReadInputTokens": usage.cache_read_input_tokens,
+        "cacheCreationInputTokens": usage.cache_creation_input_tokens,
+        "webSearchRequests": 0,
+        "costUSD": cost_usd(model, usage),
+        "contextWindow": info.context_window,
+        "maxOutputTokens": info.max_output_tokens,
+    }
 
 
 def _final_text(messages: tuple[Message, ...]) -> str:

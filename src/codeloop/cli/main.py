@@ -24,6 +24,12 @@ Headless use (scripts, CI):
   codeloop -p "..." --output-format json        one JSON result object
   codeloop -p "..." --output-format stream-json one JSON object per line, as it happens
 
+Sessions (saved as they happen under ~/.codeloop, or CODELOOP_HOME):
+  codeloop -p --continue "go on"                continue this directory's latest session
+  codeloop -p "go on" --resume ID               continue session ID (or the latest, without ID)
+  codeloop -p "try it another way" -c --fork-session    a new session from a copy of the latest
+  codeloop sessions                             list this directory's sessions
+
 Models (--model, or CODELOOP_MODEL):
   anthropic:NAME  Anthropic Messages API      needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)
   openai:NAME     any OpenAI-compatible server needs OPENAI_API_KEY, or OPENAI_BASE_URL for a
@@ -57,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PROMPT",
         help="run headless: answer PROMPT and exit (stdin is read when it is not a terminal)",
     )
+    parser.add_argument("words", nargs="*", metavar="PROMPT", help=argparse.SUPPRESS)
     parser.add_argument(
         "--output-format",
         choices=OUTPUT_FORMATS,
@@ -65,6 +72,34 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--model", help="model to use, e.g. anthropic:claude-sonnet-4-5")
     parser.add_argument("--max-turns", type=_positive_int, help="stop after this many model turns")
+    parser.add_argument(
+        "--max-budget-usd",
+        type=_positive_amount,
+        metavar="USD",
+        help="stop once the model calls of this run have cost this much",
+    )
+    parser.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_conversation",
+        action="store_true",
+        help="continue the latest session of this directory",
+    )
+    parser.add_argument(
+        "-r",
+        "--resume",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ID",
+        help="continue session ID (or enough of its start); without ID, the latest",
+    )
+    parser.add_argument(
+        "--fork-session",
+        action="store_true",
+        help="with --continue/--resume: continue in a new session, leaving the old one as it was",
+    )
+    parser.add_argument("--session-id", metavar="UUID", help="the id of the new session (a UUID)")
     parser.add_argument(
         "--permission-mode", choices=PERMISSION_MODES, default="default", help="permission mode"
     )
@@ -113,7 +148,22 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _positive_amount(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an amount: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError("must be more than 0")
+    return value
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["sessions"]:
+        from codeloop.cli.sessions import run_sessions
+
+        return run_sessions(argv[1:])
     args = build_parser().parse_args(argv)
     if args.prompt is None:
         print(

@@ -1,0 +1,336 @@
+"""Session transcripts: append-only JSONL, one line per message, written as the session happens.
+
+Format version 1, one JSON object a line:
+
+    {"type": "user" | "assistant", "uuid", "parentUuid", "timestamp", "sessionId", "cwd",
+     "gitBranch", "version": 1, "isMeta": true (only when set), "message": {...}}
+
+"message" is the Messages API form; on assistant lines it also carries the response's "id",
+"model", "stop_reason" and "usage", as the API reported them. A line
+
+    {"type": "system", "subtype": "compact_boundary", "compactMetadata": {"trigger", ...},
+     "messages": [{"uuid", "isMeta"?, "message"}, ...], ...envelope}
+
+replaces the whole history so far with the messages it carries. The trigger says who rewrote
+it: compaction ("auto", "manual", "reactive"), a resume that had to repair the middle of a
+history ("resume"), or a run whose final history was not an extension of what was saved
+("loop"). Later lines append to it. Line types this version does not know are ignored.
+
+Version 0, the prototype's format, is still read: a header line
+`{"kind": "header", "session", "cwd", "started": epoch}`, then one
+`{"kind": "message", "id", "time": epoch, "role", "content", "meta"?, "model"?, "usage"?,
+"stop"?}` per message. Older lines are upgraded on read, one version step at a time.
+
+Durability: each line is a single write() on an O_APPEND descriptor with no buffer in between,
+so a killed process loses at most the line it was writing; fsync at turn boundaries guards
+against power loss. Reading never fails on a bad line: a cut-short or unreadable line is skipped
+with a warning.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from codeloop.paths import git_branch
+from codeloop.types import Message, Usage, message_from_dict, message_to_dict, new_uuid
+
+FORMAT_VERSION = 1
+COMPACT_BOUNDARY = "compact_boundary"
+
+Line = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """One model response's model and usage: what the session's cost is computed from."""
+
+    model: str
+    usage: Usage
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """What a transcript file holds, read back."""
+
+    session_id: str
+    # The history as it stands after the last compact boundary, not yet repaired.
+    messages: tuple[Message, ...]
+    # Every assistant line, boundaries or not: the session spent that money.
+    responses: tuple[Response, ...]
+    first_prompt: str
+    warnings: tuple[str, ...]
+
+
+class TranscriptWriter:
+    """Appends a session's history to its transcript as it grows.
+
+    `history` is what the file already holds when a session is resumed, so that `settle`
+    knows which messages are new. The file is created on the first line written.
+    """
+
+    def __init__(
+        self, path: Path, session_id: str, cwd: Path, history: Sequence[Message] = ()
+    ) -> None:
+        self.path = path
+        self.session_id = session_id
+        self._cwd = cwd
+        self._history = list(history)
+        self._fd: int | None = None
+
+    @property
+    def history(self) -> tuple[Message, ...]:
+        return tuple(self._history)
+
+    def append(
+        self,
+        message: Message,
+        *,
+        model: str = "",
+        usage: Usage | None = None,
+        stop_reason: str | None = None,
+        response_id: str = "",
+    ) -> None:
+        """One message; the keywords describe the response an assistant message came from."""
+        line = self._envelope(message.role, message.uuid) | _entry(message)
+        if message.role == "assistant":
+            line["message"] = {
+                "id": response_id,
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": line["message"]["content"],
+                "stop_reason": stop_reason,
+                "usage": (usage or Usage()).to_dict(),
+            }
+        self._write(line)
+        self._history.append(message)
+
+    def compact(
+        self, messages: Sequence[Message], *, trigger: str, pre_tokens: int | None = None
+    ) -> None:
+        """Replace the history: what follows builds on `messages` alone."""
+        line = self._envelope("system", new_uuid()) | {
+            "subtype": COMPACT_BOUNDARY,
+            "compactMetadata": {"trigger": trigger, "preTokens": pre_tokens},
+            "messages": [_entry(m) for m in messages],
+        }
+        self._write(line)
+        self._history = list(messages)
+
+    def settle(self, messages: Sequence[Message], *, trigger: str) -> None:
+        """Make the transcript's history `messages`: append what is new, or, when the history
+        was rewritten rather than extended, write a boundary that carries it whole."""
+        known = len(self._history)
+        if tuple(messages[:known]) == tuple(self._history):
+            for message in messages[known:]:
+                self.append(message)
+        else:
+            self.compact(messages, trigger=trigger)
+
+    def sync(self) -> None:
+        """Make what was written survive a power loss, not just a crash (a turn boundary)."""
+        if self._fd is not None:
+            os.fsync(self._fd)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    def _envelope(self, kind: str, uuid: str) -> Line:
+        return {
+            "type": kind,
+            "uuid": uuid,
+            "parentUuid": self._history[-1].uuid if self._history else None,
+            "timestamp": _iso_now(),
+            "sessionId": self.session_id,
+            "cwd": str(self._cwd),
+            "gitBranch": git_branch(self._cwd),
+            "version": FORMAT_VERSION,
+        }
+
+    def _write(self, line: Line) -> None:
+        data = memoryview(
+            (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        )
+        fd = self._fd if self._fd is not None else self._open()
+        while data:
+            data = data[os.write(fd, data) :]
+
+    def _open(self) -> int:
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        created = not self.path.exists()
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            os.write(fd, b"\n")  # a line cut short by a crash stays on a line of its own
+        if created:
+            _fsync_dir(self.path.parent)
+        self._fd = fd
+        return fd
+
+
+def read_transcript(path: Path) -> Transcript:
+    """Raises OSError when the file cannot be read; bad lines only produce warnings."""
+    warnings: list[str] = []
+    messages: list[Message] = []
+    responses: list[Response] = []
+    first_prompt = ""
+    upgrade = _Upgrader()
+    for number, raw in _parse(path.read_bytes(), path.name, warnings):
+        try:
+            line = upgrade(raw)
+            kind = None if line is None else line.get("type")
+            if line is None or kind not in ("user", "assistant", "system"):
+                continue
+            if kind == "system":
+                if line.get("subtype") == COMPACT_BOUNDARY:
+                    messages = [_message(entry) for entry in line["messages"]]
+                continue
+            message = _message(line)
+            if kind == "assistant":
+                body = line["message"]
+                responses.append(Response(str(body.get("model") or ""), _usage(body)))
+            elif not first_prompt and not message.is_meta:
+                first_prompt = message.text
+            messages.append(message)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            warnings.append(f"{path.name}: line {number} could not be read ({exc!r}); skipped")
+    return Transcript(path.stem, tuple(messages), tuple(responses), first_prompt, tuple(warnings))
+
+
+def _entry(message: Message) -> Line:
+    entry: Line = {"uuid": message.uuid}
+    if message.is_meta:
+        entry["isMeta"] = True
+    entry["message"] = message_to_dict(message)
+    return entry
+
+
+def _message(entry: Line) -> Message:
+    body = entry["message"]
+    if body["role"] not in ("user", "assistant"):
+        raise ValueError(f"unknown role {body['role']!r}")
+    data = {
+        "role": body["role"],
+        "content": body["content"],
+        "uuid": str(entry["uuid"]),
+        "is_meta": bool(entry.get("isMeta")),
+    }
+    return message_from_dict(data)
+
+
+def _usage(body: Line) -> Usage:
+    usage = body.get("usage")
+    return Usage.from_dict(usage if isinstance(usage, dict) else None)
+
+
+def _parse(data: bytes, name: str, warnings: list[str]) -> Iterator[tuple[int, Line]]:
+    pieces = data.split(b"\n")
+    for number, raw in enumerate(pieces, 1):
+        if not raw.strip():
+            continue
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            line = None
+        if isinstance(line, dict):
+            yield number, line
+        elif number == len(pieces):  # no newline after it: the writer was stopped mid-line
+            warnings.append(f"{name}: line {number} is cut short (a crash while writing); skipped")
+        else:
+            warnings.append(f"{name}: line {number} is not a JSON object; skipped")
+
+
+class _FromV0:
+    """Version 0 → 1: ids become uuids chained by parentUuid, epoch times become ISO stamps, the
+    header's session and cwd move onto every line, the message nests under "message"."""
+
+    def __init__(self) -> None:
+        self.session = ""
+        self.cwd: str | None = None
+        self.parent: str | None = None
+
+    def __call__(self, line: Line) -> Line | None:
+        kind = line.get("kind")
+        if kind == "header":
+            self.session = str(line.get("session") or "")
+            self.cwd = line.get("cwd")
+            return None
+        if kind != "message":
+            return None
+        uuid, role = str(line["id"]), line["role"]
+        message: Line = {"role": role, "content": line["content"]}
+        if role == "assistant":
+            message |= {
+                "id": "",
+                "type": "message",
+                "model": line.get("model") or "",
+                "stop_reason": line.get("stop"),
+                "usage": line.get("usage") or {},
+            }
+        upgraded: Line = {
+            "type": role,
+            "uuid": uuid,
+            "parentUuid": self.parent,
+            "timestamp": _iso(float(line.get("time") or 0)),
+            "sessionId": self.session,
+            "cwd": self.cwd,
+            "gitBranch": None,
+            "version": 1,
+        }
+        if line.get("meta"):
+            upgraded["isMeta"] = True
+        upgraded["message"] = message
+        self.parent = uuid
+        return upgraded
+
+
+# _UPGRADES[v] turns a line of version v into one of version v + 1 (stateful, one per file).
+_UPGRADES: tuple[Callable[[], Callable[[Line], Line | None]], ...] = (_FromV0,)
+
+
+class _Upgrader:
+    """Brings each line of one file to FORMAT_VERSION. Lines of a newer codeloop are read as
+    far as this version understands them."""
+
+    def __init__(self) -> None:
+        self._steps = [make() for make in _UPGRADES]
+
+    def __call__(self, line: Line) -> Line | None:
+        version = line.get("version", 0)
+        if not isinstance(version, int) or version < 0:
+            raise ValueError(f"bad format version {version!r}")
+        upgraded: Line | None = line
+        while upgraded is not None and version < FORMAT_VERSION:
+            upgraded = self._steps[version](upgraded)
+            version += 1
+        return upgraded
+
+
+def _iso(epoch: float) -> str:
+    """UTC to the millisecond, as in `2025-06-10T08:13:20.500Z` (no datetime import)."""
+    seconds, millis = divmod(round(epoch * 1000), 1000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
+
+
+def _iso_now() -> str:
+    return _iso(time.time())
+
+
+def _fsync_dir(directory: Path) -> None:
+    """A new file's name is durable only once its directory is synced."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

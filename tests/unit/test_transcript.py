@@ -1,0 +1,236 @@
+"""Transcript files: what a line holds, reading back, cut-short lines, boundaries, migration."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from codeloop.transcript import FORMAT_VERSION, TranscriptWriter, read_transcript
+from codeloop.types import (
+    ImageBlock,
+    Message,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "transcripts"
+SESSION = "3d6f0a8e-6f43-4c1a-9b51-2f7c1e0d9a11"
+
+
+def conversation() -> list[Message]:
+    call = ToolUseBlock("toolu_1", "Read", {"file_path": "a.py"})
+    return [
+        Message.user("read a.py"),
+        Message("assistant", (ThinkingBlock("look first", "sig"), TextBlock("Reading."), call)),
+        Message(
+            "user",
+            (
+                ToolResultBlock("toolu_1", "print(1)"),
+                ToolResultBlock("toolu_1", (TextBlock("x"), ImageBlock("image/png", "AAAA")), True),
+            ),
+        ),
+        Message.user("keep it short", is_meta=True),
+        Message("assistant", (TextBlock("It prints 1."),)),
+    ]
+
+
+def write(path: Path, messages: list[Message], cwd: Path) -> TranscriptWriter:
+    writer = TranscriptWriter(path, SESSION, cwd)
+    for i, message in enumerate(messages):
+        if message.role == "assistant":
+            writer.append(
+                message,
+                model="claude-sonnet-4-5",
+                usage=Usage(100 * (i + 1), 10, 5, 7),
+                stop_reason="tool_use",
+                response_id=f"msg_{i}",
+            )
+        else:
+            writer.append(message)
+    return writer
+
+
+def lines(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_round_trip_keeps_every_message_exactly(tmp_path: Path) -> None:
+    path = tmp_path / "t" / f"{SESSION}.jsonl"
+    messages = conversation()
+    write(path, messages, tmp_path).close()
+    transcript = read_transcript(path)
+    assert transcript.messages == tuple(messages)  # content, uuids and is_meta
+    assert transcript.session_id == SESSION
+    assert transcript.first_prompt == "read a.py"
+    assert [r.usage for r in transcript.responses] == [Usage(200, 10, 5, 7), Usage(500, 10, 5, 7)]
+    assert {r.model for r in transcript.responses} == {"claude-sonnet-4-5"}
+    assert transcript.warnings == ()
+
+
+def test_line_envelope(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", "-b", "feature/x", str(tmp_path)], check=True)
+    path = tmp_path / "t.jsonl"
+    messages = conversation()
+    write(path, messages[:2], tmp_path)
+    first, second = lines(path)
+    assert first["type"] == "user" and second["type"] == "assistant"
+    assert first["uuid"] == messages[0].uuid and first["parentUuid"] is None
+    assert second["parentUuid"] == messages[0].uuid
+    assert first["sessionId"] == SESSION and first["version"] == FORMAT_VERSION
+    assert first["cwd"] == str(tmp_path) and first["gitBranch"] == "feature/x"
+    assert str(first["timestamp"]).endswith("Z")
+    assert "isMeta" not in first
+    assert second["message"] == {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5",
+        "content": [
+            {"type": "thinking", "thinking": "look first", "signature": "sig"},
+            {"type": "text", "text": "Reading."},
+            {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "a.py"}},
+        ],
+        "stop_reason": "tool_use",
+        "usage": Usage(200, 10, 5, 7).to_dict(),
+    }
+
+
+def test_each_line_is_on_disk_as_soon_as_it_is_appended(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    writer = TranscriptWriter(path, SESSION, tmp_path)
+    assert not path.exists()  # nothing written, no file
+    for count, message in enumerate(conversation(), 1):
+        writer.append(message)
+        assert len(read_transcript(path).messages) == count  # no buffer to flush
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_line_cut_short_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / f"{SESSION}.jsonl"
+    messages = conversation()
+    write(path, messages[:2], tmp_path).close()
+    whole = path.read_bytes()
+    path.write_bytes(whole + b'{"type":"user","uuid":"u3","message":{"role":"us')
+    transcript = read_transcript(path)
+    assert transcript.messages == tuple(messages[:2])
+    (warning,) = transcript.warnings
+    assert "line 3 is cut short" in warning
+
+    # a writer continuing the file puts the cut piece on a line of its own
+    writer = TranscriptWriter(path, SESSION, tmp_path, transcript.messages)
+    writer.append(messages[2])
+    writer.close()
+    again = read_transcript(path)
+    assert again.messages == tuple(messages[:3])
+    assert len(again.warnings) == 1 and "line 3 is not a JSON object" in again.warnings[0]
+
+
+def test_unreadable_lines_never_stop_the_read(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    good = conversation()[0]
+    write(path, [good], tmp_path).close()
+    with path.open("a") as file:
+        file.write("[1, 2]\n")  # JSON, but not a line
+        file.write(
+            json.dumps({"type": "user", "uuid": "x", "version": 1, "message": {"role": "system"}})
+            + "\n"
+        )
+        file.write(json.dumps({"type": "summary", "summary": "a later line type"}) + "\n")
+        file.write(json.dumps({"type": "user", "uuid": "y", "version": "two"}) + "\n")
+        file.write("\n")
+    transcript = read_transcript(path)
+    assert transcript.messages == (good,)
+    assert len(transcript.warnings) == 3
+
+
+def test_compact_boundary_replaces_the_history_but_not_the_cost(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    messages = conversation()
+    writer = write(path, messages, tmp_path)
+    summary = Message.user("Summary of the conversation so far.", is_meta=True)
+    writer.compact([summary], trigger="auto", pre_tokens=150_000)
+    after = Message.user("next question")
+    writer.append(after)
+    transcript = read_transcript(path)
+    assert transcript.messages == (summary, after)
+    assert len(transcript.responses) == 2  # the money was spent before the boundary too
+    boundary = lines(path)[len(messages)]
+    assert boundary["type"] == "system" and boundary["subtype"] == "compact_boundary"
+    assert boundary["compactMetadata"] == {"trigger": "auto", "preTokens": 150_000}
+    assert lines(path)[-1]["parentUuid"] == summary.uuid
+
+
+def test_settle_appends_an_extension_and_rewrites_anything_else(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    messages = conversation()
+    writer = write(path, messages[:2], tmp_path)
+    writer.settle(messages[:4], trigger="loop")
+    assert len(lines(path)) == 4
+    writer.settle(messages[:4], trigger="loop")  # nothing new, nothing written
+    assert len(lines(path)) == 4
+    rewritten = [messages[0], messages[4]]
+    writer.settle(rewritten, trigger="loop")
+    assert lines(path)[-1]["subtype"] == "compact_boundary"
+    assert read_transcript(path).messages == tuple(rewritten)
+
+
+def test_version_0_lines_are_upgraded(tmp_path: Path) -> None:
+    transcript = read_transcript(FIXTURES / "v0_session.jsonl")
+    assert transcript.warnings == ()
+    assert [m.uuid for m in transcript.messages] == [f"v0-msg-{i}" for i in range(1, 6)]
+    assert [m.role for m in transcript.messages] == [
+        "user",
+        "assistant",
+        "user",
+        "user",
+        "assistant",
+    ]
+    assert transcript.messages[0].content == (TextBlock("list the files"),)
+    assert transcript.messages[1].tool_uses[0] == ToolUseBlock(
+        "toolu_v0_1", "Bash", {"command": "ls"}
+    )
+    assert transcript.messages[3].is_meta and not transcript.messages[2].is_meta
+    assert transcript.first_prompt == "list the files"
+    assert [r.usage for r in transcript.responses] == [Usage(1000, 20), Usage(1200, 30)]
+
+
+def test_version_0_envelope_is_rebuilt(tmp_path: Path) -> None:
+    """What the upgrade produces, seen through a writer that rewrites it as version 1."""
+    transcript = read_transcript(FIXTURES / "v0_session.jsonl")
+    path = tmp_path / "v1.jsonl"
+    writer = TranscriptWriter(path, SESSION, tmp_path)
+    writer.settle(transcript.messages, trigger="resume")
+    upgraded = lines(path)
+    assert [line["parentUuid"] for line in upgraded] == [
+        None,
+        "v0-msg-1",
+        "v0-msg-2",
+        "v0-msg-3",
+        "v0-msg-4",
+    ]
+    assert read_transcript(path).messages == transcript.messages
+
+
+def test_v0_and_v1_lines_in_one_file(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.jsonl"
+    path.write_bytes((FIXTURES / "v0_session.jsonl").read_bytes())
+    old = read_transcript(path).messages
+    writer = TranscriptWriter(path, SESSION, tmp_path, old)
+    new = Message.user("and now?")
+    writer.append(new)
+    assert read_transcript(path).messages == (*old, new)
+    assert lines(path)[-1]["parentUuid"] == "v0-msg-5"
+
+
+@pytest.mark.parametrize("bad", ['{"kind": "message", "id": "m"}', '{"version": -1}'])
+def test_bad_old_lines_are_skipped(tmp_path: Path, bad: str) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(bad + "\n")
+    transcript = read_transcript(path)
+    assert transcript.messages == () and len(transcript.warnings) == 1
