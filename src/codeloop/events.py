@@ -148,6 +148,8 @@ class CompactBoundary:
     messages_replaced: int
     summary: str = ""
     fallback: str | None = None
+    # The history from this point on: what a transcript writes at the boundary.
+    messages: tuple[Message, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,382 @@
+"""L3, compaction: the model summarizes the history, and the summary replaces it.
+
+The summary request is the session's own request (same model, system prompt and tools, so the
+provider's prompt cache serves the history) with the summary instructions appended. The new
+history is one message holding the summary, the current contents of the files read most
+recently and the task list, followed by the user's latest request, word for word, because a
+summary that paraphrases the request is how long sessions drift off task.
+
+When the summary call fails, the oldest turns are dropped instead (pairing kept; the latest
+request, an earlier compaction's summary and the task list kept), so compaction always
+shrinks the history.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from codeloop.aio import Aborted, until_aborted
+from codeloop.context.microcompact import KeepRecent, microcompact
+from codeloop.context.tokens import (
+    CHARS_PER_TOKEN,
+    ContextLimits,
+    estimate_message,
+    estimate_messages,
+    estimate_overhead,
+    estimate_text,
+)
+from codeloop.events import CompactBoundary, CompactTrigger
+from codeloop.models.assembler import MessageAssembler
+from codeloop.models.base import ModelError, ModelRequest, ToolSpec
+from codeloop.tools.base import Workspace, truncate_middle
+from codeloop.tools.files_read import (
+    BINARY_EXTENSIONS,
+    BINARY_SNIFF_BYTES,
+    IMAGE_TYPES,
+    looks_binary,
+    number_line,
+)
+from codeloop.types import Message, TextBlock, Usage
+
+if TYPE_CHECKING:
+    from codeloop.deps import CallModel
+
+SUMMARY_PROMPT = """\
+Stop here and write a summary of this conversation. Do not call any tools.
+
+The conversation is about to be cleared to free the context window. You will continue the work \
+from your summary alone, together with the user's latest message (kept word for word), the \
+current contents of the files read most recently, and the task list. Whatever the summary \
+leaves out is lost.
+
+Go through the conversation in order, then write these sections:
+
+1. User requests and intent: every request the user made, in order, quoted when short and \
+closely paraphrased when long; the goal behind them; constraints and preferences they stated \
+(what to use, what not to touch, style). Say which requests are done.
+2. Key decisions: technical choices made and why; approaches tried and abandoned, and why.
+3. Files and code: every file read, created or changed, with its full path; for each change, \
+what changed and why. Quote short snippets only where the exact text matters (signatures, \
+config keys, tricky lines).
+4. Errors and fixes: each error met (command, test, tool), its cause, and how it was fixed or \
+that it is still open; every correction the user made.
+5. Pending tasks: what was asked for and is not done yet.
+6. Current work: exactly what was being done just before this summary, with file paths, \
+commands and their latest results.
+7. Next step: the one next action, in line with the user's latest request; quote the words of \
+the request it serves so the task cannot drift. If everything asked for is done, say so and \
+invent no new work.
+
+Be specific: paths, names, commands, numbers, error messages. No preamble and no closing \
+remarks: reply with the summary only, starting with "1. User requests and intent"."""
+
+SUMMARY_HEADER = (
+    "This session is being continued from a previous conversation that ran out of context. "
+    "The summary below covers the earlier part of the conversation."
+)
+DROPPED_HEADER = "Earlier messages of this session were dropped to fit the context window"
+_RESUME = (
+    "The user's latest message follows word for word. Work on it was already under way: go on "
+    "from the current work and next step above, without redoing finished steps and without "
+    "asking the user to repeat anything."
+)
+_LATEST = "The user's latest message follows word for word."
+
+MAX_FILES = 5
+FILE_TOKENS = 5_000
+FILES_TOKENS = 50_000
+
+PreCompactHook = Callable[[CompactTrigger, str | None], Awaitable[str | None]]
+"""Runs before a compaction with its trigger and the user's instructions; what it returns is
+added to the instructions (the hooks issue maps settings-configured PreCompact hooks here)."""
+
+Todo = Mapping[str, Any]
+"""A task list entry as TodoWrite takes it: content, status, activeForm."""
+
+
+@dataclass(frozen=True)
+class SummaryModel:
+    """The session's model request, reused for the summary so the cached prefix is hit."""
+
+    call_model: CallModel
+    model: str
+    system: str = ""
+    tools: tuple[ToolSpec, ...] = ()
+
+    @property
+    def overhead(self) -> int:
+        return estimate_overhead(self.system, self.tools)
+
+
+@dataclass(frozen=True)
+class CompactResult:
+    messages: tuple[Message, ...]
+    boundary: CompactBoundary
+    usage: Usage  # what the summary call cost (zero when it was not made)
+
+
+async def compact_history(
+    messages: tuple[Message, ...],
+    summarizer: SummaryModel,
+    limits: ContextLimits,
+    workspace: Workspace,
+    *,
+    trigger: CompactTrigger,
+    instructions: str | None = None,
+    todos: Sequence[Todo] | None = None,
+    pre_compact: PreCompactHook | None = None,
+    abort: asyncio.Event | None = None,
+) -> CompactResult:
+    """Replace the history with a summary; drop the oldest turns if the summary call fails."""
+    overhead = summarizer.overhead
+    before = overhead + estimate_messages(messages)
+    if pre_compact is not None:
+        extra = await pre_compact(trigger, instructions)
+        if extra:
+            instructions = f"{instructions}\n\n{extra}" if instructions else extra
+    todos = latest_todos(messages) if todos is None else todos
+    prompt = SUMMARY_PROMPT
+    if instructions:
+        prompt += f"\n\nAdditional instructions for this summary:\n{instructions.strip()}"
+    summary_max = min(limits.output_reserve, max(1_024, limits.autocompact_at // 4))
+    # The gap between the autocompact threshold and the blocking limit is the room the
+    # summary request has; the answer's room is reserved beyond the blocking limit.
+    room = limits.blocking_at - overhead - estimate_text(prompt)
+    if trigger == "reactive":
+        # The server found the prompt longer than our estimate did: leave a wide margin.
+        room = min(room, estimate_messages(messages) // 2)
+    request = ModelRequest(
+        model=summarizer.model,
+        messages=with_instructions(fit(messages, room), prompt),
+        system=summarizer.system,
+        tools=summarizer.tools,
+        max_tokens=summary_max,
+    )
+    assembler = MessageAssembler()
+    failure: str | None = None
+    try:
+        async for event in until_aborted(summarizer.call_model(request), abort or asyncio.Event()):
+            assembler.feed(event)
+    except ModelError as exc:
+        failure = f"the summary request failed: {exc.message}"
+    except Aborted:
+        failure = "the summary request was interrupted"
+    except ValueError as exc:  # a malformed stream
+        failure = f"the summary response was malformed: {exc}"
+    summary = _summary_text(assembler.message().text) if failure is None else ""
+    if failure is None and not summary:
+        failure = "the model returned an empty summary"
+    latest = latest_user_request(messages)
+    target = limits.autocompact_at // 2
+    if failure is not None:
+        folded = _fold(messages, target - overhead)
+        keep = _worth_keeping(messages)
+        new = drop_oldest(folded, target - overhead, keep, todos, reason=failure)
+    else:
+        new = _after_summary(summary, messages, latest, todos, workspace, target - overhead)
+    after = overhead + estimate_messages(new)
+    boundary = CompactBoundary(trigger, before, after, len(messages), summary, failure, new)
+    return CompactResult(new, boundary, assembler.usage)
+
+
+def with_instructions(messages: tuple[Message, ...], prompt: str) -> tuple[Message, ...]:
+    """The history with the summary instructions as the last user text."""
+    if messages and messages[-1].role == "user":
+        last = messages[-1]
+        return (*messages[:-1], replace(last, content=(*last.content, TextBlock(prompt))))
+    return (*messages, Message.user(prompt, is_meta=True))
+
+
+def is_summary_request(request: ModelRequest) -> bool:
+    """Whether a request is a compaction's summary call (for routing in tests and benches)."""
+    if not request.messages:
+        return False
+    last = request.messages[-1].content
+    return (
+        bool(last) and isinstance(last[-1], TextBlock) and last[-1].text.startswith(SUMMARY_PROMPT)
+    )
+
+
+def is_compact_summary(message: Message) -> bool:
+    """The message a compaction put at the start of the history."""
+    return message.is_meta and message.text.startswith((SUMMARY_HEADER, "[" + DROPPED_HEADER))
+
+
+def _summary_text(text: str) -> str:
+    text = text.strip()
+    start, end = text.find("<summary>"), text.rfind("</summary>")
+    if start != -1 and end > start:
+        return text[start + len("<summary>") : end].strip()
+    return text
+
+
+def latest_user_request(messages: tuple[Message, ...]) -> Message | None:
+    """The last message the user typed: not synthetic, not tool results."""
+    for message in reversed(messages):
+        if message.role == "user" and not message.is_meta and not message.tool_results:
+            return message
+    return None
+
+
+def latest_todos(messages: tuple[Message, ...]) -> Sequence[Todo]:
+    """The task list as the last TodoWrite call set it (each call sends the whole list)."""
+    for message in reversed(messages):
+        for use in reversed(message.tool_uses):
+            todos = use.input.get("todos")
+            if use.name == "TodoWrite" and isinstance(todos, list):
+                return [t for t in todos if isinstance(t, Mapping)]
+    return ()
+
+
+def render_todos(todos: Sequence[Todo]) -> str:
+    if not todos:
+        return ""
+    lines = [
+        f"{i}. [{t.get('status', 'pending')}] {t.get('content', '')}"
+        for i, t in enumerate(todos, 1)
+    ]
+    return (
+        "The task list as it stood before the compaction (keep it up to date with TodoWrite):\n"
+        + "\n".join(lines)
+    )
+
+
+def fit(messages: tuple[Message, ...], budget: int) -> tuple[Message, ...]:
+    """The history cut to `budget` tokens for the summary request: old tool results folded
+    first, then the oldest turns dropped (an earlier summary and the latest request kept)."""
+    folded = _fold(messages, budget)
+    if estimate_messages(folded) <= budget:
+        return folded
+    reason = "the conversation was too long to summarize whole"
+    return drop_oldest(folded, budget, _worth_keeping(messages), (), reason=reason)
+
+
+def _fold(messages: tuple[Message, ...], budget: int) -> tuple[Message, ...]:
+    """Every tool result but the latest turn's folded, as far as needed to fit `budget`."""
+    excess = estimate_messages(messages) - budget
+    return (
+        microcompact(messages, excess, KeepRecent(turns=1, tokens=0))[0] if excess > 0 else messages
+    )
+
+
+def _worth_keeping(messages: tuple[Message, ...]) -> list[Message]:
+    """What must outlive a cut: the summary of an earlier compaction, the latest request."""
+    first = messages[0] if messages else None
+    keep = [first] if first and first.is_meta and first.text.startswith(SUMMARY_HEADER) else []
+    latest = latest_user_request(messages)
+    return [*keep, latest] if latest is not None else keep
+
+
+def drop_oldest(
+    messages: tuple[Message, ...],
+    budget: int,
+    keep: Sequence[Message],
+    todos: Sequence[Todo],
+    *,
+    reason: str,
+) -> tuple[Message, ...]:
+    """The newest turns that fit `budget`, behind a note saying what happened and the task
+    list; the `keep` messages (without tool results) stay even when older than the cut."""
+    note_text = f"[{DROPPED_HEADER}: {reason}.]"
+    if todos:
+        note_text += "\n\n" + render_todos(todos)
+    fixed = estimate_text(note_text) + estimate_messages(keep) + 8
+    suffix = messages[_cut(messages, budget - fixed) :]
+    older = tuple(m for m in keep if not any(m is s for s in suffix))
+    return (Message.user(note_text, is_meta=True), *older, *suffix)
+
+
+def _cut(messages: tuple[Message, ...], budget: int) -> int:
+    """The first index from which the rest fits, at a message carrying no tool_result (so no
+    result loses its call); the last such index when nothing fits."""
+    sizes = [estimate_message(m) for m in messages]
+    rest = list(itertools.accumulate(reversed(sizes)))[::-1]
+    starts = [i for i, m in enumerate(messages) if not m.tool_results]
+    for i in starts:
+        if rest[i] <= budget:
+            return i
+    return starts[-1] if starts else len(messages)
+
+
+def _after_summary(
+    summary: str,
+    messages: tuple[Message, ...],
+    latest: Message | None,
+    todos: Sequence[Todo],
+    workspace: Workspace,
+    budget: int,
+) -> tuple[Message, ...]:
+    mid_task = latest is not None and messages[-1] is not latest
+    if latest is not None and estimate_message(latest) > budget // 2:
+        # A giant paste cannot stay whole; its head and tail do.
+        text = truncate_middle(latest.text, budget * 2, what="the message")
+        latest = replace(latest, content=(TextBlock(text),))
+    parts = [f"{SUMMARY_HEADER}\n\n<summary>\n{summary}\n</summary>"]
+    if todos:
+        parts.append(render_todos(todos))
+    if latest is not None:
+        parts.append(_RESUME if mid_task else _LATEST)
+    used = sum(estimate_text(p) for p in parts) + (estimate_message(latest) if latest else 0)
+    files = _recent_files(messages, workspace, min(FILES_TOKENS, budget // 3, budget - used))
+    if files:
+        parts.insert(1, files)
+    head = Message.user("\n\n".join(parts), is_meta=True)
+    return (head, latest) if latest is not None else (head,)
+
+
+def _recent_files(messages: tuple[Message, ...], workspace: Workspace, budget: int) -> str:
+    """The current contents of the files Read most recently, within `budget` tokens."""
+    if budget <= 0:
+        return ""
+    failed = {r.tool_use_id for m in messages for r in m.tool_results if r.is_error}
+    seen: set[str] = set()
+    sections: list[str] = []
+    for message in reversed(messages):
+        for use in reversed(message.tool_uses):
+            raw = use.input.get("file_path")
+            if use.name != "Read" or not isinstance(raw, str) or use.id in failed:
+                continue
+            path = workspace.resolve(raw)
+            if str(path) in seen or len(seen) >= MAX_FILES:
+                continue
+            seen.add(str(path))
+            # The tags and the cut note take a few dozen tokens of the file's share.
+            section = _file_section(path, (min(FILE_TOKENS, budget) - 50) * CHARS_PER_TOKEN)
+            if section and estimate_text(section) <= budget:
+                sections.append(section)
+                budget -= estimate_text(section)
+    if not sections:
+        return ""
+    return "Files read recently, re-read from disk now (their current contents):\n\n" + (
+        "\n\n".join(sections)
+    )
+
+
+def _file_section(path: Path, max_chars: int) -> str:
+    if max_chars <= 0 or path.suffix.lower() in {*IMAGE_TYPES, *BINARY_EXTENSIONS}:
+        return ""
+    lines: list[str] = []
+    used, more = 0, False
+    try:
+        with path.open("rb") as f:
+            if looks_binary(f.read(BINARY_SNIFF_BYTES)):
+                return ""
+            f.seek(0)
+            for number, raw in enumerate(f, 1):
+                line = number_line(number, raw.rstrip(b"\r\n").decode("utf-8", "replace"))
+                used += len(line) + 1
+                if used > max_chars:
+                    more = True
+                    break
+                lines.append(line)
+    except OSError:
+        return ""
+    body = "\n".join(lines)
+    if more:
+        body += f"\n(cut here: Read the file from line {len(lines) + 1} for the rest)"
+    return f'<file path="{path}">\n{body}\n</file>'

@@ -1,0 +1,178 @@
+"""L2, microcompact: fold old tool results to one-line stubs, without a model call.
+
+A stub names the tool, its target (file, command, pattern) and the size of what it returned,
+so the model knows what it saw and can run the call again. Results a newer Read (or Write) of
+the same file made stale go first, wherever they are; then the oldest results, never those of
+the last few turns (within a token allowance; the latest turn is always kept). Only the
+content of a tool_result changes, so every tool_use keeps its one answer.
+
+The pipeline folds in batches (past half the autocompact threshold, down to a third of it)
+rather than a little every turn: the history's prefix then changes rarely, which keeps the
+provider's prompt cache warm between batches.
+"""
+
+from __future__ import annotations
+
+import os.path
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+from codeloop.context.budget import saved_path
+from codeloop.context.tokens import estimate_text, result_tokens
+from codeloop.tools.files_read import human_size
+from codeloop.types import ContentBlock, Message, ToolResultBlock, ToolUseBlock
+
+FOLDED_PREFIX = "[Folded"
+# Smaller results are left alone: a stub would save next to nothing.
+MIN_FOLD_TOKENS = 200
+TARGET_CHARS = 120
+_TARGET_FIELDS = ("file_path", "command", "pattern", "path", "url", "query", "description")
+
+
+@dataclass(frozen=True, slots=True)
+class KeepRecent:
+    """The results microcompact leaves alone unless they are superseded."""
+
+    turns: int = 3
+    tokens: int = 40_000
+
+
+@dataclass(frozen=True, slots=True)
+class _Result:
+    message: int  # index in the history
+    block: int  # index in that message's content
+    result: ToolResultBlock
+    use: ToolUseBlock | None
+    turn: int  # how many tool-calling turns back: 0 is the latest
+    tokens: int
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return self.message, self.block
+
+
+def microcompact(
+    messages: tuple[Message, ...], need: int, keep: KeepRecent
+) -> tuple[tuple[Message, ...], int]:
+    """Fold until about `need` tokens are freed or nothing foldable is left; returns the new
+    history and how many results were folded."""
+    if need <= 0:
+        return messages, 0
+    results = list(_results(messages))
+    superseded = _superseded(results)
+    protected = _protected(results, keep)
+    order = [r for r in results if r.key in superseded] + [
+        r for r in results if r.key not in superseded and r.key not in protected
+    ]
+    stubs: dict[tuple[int, int], ToolResultBlock] = {}
+    freed = 0
+    for r in order:
+        if freed >= need:
+            break
+        if r.tokens < MIN_FOLD_TOKENS or r.result.text.startswith(FOLDED_PREFIX):
+            continue
+        stub = stub_text(r.result, r.use, superseded=r.key in superseded)
+        stubs[r.key] = replace(r.result, content=stub)
+        freed += r.tokens - estimate_text(stub)
+    if not stubs:
+        return messages, 0
+    out = list(messages)
+    for i in {m for m, _ in stubs}:
+        content: list[ContentBlock] = list(out[i].content)
+        for (m, b), stub_block in stubs.items():
+            if m == i:
+                content[b] = stub_block
+        out[i] = replace(out[i], content=tuple(content))
+    return tuple(out), len(stubs)
+
+
+def _results(messages: tuple[Message, ...]) -> Iterator[_Result]:
+    uses: dict[str, ToolUseBlock] = {}
+    turn_of: dict[str, int] = {}
+    turns = sum(1 for m in messages if m.role == "assistant" and m.tool_uses)
+    seen = 0
+    for message in messages:
+        if message.role == "assistant" and message.tool_uses:
+            seen += 1
+            for use in message.tool_uses:
+                uses[use.id] = use
+                turn_of[use.id] = turns - seen
+    for i, message in enumerate(messages):
+        for j, block in enumerate(message.content):
+            if isinstance(block, ToolResultBlock):
+                yield _Result(
+                    i,
+                    j,
+                    block,
+                    uses.get(block.tool_use_id),
+                    turn_of.get(block.tool_use_id, turns),
+                    result_tokens(block.content),
+                )
+
+
+def _superseded(results: list[_Result]) -> set[tuple[int, int]]:
+    """Read results a later Read of the same range, or a later Write, made stale."""
+    stale: set[tuple[int, int]] = set()
+    reads_after: set[tuple[str, object, object]] = set()
+    writes_after: set[str] = set()
+    for r in reversed(results):
+        if r.use is None or r.result.is_error:
+            continue
+        path = r.use.input.get("file_path")
+        if not isinstance(path, str):
+            continue
+        path = os.path.normpath(path)
+        if r.use.name == "Write":
+            writes_after.add(path)
+        elif r.use.name == "Read":
+            key = (path, r.use.input.get("offset"), r.use.input.get("limit"))
+            if key in reads_after or path in writes_after:
+                stale.add(r.key)
+            reads_after.add(key)
+    return stale
+
+
+def _protected(results: list[_Result], keep: KeepRecent) -> set[tuple[int, int]]:
+    kept: set[tuple[int, int]] = set()
+    used = 0
+    for r in sorted(results, key=lambda r: (r.turn, -r.message)):
+        if r.turn >= keep.turns:
+            break
+        if r.turn > 0 and used + r.tokens > keep.tokens:
+            break
+        kept.add(r.key)
+        used += r.tokens
+    return kept
+
+
+def stub_text(result: ToolResultBlock, use: ToolUseBlock | None, *, superseded: bool) -> str:
+    """`[Folded …: Read /src/app.py → 412 lines, 15.3 KB. …]`"""
+    name = use.name if use is not None else "tool"
+    target = describe_target(use)
+    call = f"{name} {target}" if target else name
+    text = result.text
+    saved = saved_path(text)
+    if saved is not None:
+        what = f"full output saved in {saved}"
+    else:
+        lines = len(text.splitlines())
+        what = f"{lines} lines, {human_size(len(text.encode('utf-8')))}"
+    status = " (it failed)" if result.is_error else ""
+    if superseded:
+        return f"{FOLDED_PREFIX}: a later read of the same file superseded it. {call} → {what}.]"
+    return (
+        f"{FOLDED_PREFIX} to save context: {call}{status} → {what}. "
+        "Run the call again if you need its output.]"
+    )
+
+
+def describe_target(use: ToolUseBlock | None) -> str:
+    """What a call was about, on one short line: its path, command or pattern."""
+    if use is None:
+        return ""
+    parts = [str(use.input[k]) for k in _TARGET_FIELDS if isinstance(use.input.get(k), str)]
+    target = " in ".join(parts[:2]) if use.name in ("Grep", "Glob") else (parts[:1] or [""])[0]
+    target = " ".join(target.split())
+    if len(target) > TARGET_CHARS:
+        target = target[: TARGET_CHARS - 1] + "…"
+    return f"`{target}`" if use.name == "Bash" and target else target

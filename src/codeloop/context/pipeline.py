@@ -1,0 +1,170 @@
+"""The context pipeline the loop runs before every model request, and the session's compactor.
+
+Order per seed 002, cheapest first: the tool-result budget (always: it only moves big results
+to files), microcompact (once the prompt passes half the autocompact threshold), autocompact
+(past the threshold); a step that brings the count back under skips the rest. With autocompact
+off, a prompt past the blocking limit is not sent.
+
+One `ContextManager` lives as long as its session: it owns the folder big results go to, the
+last usage the API reported, and what a reactive compaction did (its boundary and cost are
+handed out by the next `prepare`, since the loop's compactor seam returns only messages).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from codeloop.context.budget import ResultBudget, apply_result_budget
+from codeloop.context.compact import (
+    CompactResult,
+    PreCompactHook,
+    SummaryModel,
+    Todo,
+    compact_history,
+)
+from codeloop.context.microcompact import KeepRecent, microcompact
+from codeloop.context.tokens import ContextLimits, UsageAnchor, count_tokens
+from codeloop.events import CompactBoundary, CompactTrigger, Event
+from codeloop.tools.base import Workspace
+from codeloop.types import Message, Usage
+
+
+@dataclass(frozen=True)
+class ContextSettings:
+    autocompact: bool = True
+    # L1 and L2 can be turned off (benchmarks measure what they save).
+    persist_results: bool = True
+    microcompact: bool = True
+    # Upper bounds; a small window lowers them (a quarter and a half of the threshold).
+    max_result_tokens: int = 25_000
+    max_message_result_tokens: int = 50_000
+    keep_recent_turns: int = 3
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """The history to send, and what the pipeline did to it."""
+
+    messages: tuple[Message, ...]
+    tokens: int  # the prompt size the pipeline counted for them
+    events: tuple[Event, ...] = ()  # CompactBoundary events, for the loop to yield
+    usage: Usage = field(default_factory=Usage)  # spent on summary calls
+    # Set when the request must not be sent (past the blocking limit, autocompact off).
+    blocked: str | None = None
+    saved: int = 0  # results moved to files
+    folded: int = 0  # results folded to stubs
+
+
+class ContextManager:
+    def __init__(
+        self,
+        summarizer: SummaryModel,
+        limits: ContextLimits,
+        workspace: Workspace,
+        results_dir: Path,
+        *,
+        settings: ContextSettings | None = None,
+        pre_compact: PreCompactHook | None = None,
+        todos: Callable[[], Sequence[Todo] | None] | None = None,
+    ) -> None:
+        """`todos` reads the session's task list when there is a todo store; without one, the
+        list the last TodoWrite call set is found in the history."""
+        self.summarizer = summarizer
+        self.limits = limits
+        self.workspace = workspace
+        self.settings = settings or ContextSettings()
+        self.pre_compact = pre_compact
+        self.todos = todos
+        threshold = limits.autocompact_at
+        self.result_budget = ResultBudget(
+            min(self.settings.max_result_tokens, threshold // 4),
+            min(self.settings.max_message_result_tokens, threshold // 2),
+            results_dir,
+        )
+        self.keep_recent = KeepRecent(self.settings.keep_recent_turns, threshold // 4)
+        # Microcompact starts at half the threshold and folds down to a third of it: early
+        # enough that requests stay small, in batches so the cached prefix rarely changes.
+        self.fold_at = threshold // 2
+        self.fold_target = threshold // 3
+        self._anchor: UsageAnchor | None = None
+        self._overhead = summarizer.overhead
+        self._pending: list[CompactBoundary] = []
+        self._pending_usage = Usage()
+
+    def record_usage(self, sent: tuple[Message, ...], reply: Message, usage: Usage) -> None:
+        """What the API reported for a request (call it with each complete response)."""
+        self._anchor = UsageAnchor.after(sent, reply, usage)
+
+    def count(self, messages: tuple[Message, ...]) -> int:
+        return count_tokens(messages, self._overhead, self._anchor)
+
+    async def prepare(
+        self, messages: tuple[Message, ...], abort: asyncio.Event | None = None
+    ) -> Prepared:
+        """Budget → microcompact → autocompact, each only while still needed."""
+        events: list[Event] = list(self._pending)
+        usage, self._pending, self._pending_usage = self._pending_usage, [], Usage()
+        limits, settings = self.limits, self.settings
+        tokens = self.count(messages)
+        saved = folded = 0
+        if settings.persist_results:
+            messages, saved = apply_result_budget(messages, self.result_budget)
+            if saved:
+                tokens = self.count(messages)
+        if tokens >= self.fold_at and settings.microcompact:
+            messages, folded = microcompact(messages, tokens - self.fold_target, self.keep_recent)
+            if folded:
+                tokens = self.count(messages)
+        blocked = None
+        if tokens >= limits.autocompact_at and settings.autocompact:
+            result = await self._compact(messages, "auto", None, abort)
+            messages, tokens = result.messages, self.count(result.messages)
+            events.append(result.boundary)
+            usage = usage + result.usage
+        elif tokens >= limits.blocking_at and not settings.autocompact:
+            blocked = (
+                f"The conversation fills {tokens:,} tokens, past this model's limit of "
+                f"{limits.blocking_at:,} with autocompact off: compact it or start a new session."
+            )
+        return Prepared(messages, tokens, tuple(events), usage, blocked, saved, folded)
+
+    async def compact(
+        self,
+        messages: tuple[Message, ...],
+        instructions: str | None = None,
+        abort: asyncio.Event | None = None,
+    ) -> CompactResult:
+        """A compaction the user asked for (`/compact [instructions]`, `Session.compact`)."""
+        return await self._compact(messages, "manual", instructions, abort)
+
+    async def reactive_compact(self, messages: tuple[Message, ...]) -> tuple[Message, ...] | None:
+        """For a prompt the API called too long (the loop's compactor seam); None when the
+        history cannot shrink. Its boundary comes out of the next `prepare`."""
+        result = await self._compact(messages, "reactive", None, None)
+        self._pending_usage = self._pending_usage + result.usage
+        if result.boundary.tokens_after >= result.boundary.tokens_before:
+            return None
+        self._pending.append(result.boundary)
+        return result.messages
+
+    async def _compact(
+        self,
+        messages: tuple[Message, ...],
+        trigger: CompactTrigger,
+        instructions: str | None,
+        abort: asyncio.Event | None,
+    ) -> CompactResult:
+        return await compact_history(
+            messages,
+            self.summarizer,
+            self.limits,
+            self.workspace,
+            trigger=trigger,
+            instructions=instructions,
+            todos=self.todos() if self.todos is not None else None,
+            pre_compact=self.pre_compact,
+            abort=abort,
+        )

@@ -1,0 +1,203 @@
+"""The pipeline: cheapest step first, later steps skipped once under the threshold; and the
+invariants every step keeps, over generated histories."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from codeloop.context.budget import ResultBudget, apply_result_budget
+from codeloop.context.compact import compact_history, drop_oldest, fit, latest_user_request
+from codeloop.context.microcompact import KeepRecent, microcompact
+from codeloop.context.pipeline import ContextManager, ContextSettings
+from codeloop.context.tokens import ContextLimits
+from codeloop.events import CompactBoundary
+from codeloop.models.scripted import ScriptedModel
+from codeloop.testing.scenario import turn
+from codeloop.tools.base import Workspace
+from codeloop.types import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from tests.unit.context_history import assert_paired, bash, read, summarizer
+
+LIMITS = ContextLimits(64_000, 20_000)  # autocompact at 31 000, blocking at 41 000
+SUMMARY = "1. User requests and intent: the user wants the build fixed."
+
+
+def _manager(tmp_path: Path, model: ScriptedModel, **settings: bool) -> ContextManager:
+    return ContextManager(
+        summarizer(model),
+        LIMITS,
+        Workspace(cwd=tmp_path),
+        tmp_path / "tool-results",
+        settings=ContextSettings(**settings),
+    )
+
+
+def _results(messages: tuple[Message, ...]) -> list[str]:
+    return [r.text for m in messages for r in m.tool_results]
+
+
+async def test_a_small_history_goes_through_untouched(tmp_path: Path) -> None:
+    history = (Message.user("hi"), *bash("ls", "a\n" * 3_000, "t1"))
+    model = ScriptedModel([])
+    prepared = await _manager(tmp_path, model).prepare(history)
+    assert prepared.messages is history
+    assert (prepared.saved, prepared.folded, prepared.events) == (0, 0, ())
+    assert model.requests == []
+
+
+async def test_the_result_budget_alone_can_bring_the_count_under(tmp_path: Path) -> None:
+    # One 45K-token result: L1 saves it, and nothing else needs to happen.
+    history = (
+        Message.user("go"),
+        *bash("ls", "b\n" * 2_000, "t0"),
+        *bash("cat", "a" * 180_000, "t1"),
+    )
+    model = ScriptedModel([])
+    prepared = await _manager(tmp_path, model).prepare(history)
+    assert prepared.saved == 1 and prepared.folded == 0
+    assert _results(prepared.messages)[0] == "b\n" * 2_000
+    assert prepared.tokens < LIMITS.autocompact_at // 2
+    assert model.requests == []
+
+
+async def test_microcompact_can_spare_the_summary_call(tmp_path: Path) -> None:
+    history: tuple[Message, ...] = (Message.user("go"),)
+    for i in range(12):  # 12 × ~3 000 tokens: past the 31 000 threshold
+        history += read(f"/src/m{i}.py", "x = 1\n" * 2_000, f"t{i}")
+    model = ScriptedModel([])
+    prepared = await _manager(tmp_path, model).prepare(history)
+    assert prepared.folded > 0 and prepared.events == ()
+    assert prepared.tokens <= LIMITS.autocompact_at // 3
+    assert _results(prepared.messages)[-1] == "x = 1\n" * 2_000
+    assert model.requests == []
+    assert_paired(prepared.messages)
+
+
+async def test_autocompact_runs_when_the_cheaper_steps_are_not_enough(tmp_path: Path) -> None:
+    # Long answers, not tool results, fill the window: only a summary helps.
+    history: tuple[Message, ...] = ()
+    for i in range(10):
+        history += (Message.user(f"question {i}"), Message("assistant", (TextBlock("w" * 14_000),)))
+    model = ScriptedModel([turn(SUMMARY)])
+    prepared = await _manager(tmp_path, model).prepare(history)
+    (boundary,) = prepared.events
+    assert isinstance(boundary, CompactBoundary) and boundary.trigger == "auto"
+    assert prepared.messages[-1] is history[-2]  # "question 9", word for word
+    assert prepared.usage.output_tokens > 0
+    assert prepared.tokens < LIMITS.autocompact_at // 2
+    assert len(model.requests) == 1
+
+
+async def test_reported_usage_past_the_threshold_triggers_compaction(tmp_path: Path) -> None:
+    """The estimate says the history is small; the API said otherwise, and the API wins."""
+    sent = (Message.user("go"),)
+    reply = Message("assistant", (TextBlock("ok"),))
+    model = ScriptedModel([turn(SUMMARY)])
+    manager = _manager(tmp_path, model)
+    manager.record_usage(sent, reply, Usage(input_tokens=35_000))
+    prepared = await manager.prepare((*sent, reply, Message.user("and now?")))
+    assert len(prepared.events) == 1 and len(model.requests) == 1
+
+
+async def test_with_autocompact_off_a_full_window_blocks(tmp_path: Path) -> None:
+    history: tuple[Message, ...] = ()
+    for i in range(12):
+        history += (Message.user(f"q{i}"), Message("assistant", (TextBlock("w" * 14_000),)))
+    model = ScriptedModel([])
+    prepared = await _manager(tmp_path, model, autocompact=False).prepare(history)
+    assert prepared.blocked is not None and "41,000" in prepared.blocked
+    assert model.requests == []
+    # Under the blocking limit (though past autocompact) it is sent as it is.
+    shorter = history[:18]
+    short = await _manager(tmp_path, model, autocompact=False).prepare(shorter)
+    assert short.tokens > LIMITS.autocompact_at
+    assert short.blocked is None and short.messages is shorter
+
+
+async def test_a_reactive_compaction_is_reported_by_the_next_prepare(tmp_path: Path) -> None:
+    history: tuple[Message, ...] = (Message.user("Fix the build."),)
+    for i in range(6):
+        history += bash(f"make {i}", "error\n" * 1_000, f"t{i}")
+    model = ScriptedModel([turn(SUMMARY)])
+    manager = _manager(tmp_path, model)
+    compacted = await manager.reactive_compact(history)
+    assert compacted is not None and compacted[-1] is history[0]
+    prepared = await manager.prepare(compacted)
+    (boundary,) = prepared.events
+    assert isinstance(boundary, CompactBoundary) and boundary.trigger == "reactive"
+    assert prepared.usage.output_tokens > 0
+    assert (await manager.prepare(compacted)).events == ()
+
+
+# --- invariants over generated histories -------------------------------------------------
+
+_NAMES = st.sampled_from(["Read", "Read", "Bash", "Grep", "Write", "Edit"])
+_PATHS = st.sampled_from(["/src/a.py", "/src/b.py", "src/c.py"])
+
+
+@st.composite
+def histories(draw: st.DrawFn) -> tuple[Message, ...]:
+    messages: list[Message] = [Message.user(draw(st.text(min_size=1, max_size=30)))]
+    for t in range(draw(st.integers(0, 14))):
+        if draw(st.integers(0, 4)) == 0:
+            messages.append(Message.user(f"request {t}"))
+        calls = [
+            ToolUseBlock(f"t{t}_{j}", draw(_NAMES), {"file_path": draw(_PATHS), "command": "x"})
+            for j in range(draw(st.integers(1, 3)))
+        ]
+        text = TextBlock("r" * draw(st.integers(0, 8_000)))
+        messages.append(Message("assistant", (text, *calls)))
+        results = [
+            ToolResultBlock(c.id, "o" * draw(st.integers(0, 60_000)), draw(st.booleans()))
+            for c in calls
+        ]
+        messages.append(Message("user", tuple(results)))
+        if draw(st.booleans()):
+            messages.append(Message("assistant", (TextBlock("done"),)))
+    return tuple(messages)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    history=histories(),
+    per_result=st.integers(100, 20_000),
+    need=st.integers(0, 200_000),
+    keep=st.builds(KeepRecent, st.integers(0, 4), st.integers(0, 30_000)),
+    budget=st.integers(0, 60_000),
+)
+def test_every_step_keeps_every_call_paired_and_the_latest_request(
+    history: tuple[Message, ...],
+    per_result: int,
+    need: int,
+    keep: KeepRecent,
+    budget: int,
+) -> None:
+    assert_paired(history)
+    latest = latest_user_request(history)
+    with tempfile.TemporaryDirectory() as folder:
+        saved, _ = apply_result_budget(
+            history, ResultBudget(per_result, 4 * per_result, Path(folder))
+        )
+        assert_paired(saved)
+        folded, _ = microcompact(saved, need, keep)
+        assert_paired(folded)
+        assert_paired(fit(folded, budget))
+        dropped = drop_oldest(folded, budget, [latest] if latest else [], (), reason="test")
+        assert_paired(dropped)
+        assert latest is None or any(m is latest for m in dropped)
+
+        async def compact(model: ScriptedModel) -> tuple[Message, ...]:
+            workspace = Workspace(cwd=Path(folder))
+            result = await compact_history(
+                folded, summarizer(model), LIMITS, workspace, trigger="auto"
+            )
+            return result.messages
+
+        for model in (ScriptedModel([turn(SUMMARY)]), ScriptedModel([])):  # summary, fallback
+            compacted = asyncio.run(compact(model))
+            assert_paired(compacted)
+            assert latest is None or latest_user_request(compacted) is latest
