@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field, replace
 
 from codeloop.aio import Aborted, IdleTimeout, Stalled, until_aborted, watched
+from codeloop.context.pipeline import ContextManager
 from codeloop.deps import LoopDeps
 from codeloop.events import (
     AssistantTurn,
@@ -87,6 +88,8 @@ class LoopParams:
     fallback_model: str | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     abort: asyncio.Event = field(default_factory=asyncio.Event)
+    # Budget → microcompact → autocompact before each request; None sends the history as is.
+    context: ContextManager | None = None
 
 
 @dataclass(frozen=True)
@@ -153,6 +156,15 @@ async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]
         )
 
     while True:
+        if params.context is not None:
+            prepared = await params.context.prepare(state.messages, params.abort)
+            for event in prepared.events:
+                yield event
+            totals.add(state.model, prepared.usage, 0.0)
+            state = replace(state, messages=prepared.messages)
+            if prepared.blocked is not None:
+                yield end("blocking_limit", state.messages, prepared.blocked)
+                return
         messages, turn_count = state.messages, state.turn_count
         if state.transition is not None:
             yield Continuing(state.transition.reason, turn_count)
@@ -277,6 +289,8 @@ async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]
             continue
 
         assistant = Message("assistant", assembler.blocks, uuid=deps.uuid())
+        if params.context is not None:
+            params.context.record_usage(messages, assistant, assembler.usage)
         yield AssistantTurn(
             assistant,
             assembler.model or state.model,
