@@ -15,6 +15,7 @@ from pathlib import Path
 from codeloop.context.system_prompt import build_system_prompt
 from codeloop.models.catalog import model_info
 from codeloop.models.factory import resolve_model
+from codeloop.models.retry import RetryPolicy
 from codeloop.permissions.policy import PermissionMode, Policy, parse_tool_list
 from codeloop.repair import repair_history
 from codeloop.session import Session, SessionConfig
@@ -37,6 +38,8 @@ class Options:
     append_system_prompt: str | None = None
     max_turns: int | None = None
     max_budget_usd: float | None = None
+    # Used when the model stays overloaded (same provider, e.g. a smaller Claude).
+    fallback_model: str | None = None
     # A new session's id (a UUID), or with fork_session the fork's; default: a fresh one.
     session_id: str | None = None
     # Continue the project's latest session, or the session `resume` names (id or its start).
@@ -76,12 +79,16 @@ def build_session(options: Options) -> Session:
         override=options.system_prompt,
         append=options.append_system_prompt,
     )
+    info = model_info(model, env)
     config = SessionConfig(
         model=model,
         system=system,
-        max_tokens=model_info(model, env).default_output_tokens,
+        max_tokens=info.default_output_tokens,
+        max_output_tokens=info.max_output_tokens,
         max_turns=options.max_turns,
         max_budget_usd=options.max_budget_usd,
+        fallback_model=options.fallback_model,
+        retry=RetryPolicy.from_env(dict(env)),
         policy=policy,
     )
     workspace = Workspace(cwd=cwd, extra_dirs=extra_dirs)

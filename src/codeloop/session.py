@@ -17,6 +17,7 @@ from codeloop.deps import LoopDeps
 from codeloop.events import AssistantTurn, Event, LoopEnd, Notice, UserTurn
 from codeloop.loop import LoopParams, query_loop
 from codeloop.models.base import ModelClient
+from codeloop.models.retry import RetryPolicy
 from codeloop.permissions.policy import Policy
 from codeloop.tools.base import AnyTool, Workspace
 from codeloop.transcript import TranscriptWriter
@@ -28,8 +29,12 @@ class SessionConfig:
     model: str
     system: str
     max_tokens: int
+    # The model's largest output: the loop escalates to it once when an answer is cut short.
+    max_output_tokens: int | None = None
     max_turns: int | None = None
     max_budget_usd: float | None = None
+    fallback_model: str | None = None
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
     policy: Policy = field(default_factory=Policy)
 
 
@@ -87,8 +92,11 @@ class Session:
             can_use_tool=self.config.policy.can_use_tool,
             system=self.config.system,
             max_tokens=self.config.max_tokens,
+            max_output_tokens=self.config.max_output_tokens,
             max_turns=self.config.max_turns,
             budget_usd=_remaining(self.config.max_budget_usd, self.cost_usd),
+            fallback_model=self.config.fallback_model,
+            retry=self.config.retry,
             abort=self._abort,
         )
         async for event in query_loop(params, self.deps):

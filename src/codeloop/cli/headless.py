@@ -62,6 +62,7 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
         append_system_prompt=args.append_system_prompt,
         max_turns=args.max_turns,
         max_budget_usd=args.max_budget_usd,
+        fallback_model=args.fallback_model,
         session_id=args.session_id,
         # In a headless run, --resume without an id means the latest session.
         continue_conversation=args.continue_conversation or args.resume == "",

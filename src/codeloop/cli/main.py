@@ -71,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="text (default), json, or stream-json",
     )
     parser.add_argument("--model", help="model to use, e.g. anthropic:claude-sonnet-4-5")
+    parser.add_argument(
+        "--fallback-model", metavar="MODEL", help="model to switch to when --model stays overloaded"
+    )
     parser.add_argument("--max-turns", type=_positive_int, help="stop after this many model turns")
     parser.add_argument(
         "--max-budget-usd",
