@@ -12,9 +12,10 @@ import asyncio
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from codeloop.context.pipeline import ContextManager
 from codeloop.costs import total_cost_usd, usage_by_model
 from codeloop.deps import LoopDeps
-from codeloop.events import AssistantTurn, Event, LoopEnd, Notice, UserTurn
+from codeloop.events import AssistantTurn, CompactBoundary, Event, LoopEnd, Notice, UserTurn
 from codeloop.loop import LoopParams, query_loop
 from codeloop.models.base import ModelClient
 from codeloop.models.retry import RetryPolicy
@@ -41,7 +42,8 @@ class SessionConfig:
 class Session:
     """`history` continues an earlier conversation; `transcript` (whose session id the session
     takes) records this one; `notices` are shown before the first prompt's events (e.g. what
-    reading a resumed transcript had to skip). Usage and cost count this process's requests."""
+    reading a resumed transcript had to skip); `context` manages the context window across
+    prompts. Usage and cost count this process's requests."""
 
     def __init__(
         self,
@@ -55,6 +57,7 @@ class Session:
         history: Sequence[Message] = (),
         transcript: TranscriptWriter | None = None,
         notices: Sequence[str] = (),
+        context: ContextManager | None = None,
     ) -> None:
         if transcript is not None and session_id not in (None, transcript.session_id):
             raise ValueError("session_id differs from the transcript's session id")
@@ -66,6 +69,7 @@ class Session:
         self.deps = deps or LoopDeps.for_client(client)
         self.messages: tuple[Message, ...] = tuple(history)
         self.transcript = transcript
+        self.context = context
         self._notices = [Notice("warning", text) for text in notices]
         self.usage_by_model: dict[str, Usage] = {}
         self.api_duration_ms = 0.0
@@ -97,6 +101,7 @@ class Session:
             budget_usd=_remaining(self.config.max_budget_usd, self.cost_usd),
             fallback_model=self.config.fallback_model,
             retry=self.config.retry,
+            context=self.context,
             abort=self._abort,
         )
         async for event in query_loop(params, self.deps):
@@ -125,6 +130,11 @@ class Session:
                 )
             elif isinstance(item, UserTurn):
                 transcript.append(item.message)
+                transcript.sync()
+            elif isinstance(item, CompactBoundary):
+                transcript.compact(
+                    item.messages, trigger=item.trigger, pre_tokens=item.tokens_before
+                )
                 transcript.sync()
             elif isinstance(item, LoopEnd):
                 transcript.settle(item.messages, trigger="loop")

@@ -13,7 +13,7 @@ Format version 1, one JSON object a line:
 
 replaces the whole history so far with the messages it carries. The trigger says who rewrote
 it: compaction ("auto", "manual", "reactive"), a resume that had to repair the middle of a
-history ("resume"), or a run whose final history was not an extension of what was saved
+history ("resume"), or a run whose final history has new messages between saved ones
 ("loop"). Later lines append to it. Line types this version does not know are ignored.
 
 Version 0, the prototype's format, is still read: a header line
@@ -80,12 +80,9 @@ class TranscriptWriter:
         self.path = path
         self.session_id = session_id
         self._cwd = cwd
-        self._history = list(history)
+        self._known = {m.uuid for m in history}  # the messages saved since the last boundary
+        self._last = history[-1].uuid if history else None
         self._fd: int | None = None
-
-    @property
-    def history(self) -> tuple[Message, ...]:
-        return tuple(self._history)
 
     def append(
         self,
@@ -109,7 +106,8 @@ class TranscriptWriter:
                 "usage": (usage or Usage()).to_dict(),
             }
         self._write(line)
-        self._history.append(message)
+        self._known.add(message.uuid)
+        self._last = message.uuid
 
     def compact(
         self, messages: Sequence[Message], *, trigger: str, pre_tokens: int | None = None
@@ -121,14 +119,21 @@ class TranscriptWriter:
             "messages": [_entry(m) for m in messages],
         }
         self._write(line)
-        self._history = list(messages)
+        self._known = {m.uuid for m in messages}
+        self._last = messages[-1].uuid if messages else None
 
     def settle(self, messages: Sequence[Message], *, trigger: str) -> None:
-        """Make the transcript's history `messages`: append what is new, or, when the history
-        was rewritten rather than extended, write a boundary that carries it whole."""
-        known = len(self._history)
-        if tuple(messages[:known]) == tuple(self._history):
-            for message in messages[known:]:
+        """Bring the transcript up to `messages` by appending the ones it does not hold yet.
+
+        A message it holds in another form (a tool result folded or moved to a file for the
+        request) stays as first written: the transcript keeps what was said, the loop may send
+        a shorter view of it. Only when new messages sit between saved ones (the history was
+        rebuilt) is `messages` written whole behind a boundary."""
+        fresh = [i for i, message in enumerate(messages) if message.uuid not in self._known]
+        if not fresh:
+            return
+        if len(fresh) == len(messages) - fresh[0]:  # all new ones come after the saved ones
+            for message in messages[fresh[0] :]:
                 self.append(message)
         else:
             self.compact(messages, trigger=trigger)
@@ -150,7 +155,7 @@ class TranscriptWriter:
         return {
             "type": kind,
             "uuid": uuid,
-            "parentUuid": self._history[-1].uuid if self._history else None,
+            "parentUuid": self._last,
             "timestamp": _iso_now(),
             "sessionId": self.session_id,
             "cwd": str(self._cwd),

@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from codeloop.events import AssistantTurn, Event, LoopEnd, Notice, RequestStart, UserTurn
+from codeloop.context.compact import SummaryModel
+from codeloop.context.pipeline import ContextManager, ContextSettings
+from codeloop.context.tokens import ContextLimits
+from codeloop.events import (
+    AssistantTurn,
+    CompactBoundary,
+    Event,
+    LoopEnd,
+    Notice,
+    RequestStart,
+    UserTurn,
+)
 from codeloop.models.scripted import ScriptedModel
 from codeloop.permissions.policy import Policy
 from codeloop.session import Session, SessionConfig
@@ -18,7 +30,11 @@ SESSION = "9a8b7c6d-1234-4e5f-8a9b-0c1d2e3f4a5b"
 
 
 def make_session(
-    model: ScriptedModel, cwd: Path, path: Path, notices: Sequence[str] = ()
+    model: ScriptedModel,
+    cwd: Path,
+    path: Path,
+    notices: Sequence[str] = (),
+    context: ContextManager | None = None,
 ) -> Session:
     config = SessionConfig(
         model="claude-sonnet-4-5",
@@ -28,7 +44,15 @@ def make_session(
     )
     writer = TranscriptWriter(path, SESSION, cwd)
     workspace = Workspace(cwd=cwd)
-    return Session(model, default_tools(), workspace, config, transcript=writer, notices=notices)
+    return Session(
+        model,
+        default_tools(),
+        workspace,
+        config,
+        transcript=writer,
+        notices=notices,
+        context=context,
+    )
 
 
 async def test_each_message_is_saved_before_it_is_yielded(tmp_path: Path) -> None:
@@ -94,4 +118,36 @@ async def test_notices_from_loading_come_first(tmp_path: Path) -> None:
     second = [e async for e in session.submit("two")]
     assert first[0] == Notice("warning", "t.jsonl: line 3 is cut short")
     assert not any(isinstance(e, Notice) for e in second)
+    await session.aclose()
+
+
+async def test_a_compaction_is_a_boundary_and_the_original_stays_on_disk(tmp_path: Path) -> None:
+    (tmp_path / "big.txt").write_text("line of the big file\n" * 600)  # ~3 000 tokens
+    model = ScriptedModel(
+        [
+            turn("Reading.", tool_use("Read", {"file_path": str(tmp_path / "big.txt")})),
+            turn("1. User requests and intent: read big.txt."),  # the summary call
+            turn("It is a big file."),
+        ]
+    )
+    limits = ContextLimits(4_000, 1_000)  # autocompact past 1 000 tokens
+    context = ContextManager(
+        SummaryModel(model.stream, "claude-sonnet-4-5"),
+        limits,
+        Workspace(cwd=tmp_path),
+        tmp_path / "tool-results",
+        settings=ContextSettings(persist_results=False, microcompact=False),
+    )
+    path = tmp_path / "t.jsonl"
+    session = make_session(model, tmp_path, path, context=context)
+    events = [e async for e in session.submit("read big.txt")]
+    (boundary,) = [e for e in events if isinstance(e, CompactBoundary)]
+    end = events[-1]
+    assert isinstance(end, LoopEnd) and end.reason == "completed"
+    assert read_transcript(path).messages == end.messages
+    saved = [json.loads(line) for line in path.read_text().splitlines()]
+    boundaries = [line for line in saved if line["type"] == "system"]
+    assert [b["compactMetadata"]["trigger"] for b in boundaries] == ["auto"]
+    assert boundaries[0]["compactMetadata"]["preTokens"] == boundary.tokens_before
+    assert "line of the big file" in json.dumps(saved[2]["message"])  # the full result
     await session.aclose()

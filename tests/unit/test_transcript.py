@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -166,7 +167,7 @@ def test_compact_boundary_replaces_the_history_but_not_the_cost(tmp_path: Path) 
     assert lines(path)[-1]["parentUuid"] == summary.uuid
 
 
-def test_settle_appends_an_extension_and_rewrites_anything_else(tmp_path: Path) -> None:
+def test_settle_appends_only_what_is_new(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     messages = conversation()
     writer = write(path, messages[:2], tmp_path)
@@ -174,10 +175,25 @@ def test_settle_appends_an_extension_and_rewrites_anything_else(tmp_path: Path) 
     assert len(lines(path)) == 4
     writer.settle(messages[:4], trigger="loop")  # nothing new, nothing written
     assert len(lines(path)) == 4
-    rewritten = [messages[0], messages[4]]
-    writer.settle(rewritten, trigger="loop")
-    assert lines(path)[-1]["subtype"] == "compact_boundary"
-    assert read_transcript(path).messages == tuple(rewritten)
+    # the loop sends a folded view of a saved result, and leaves out older messages: the
+    # transcript keeps them as they were and gets only the new answer
+    folded = replace(messages[2], content=(ToolResultBlock("toolu_1", "[folded]"),))
+    writer.settle([messages[1], folded, messages[3], messages[4]], trigger="loop")
+    assert len(lines(path)) == 5
+    assert read_transcript(path).messages == tuple(messages)
+
+
+def test_settle_writes_a_rebuilt_history_whole(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    messages = conversation()
+    writer = write(path, messages[:3], tmp_path)
+    inserted = Message.user("a message put between saved ones")
+    rebuilt = [messages[0], inserted, *messages[1:3]]
+    writer.settle(rebuilt, trigger="resume")
+    last = lines(path)[-1]
+    assert last["subtype"] == "compact_boundary"
+    assert last["compactMetadata"] == {"trigger": "resume", "preTokens": None}
+    assert read_transcript(path).messages == tuple(rebuilt)
 
 
 def test_version_0_lines_are_upgraded(tmp_path: Path) -> None:
