@@ -1,19 +1,34 @@
-"""Who may run which tool, before the full rule engine exists.
+"""Who may run which tool: modes, rules, the workspace boundary, and asking the user.
 
-Modes follow Claude Code: `default` (read-only tools run; anything else would be asked, and a
-headless run cannot ask, so it is denied with a reason the model can read), `acceptEdits` (file
-edits too), `plan` (read-only only), `bypassPermissions` (everything). `allowed` / `disallowed`
-hold tool names from --allowedTools / --disallowedTools; a rule with a specifier such as
-`Bash(git diff:*)` is matched on its tool name only until the rule engine lands.
+Modes follow Claude Code: `default` (read-only tools and commands run; the rest is asked),
+`acceptEdits` (file edits and mkdir/touch/cp/mv inside the workspace too), `plan` (read-only
+only) and `bypassPermissions` (everything but deny and ask rules). Rules (rules.py) come from
+settings files and CLI flags, each tagged with its source; deny beats ask beats allow, and every
+decision names the rule that made it. Writes outside the workspace roots, and edits of files
+that configure the agent or run code, are asked even in acceptEdits.
+
+To ask, the policy calls an injected async `ask_user` (the interactive UI): allow once, allow
+always (the rule is persisted to `.codeloop/settings.local.json`), or deny with a message for the
+model. Without it (headless) an ask is a denial whose reason the model reads as an error result.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import fnmatch
+import os
+import shlex
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
-from codeloop.tools.base import AnyTool, ToolContext
+from codeloop.permissions import paths
+from codeloop.permissions.bash_check import decide_bash
+from codeloop.permissions.decision import Behavior, Decision, Scope
+from codeloop.permissions.files_check import decide_files, file_targets
+from codeloop.permissions.persist import add_allow_rules
+from codeloop.permissions.rules import Rule, RuleBook, RuleError, domain_matches, fold
+from codeloop.tools.base import AnyTool, ToolContext, Workspace
 from codeloop.tools.executor import PermissionDecision
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
@@ -24,60 +39,224 @@ PERMISSION_MODES: tuple[PermissionMode, ...] = (
     "bypassPermissions",
 )
 
-EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 
-
-def rule_tool_name(rule: str) -> str:
-    """`Bash(npm test:*)` → `Bash`."""
-    return rule.split("(", 1)[0].strip()
-
-
-def parse_tool_list(values: Iterable[str]) -> frozenset[str]:
-    """Flags may repeat and hold comma- or space-separated names; parentheses group."""
-    names: set[str] = set()
+def split_rules(values: Iterable[str]) -> list[str]:
+    """Flag values hold rules separated by commas or spaces; parentheses group:
+    `"Bash(git diff:*),Edit"` → [`Bash(git diff:*)`, `Edit`]."""
+    rules: list[str] = []
     for value in values:
         depth, current = 0, ""
         for char in value:
-            if char == "(":
-                depth += 1
-            elif char == ")":
-                depth = max(0, depth - 1)
+            depth += {"(": 1, ")": -1}.get(char, 0)
+            depth = max(depth, 0)
             if depth == 0 and char in ", ":
-                if current.strip():
-                    names.add(rule_tool_name(current))
+                rules += [current.strip()] if current.strip() else []
                 current = ""
             else:
                 current += char
-        if current.strip():
-            names.add(rule_tool_name(current))
-    return frozenset(names)
+        rules += [current.strip()] if current.strip() else []
+    return list(dict.fromkeys(rules))
+
+
+def parse_tool_list(values: Iterable[str]) -> frozenset[str]:
+    """The tool names the rules in flag values are about (to check the tools exist)."""
+    return frozenset(Rule.parse(text).tool for text in split_rules(values))
+
+
+def rules_from(
+    texts: Iterable[str], source: str, base: Path | None = None
+) -> tuple[list[Rule], list[str]]:
+    """Parse rule strings from one source; bad ones become warnings naming the source."""
+    rules: list[Rule] = []
+    warnings: list[str] = []
+    for text in texts:
+        try:
+            rules.append(Rule.parse(text, source, base))
+        except RuleError as exc:
+            warnings.append(f"{source}: {exc}; ignored")
+    return rules, warnings
 
 
 @dataclass(frozen=True)
-class Policy:
-    mode: PermissionMode = "default"
-    allowed: frozenset[str] = frozenset()
-    disallowed: frozenset[str] = frozenset()
+class PermissionRequest:
+    """What the UI shows: the tool, its input, and why it is asked (with suggested rules)."""
 
-    def decide(self, tool: AnyTool, args: Any) -> PermissionDecision:
+    tool_name: str
+    input: dict[str, Any]
+    decision: Decision
+
+
+@dataclass(frozen=True)
+class Answer:
+    kind: Literal["allow_once", "allow_always", "deny"]
+    message: str = ""  # deny: what the model is told
+    rules: tuple[str, ...] = ()  # allow_always: rules to keep; default: the suggestions
+
+
+AskUser = Callable[[PermissionRequest], Awaitable[Answer]]
+
+
+@dataclass(frozen=True)
+class Denial:
+    """A denied call, as the headless JSON result reports it (`permission_denials`)."""
+
+    tool_name: str
+    tool_use_id: str
+    tool_input: dict[str, Any]
+    reason: str
+
+
+class Policy:
+    """Decides every tool call; `can_use_tool` is what the executor awaits.
+
+    `allowed` / `disallowed` / `asked` take rule strings (source "options") or `Rule`s with
+    their own source. `roots` are the workspace roots (the project directory first); when not
+    given they are taken from the workspace the first call runs in, before any `cd` moved it.
+    """
+
+    def __init__(
+        self,
+        mode: PermissionMode = "default",
+        allowed: Iterable[str | Rule] = (),
+        disallowed: Iterable[str | Rule] = (),
+        asked: Iterable[str | Rule] = (),
+        *,
+        roots: Sequence[Path] | None = None,
+        home: Path | None = None,
+        ask_user: AskUser | None = None,
+    ) -> None:
+        self.mode: PermissionMode = mode
+        self.ask_user = ask_user
+        self.home = home or Path(os.path.expanduser("~"))
+        self.denials: list[Denial] = []
+        self.warnings: list[str] = []  # for the UI: e.g. an "allow always" that was not saved
+        self._lists = (_rules(allowed), _rules(disallowed), _rules(asked))
+        self._book: RuleBook | None = None
+        self._roots: list[Path] = []
+        if roots:
+            self._bind(list(roots))
+
+    @property
+    def roots(self) -> list[Path]:
+        return list(self._roots)
+
+    def _bind(self, roots: list[Path]) -> RuleBook:
+        self._roots = paths.real_roots(roots)
+        allow, deny, ask = self._lists
+        self._book = RuleBook(allow, deny, ask, project=self._roots[0], home=self.home)
+        return self._book
+
+    def _scope(self, workspace: Workspace) -> Scope:
+        book = self._book or self._bind(workspace.roots)
+        return Scope(self.mode, book, self._roots, self.home)
+
+    # --- deciding --------------------------------------------------------------------------
+
+    def decide(self, tool: AnyTool, args: Any, workspace: Workspace) -> Decision:
+        scope = self._scope(workspace)
         name = tool.name
-        if name in self.disallowed:
-            return PermissionDecision(False, f"Permission denied: {name} is disallowed.")
-        if self.mode == "bypassPermissions" or name in self.allowed:
-            return PermissionDecision(True)
-        if tool.is_read_only(args):
-            return PermissionDecision(True)
-        if self.mode == "acceptEdits" and name in EDIT_TOOLS:
-            return PermissionDecision(True)
-        if self.mode == "plan":
-            return PermissionDecision(
-                False, f"Permission denied: {name} is not allowed in plan mode (read-only)."
-            )
-        return PermissionDecision(
-            False,
-            f"Permission to use {name} was denied: this run cannot ask the user. "
-            f"The user can allow it with --allowedTools {name} or a --permission-mode.",
-        )
+        if name == "Bash":
+            return decide_bash(str(args.command), workspace.cwd, scope)
+        targets = file_targets(name, args, workspace.cwd, self.home)
+        if targets is not None:
+            return decide_files(name, targets, scope)
+        return self._decide_other(tool, args, scope)
+
+    def _decide_other(self, tool: AnyTool, args: Any, scope: Scope) -> Decision:
+        name, book = tool.name, scope.book
+        behaviors: tuple[Behavior, ...] = ("deny", "ask")
+        for behavior in behaviors:
+            rule = book.tool_rule(behavior, name) or _specifier_rule(book, behavior, name, args)
+            if rule is not None:
+                return Decision(behavior, f"{name} matches a {behavior} rule", rule)
+        if scope.mode == "bypassPermissions":
+            return Decision("allow", "bypassPermissions")
+        read_only = tool.is_read_only(args)
+        if scope.mode == "plan" and not read_only:
+            return Decision("deny", f"{name} is not read-only, and plan mode only reads")
+        rule = book.tool_rule("allow", name) or _specifier_rule(book, "allow", name, args)
+        if rule is not None:
+            return Decision("allow", f"{name} matches an allow rule", rule)
+        if read_only:
+            return Decision("allow", "read-only tool")
+        return Decision("ask", f"{name} needs approval", None, (name,))
+
+    # --- the executor's seam ---------------------------------------------------------------
 
     async def can_use_tool(self, tool: AnyTool, args: Any, ctx: ToolContext) -> PermissionDecision:
-        return self.decide(tool, args)
+        decision = self.decide(tool, args, ctx.workspace)
+        if decision.behavior == "allow":
+            return PermissionDecision(True)
+        if decision.behavior == "ask" and self.ask_user is not None:
+            request = PermissionRequest(tool.name, _input_of(args), decision)
+            answer = await self.ask_user(request)
+            if answer.kind == "allow_once":
+                return PermissionDecision(True)
+            if answer.kind == "allow_always":
+                try:
+                    self.allow_always(answer.rules or decision.suggestions)
+                except OSError as exc:  # allowed now; only remembering it failed
+                    self.warnings.append(f"Could not save the permission rule: {exc}")
+                return PermissionDecision(True)
+            message = answer.message or "The user denied this tool call."
+            return self._deny(tool, args, ctx, f"Permission to use {tool.name} denied: {message}")
+        if decision.behavior == "deny":
+            message = f"Permission to use {tool.name} denied: {decision.explain()}."
+        else:
+            how = "--add-dir or --permission-mode bypassPermissions"
+            if decision.suggestions:
+                how = (
+                    f"--allowedTools {shlex.quote(decision.suggestions[0])} or a --permission-mode"
+                )
+            message = (
+                f"Permission to use {tool.name} was denied: {decision.explain()}. This run cannot "
+                f"ask the user; they can allow it with {how}."
+            )
+        return self._deny(tool, args, ctx, message)
+
+    def _deny(self, tool: AnyTool, args: Any, ctx: ToolContext, message: str) -> PermissionDecision:
+        self.denials.append(Denial(tool.name, ctx.tool_use_id, _input_of(args), message))
+        return PermissionDecision(False, message)
+
+    def allow_always(self, texts: Sequence[str]) -> Path | None:
+        """Allow these rules from now on, and keep them in the project's local settings.
+
+        Returns the settings file written, or None when there is no project yet."""
+        book = self._book
+        if book is None or not texts:
+            return None
+        target = book.project / ".codeloop" / "settings.local.json"
+        for text in texts:
+            book.add("allow", Rule.parse(text, str(target)))
+        add_allow_rules(target, texts)
+        return target
+
+
+def _rules(items: Iterable[str | Rule]) -> list[Rule]:
+    return [item if isinstance(item, Rule) else Rule.parse(item) for item in items]
+
+
+def _specifier_rule(book: RuleBook, behavior: Behavior, name: str, args: Any) -> Rule | None:
+    """Rules like `WebFetch(domain:x)` or `Agent(explorer)` against a tool's string inputs."""
+    values = [v for v in _input_of(args).values() if isinstance(v, str)]
+    for rule in book.rules[behavior]:
+        spec = rule.specifier
+        if spec is None or not rule.covers_tool(name):
+            continue
+        if spec.startswith("domain:"):
+            if any(domain_matches(spec, v) for v in values):
+                return rule
+        elif any(_glob_equal(spec, v, loose=behavior != "allow") for v in values):
+            return rule
+    return None
+
+
+def _glob_equal(spec: str, value: str, *, loose: bool) -> bool:
+    if loose:
+        spec, value = fold(spec), fold(value)
+    return fnmatch.fnmatchcase(value, spec)
+
+
+def _input_of(args: Any) -> dict[str, Any]:
+    dump = getattr(args, "model_dump", None)
+    return dict(dump(by_alias=True, exclude_none=True)) if callable(dump) else {}

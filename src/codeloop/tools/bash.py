@@ -3,7 +3,8 @@
 Each call is a fresh `bash -c` in its own process group, so a timeout or an abort can kill
 everything the command started. The working directory still persists between calls: an EXIT
 trap writes the shell's final directory to a temp file (so it survives `exit` in the command
-and never mixes with the output), and the next call starts there.
+and never mixes with the output), and the next call starts there. With a sandbox
+(permissions/sandbox.py) the same shell runs under bubblewrap, the temp file bound into it.
 """
 
 from __future__ import annotations
@@ -17,12 +18,15 @@ import shutil
 import signal
 import tempfile
 from pathlib import Path
-from typing import Annotated, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
 from codeloop.tools.base import ProgressFn, Tool, ToolContext, ToolInput, ToolResult
+
+if TYPE_CHECKING:
+    from codeloop.permissions.sandbox import Sandbox
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -78,6 +82,9 @@ class BashTool(Tool[BashInput]):
     input_model = BashInput
     max_result_chars: ClassVar[int] = 30_000
 
+    def __init__(self, sandbox: Sandbox | None = None) -> None:
+        self.sandbox = sandbox
+
     def is_read_only(self, args: BashInput) -> bool:
         """Decided on a real parse: every command read-only, no writes, nothing unparsed."""
         from codeloop.permissions.bash_parse import is_read_only_command
@@ -101,9 +108,16 @@ class BashTool(Tool[BashInput]):
 
         fd, cwd_file = tempfile.mkstemp(prefix="codeloop-cwd-")
         os.close(fd)
+        script = _wrap(args.command, cwd_file)
+        env = {**os.environ, "CODELOOP": "1"}
+        argv = [_shell(), "-c", script]
+        if self.sandbox is not None:
+            argv = self.sandbox.argv(_shell(), script, cwd=start_dir, files=[cwd_file])
+            env = {**self.sandbox.env(os.environ), "CODELOOP": "1"}
         try:
             output, exit_code, stopped = await _run(
-                _wrap(args.command, cwd_file),
+                argv,
+                env=env,
                 cwd=start_dir,
                 time_limit=timeout_ms / 1000,
                 abort=ctx.abort,
@@ -205,15 +219,16 @@ class _Output(asyncio.Protocol):
 
 
 async def _run(
-    script: str,
+    argv: list[str],
     *,
+    env: dict[str, str],
     cwd: Path,
     time_limit: float,
     abort: asyncio.Event,
     on_output: ProgressFn,
     limit: int,
 ) -> tuple[str, int, Stop | None]:
-    """Run `script`; return its output, exit code and why it was stopped early (if it was)."""
+    """Run `argv`; return its output, exit code and why it was stopped early (if it was)."""
     loop = asyncio.get_running_loop()
     output = _Output(limit, on_output)
     read_fd, write_fd = os.pipe()
@@ -221,14 +236,12 @@ async def _run(
         transport, _ = await loop.connect_read_pipe(lambda: output, os.fdopen(read_fd, "rb", 0))
         try:
             proc = await asyncio.create_subprocess_exec(
-                _shell(),
-                "-c",
-                script,
+                *argv,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=write_fd,
                 stderr=write_fd,
                 cwd=cwd,
-                env={**os.environ, "CODELOOP": "1"},
+                env=env,
                 start_new_session=True,
             )
         except BaseException:

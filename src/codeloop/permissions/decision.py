@@ -1,0 +1,48 @@
+"""A permission decision (allow, deny or ask, why, which rule made it) and what it is made in."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from codeloop.permissions.rules import Rule, RuleBook
+
+Behavior = Literal["allow", "deny", "ask"]
+
+
+@dataclass(frozen=True)
+class Decision:
+    behavior: Behavior
+    reason: str  # one sentence for the model and the user
+    rule: Rule | None = None  # the rule that decided, when one did
+    # Rules that would allow this next time ("allow always"), most specific first.
+    suggestions: tuple[str, ...] = ()
+
+    def explain(self) -> str:
+        return f"{self.reason} [rule {self.rule.describe()}]" if self.rule else self.reason
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a decision needs besides the request itself."""
+
+    mode: str
+    book: RuleBook
+    roots: list[Path]
+    home: Path
+
+
+def combine(decisions: Sequence[Decision]) -> Decision:
+    """Several parts (the subcommands of a line): one deny denies, one ask asks, else allow."""
+    for behavior in ("deny", "ask"):
+        found = [d for d in decisions if d.behavior == behavior]
+        if found:
+            reason = "; ".join(dict.fromkeys(d.reason for d in found))
+            suggestions = tuple(dict.fromkeys(s for d in found for s in d.suggestions))
+            return Decision(found[0].behavior, reason, found[0].rule, suggestions)
+    ruled = next((d for d in decisions if d.rule is not None), None)
+    if ruled is not None:
+        return ruled
+    return decisions[0] if decisions else Decision("allow", "nothing to run")

@@ -1,0 +1,122 @@
+"""Decide the file tools (Read, Write, Edit, Grep, Glob, ...) on the real paths they touch.
+
+Paths are resolved (symlinks, `..`) before matching. Deny and ask rules on a path hold for
+every tool that reads it (Read rules: Read, Grep, Glob) or edits it (Edit rules). A Grep over
+a directory holding a denied file is denied too, since rg would print its contents; Glob only
+lists names, so it is checked on its path and the literal directories of its pattern. Reads
+are allowed anywhere else; writes outside the workspace roots, and to files that configure
+the agent or run code, are asked unless an Edit allow rule covers them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from pathlib import Path
+from typing import Any
+
+from codeloop.permissions import paths
+from codeloop.permissions.decision import Behavior, Decision, Scope
+from codeloop.permissions.rules import EDIT_TOOLS, Rule, RuleBook
+
+# How many entries a Grep's check walks looking for denied files under its root.
+REACH_LIMIT = 20_000
+_VCS = frozenset({".git", ".hg", ".svn", ".jj", ".bzr"})
+
+
+def file_targets(name: str, args: Any, cwd: Path, home: Path) -> list[Path] | None:
+    """The paths a file tool reads or writes, resolved; None for tools without paths."""
+    if name in ("Read", "Write", "Edit", "MultiEdit"):
+        return [paths.resolve(str(args.file_path), cwd, home)]
+    if name == "NotebookEdit":
+        return [paths.resolve(str(args.notebook_path), cwd, home)]
+    if name in ("Grep", "Glob"):
+        base = paths.resolve(str(args.path or "."), cwd, home)
+        found = [base]
+        pattern = str(getattr(args, "pattern", "")) if name == "Glob" else ""
+        literal = _literal_dirs(pattern)
+        if literal:
+            found.append(paths.resolve(literal, base, home))
+        return found
+    return None
+
+
+def decide_files(name: str, targets: list[Path], scope: Scope) -> Decision:
+    book = scope.book
+    write = name in EDIT_TOOLS
+    behaviors: tuple[Behavior, ...] = ("deny", "ask")
+    for behavior in behaviors:
+        if (rule := book.tool_rule(behavior, name)) is not None:
+            return Decision(behavior, f"{name} matches a {behavior} rule", rule)
+        for path in targets:
+            if (rule := book.path_rule(behavior, name, path)) is not None:
+                return Decision(behavior, f"{name} on {path}: a {behavior} rule covers it", rule)
+        if name == "Grep" and (hit := _reaches(behavior, name, targets[0], book)):
+            rule, path = hit
+            return Decision(
+                behavior,
+                f"Grep over {targets[0]} would read {path}, which a {behavior} rule covers; "
+                "search a narrower path",
+                rule,
+            )
+    if scope.mode == "bypassPermissions":
+        return Decision("allow", "bypassPermissions")
+    allow_rule = book.tool_rule("allow", name)
+    if not write:
+        return Decision("allow", "read-only tool", allow_rule)
+    if scope.mode == "plan":
+        return Decision("deny", f"{name} edits files, and plan mode only reads")
+    suggestions = tuple(name if paths.within(p, scope.roots) else f"Edit(/{p})" for p in targets)
+    for path in targets:
+        allowed = book.path_rule("allow", name, path)
+        if not paths.within(path, scope.roots) and allowed is None:
+            return Decision(
+                "ask", f"{name} would write {path}, outside the workspace", None, suggestions
+            )
+        if paths.guarded(path) and allowed is None:
+            return Decision(
+                "ask",
+                f"{name} would change {path}, which configures the agent or runs code",
+                None,
+                suggestions,
+            )
+    path_rules = [book.path_rule("allow", name, p) for p in targets]
+    if allow_rule is None and all(path_rules):
+        allow_rule = path_rules[0]
+    if allow_rule is not None:
+        return Decision("allow", f"{name} matches an allow rule", allow_rule)
+    if scope.mode == "acceptEdits":
+        return Decision("allow", "acceptEdits")
+    return Decision("ask", f"{name} on {targets[0]} needs approval", None, suggestions)
+
+
+def _reaches(behavior: Behavior, name: str, root: Path, book: RuleBook) -> tuple[Rule, Path] | None:
+    """A file under a search root that a path rule covers (bounded walk, VCS dirs skipped).
+
+    Grep would print its contents; rg cannot be told to skip it from here."""
+    seen = 0
+    for rule in book.path_rules(behavior, name):
+        pattern = book.pattern(rule)
+        top = pattern.literal_root()
+        if paths.within(top, [root]):
+            start = top
+        elif paths.within(root, [top]):
+            start = root
+        else:
+            continue
+        for directory, dirs, files in os.walk(start):
+            dirs[:] = [d for d in dirs if d not in _VCS]
+            for entry in (*dirs, *files):
+                seen += 1
+                path = Path(directory, entry)
+                if pattern.matches(path, loose=True):
+                    return rule, path
+            if seen > REACH_LIMIT:
+                return None
+    return None
+
+
+def _literal_dirs(pattern: str) -> str:
+    """The directories a glob names before its first wildcard: `secrets/*.key` → `secrets`."""
+    parts = pattern.split("/")[:-1]
+    return "/".join(itertools.takewhile(lambda part: not any(c in part for c in "*?[{"), parts))

@@ -1,0 +1,64 @@
+"""Where a path really points, whether it is inside the workspace, and which files are guarded.
+
+Every path is resolved the way the kernel will: `~` expanded, relative to the right directory,
+`..` and symlinks followed (a dangling link resolves to where it would write). Matching rules or
+roots against the spelling instead would let `ws/../x` or `ws/link-to-home/x` walk out.
+"""
+
+from __future__ import annotations
+
+import glob
+import itertools
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+# Files inside a workspace that still need the user's say: they grant permissions, configure
+# hooks or run code on their own (git hooks, shell start-up), so an edit is an escalation.
+_GUARDED_NAMES = frozenset({".mcp.json", ".bashrc", ".bash_profile", ".profile", ".zshrc"})
+_SETTINGS_DIRS = frozenset({".codeloop", ".claude"})
+# Writing to these changes no file.
+_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero"})
+GLOB_LIMIT = 2000
+
+
+def resolve(raw: str, cwd: Path, home: Path) -> Path:
+    """The absolute, symlink-free path `raw` names when the shell is in `cwd`."""
+    if raw == "~" or raw.startswith("~/"):
+        raw = str(home) + raw[1:]
+    return Path(os.path.realpath(os.path.join(cwd, raw)))
+
+
+def within(path: Path, roots: Iterable[Path]) -> bool:
+    return any(path == root or path.is_relative_to(root) for root in roots)
+
+
+def is_device(path: Path) -> bool:
+    return str(path) in _DEVICES or str(path).startswith("/dev/fd/")
+
+
+def guarded(path: Path) -> bool:
+    """Settings, hooks and start-up files: edits need approval even where edits are accepted."""
+    parts = path.parts
+    if path.name in _GUARDED_NAMES or path.name == ".gitconfig":
+        return True
+    if len(parts) > 1 and parts[-2] in _SETTINGS_DIRS and path.name.startswith("settings"):
+        return True
+    return any(a == ".git" and b in ("hooks", "config") for a, b in itertools.pairwise(parts))
+
+
+def expand_glob(pattern: str, cwd: Path, home: Path) -> list[Path] | None:
+    """What a shell glob names: the matches, plus the literal word (bash keeps it when nothing
+    matches). None when there are too many to check."""
+    if pattern == "~" or pattern.startswith("~/"):
+        pattern = str(home) + pattern[1:]
+    full = os.path.join(cwd, pattern)
+    found = list(itertools.islice(glob.iglob(full), GLOB_LIMIT + 1))
+    if len(found) > GLOB_LIMIT:
+        return None
+    return list(dict.fromkeys(resolve(p, cwd, home) for p in [*found, full]))
+
+
+def real_roots(roots: Sequence[Path]) -> list[Path]:
+    """Roots as the kernel sees them (symlinks resolved), without duplicates."""
+    return list(dict.fromkeys(Path(os.path.realpath(r)) for r in roots))

@@ -1,0 +1,331 @@
+"""What one parsed shell command runs and which paths it names or writes.
+
+bash_parse.py says which simple commands a line holds; this module looks inside each one:
+wrappers (`timeout 5 x`, `nice x`, `env A=1 x`, `command x`, `xargs x`, `find -exec x ;`) are
+taken off so the program they run is what rules are matched against, and the operands of
+commands that write files (rm, mv, cp, touch, mkdir, tee, sed -i, chmod, ln, dd, ...) and every
+write redirection are listed, so path rules and the workspace boundary can be checked. A command
+this module does not know is not judged harmless: it simply has no known write targets, and
+the policy asks for it unless it is read-only or a rule allows it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from codeloop.permissions.bash_parse import Assignment, Redirect, SimpleCommand
+
+Word = tuple[str, bool]  # text, dynamic (bash still expands it)
+
+# Run their command as another user or in another root: a rule about the inner program must not
+# cover them.
+_ELEVATING = frozenset({"sudo", "doas", "su", "pkexec", "runuser", "chroot", "nsenter"})
+_ELEVATING |= {"unshare", "setpriv", "capsh"}
+
+
+@dataclass(frozen=True)
+class _Wrapper:
+    bare: frozenset[str] = frozenset()  # options without a value
+    valued: frozenset[str] = frozenset()  # options taking a value (next word, or attached)
+    positional: int = 0  # words between the options and the command (timeout's duration)
+    open_args: bool = False  # the command receives words we cannot see (xargs' stdin)
+    not_wrapping: frozenset[str] = frozenset()  # options that mean no command is run
+
+
+_WRAPPERS: dict[str, _Wrapper] = {
+    "command": _Wrapper(frozenset({"-p"}), not_wrapping=frozenset({"-v", "-V"})),
+    "builtin": _Wrapper(),
+    "time": _Wrapper(frozenset({"-p"})),
+    "nohup": _Wrapper(),
+    "nice": _Wrapper(valued=frozenset({"-n", "--adjustment"})),
+    "timeout": _Wrapper(
+        frozenset({"--preserve-status", "--foreground", "-v", "--verbose"}),
+        frozenset({"-s", "--signal", "-k", "--kill-after"}),
+        positional=1,
+    ),
+    "stdbuf": _Wrapper(valued=frozenset({"-i", "-o", "-e", "--input", "--output", "--error"})),
+    "setsid": _Wrapper(frozenset({"-c", "--ctty", "-f", "--fork", "-w", "--wait"})),
+    "ionice": _Wrapper(
+        frozenset({"-t", "--ignore"}),
+        frozenset({"-c", "--class", "-n", "--classdata"}),
+        not_wrapping=frozenset({"-p", "--pid", "-P", "--pgid", "-u", "--uid"}),
+    ),
+    "xargs": _Wrapper(
+        frozenset({"-0", "--null", "-r", "--no-run-if-empty", "-t", "--verbose", "-x", "--exit"}),
+        frozenset({"-I", "-n", "-L", "-P", "-s", "-d", "-E", "-a", "-i", "-l", "-e"})
+        | {"--arg-file", "--delimiter", "--max-args", "--max-lines", "--max-procs"}
+        | {"--max-chars", "--eof", "--replace"},
+        open_args=True,
+    ),
+}
+_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """A program one simple command runs, wrappers taken off.
+
+    `wrapped` is the argv as written (with its wrappers) for deny and ask rules, which must
+    hold whichever way the command is spelled. `problem` says why no rule may allow it.
+    """
+
+    argv: list[str]
+    dynamic: list[bool]
+    assignments: list[Assignment]
+    redirects: list[Redirect]
+    script: str | None
+    wrapped: list[str]
+    open_args: bool = False
+    problem: str | None = None
+    extra: list[Invocation] = field(default_factory=list)  # commands run by find -exec
+
+    def simple(self) -> SimpleCommand:
+        return SimpleCommand(
+            self.argv, self.dynamic, self.assignments, self.redirects, (0, 0), self.script
+        )
+
+
+def unwrap(cmd: SimpleCommand) -> Invocation:
+    """The program `cmd` runs, judged through its wrappers."""
+    argv, dynamic = list(cmd.argv), list(cmd.argv_dynamic)
+    assignments = list(cmd.assignments)
+    open_args = False
+    problem = None
+    while argv and not dynamic[0]:
+        name = argv[0]
+        if name in _ELEVATING:
+            problem = f"`{name}` runs a command with other privileges"
+            break
+        if name == "env":
+            start, env_problem = _env_start(argv, dynamic, assignments)
+        elif name in _WRAPPERS:
+            start, env_problem = _wrapper_start(_WRAPPERS[name], argv, dynamic)
+        else:
+            break
+        if env_problem:
+            problem = env_problem
+            break
+        if start is None:
+            break
+        open_args = open_args or (name in _WRAPPERS and _WRAPPERS[name].open_args)
+        argv, dynamic = argv[start:], dynamic[start:]
+    inv = Invocation(
+        argv, dynamic, assignments, list(cmd.redirects), cmd.script, cmd.argv, open_args, problem
+    )
+    if argv and argv[0] == "find":
+        inv.extra.extend(_find_execs(argv, dynamic, cmd.argv))
+    return inv
+
+
+def _wrapper_start(
+    spec: _Wrapper, argv: Sequence[str], dynamic: Sequence[bool]
+) -> tuple[int | None, str | None]:
+    """Index of the wrapped command in `argv`; None when it runs none; or a problem."""
+    i = 1
+    while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
+        arg = argv[i]
+        if dynamic[i]:
+            return None, f"`{argv[0]}` has an option decided at run time"
+        if arg == "--":
+            i += 1
+            break
+        if arg in spec.not_wrapping:
+            return None, None
+        if arg in spec.bare:
+            i += 1
+        elif arg in spec.valued:
+            i += 2
+        elif arg.split("=", 1)[0] in spec.valued or arg[:2] in spec.valued:
+            i += 1  # --signal=KILL, -n5, -oL
+        elif argv[0] == "nice" and re.fullmatch(r"-[0-9]+", arg):
+            i += 1
+        else:
+            return None, f"`{argv[0]}` option {arg} is not understood"
+    i += spec.positional
+    return (i, None) if i < len(argv) else (None, None)
+
+
+def _env_start(
+    argv: Sequence[str], dynamic: Sequence[bool], assignments: list[Assignment]
+) -> tuple[int | None, str | None]:
+    """`env [-i] [-u NAME] [NAME=VALUE]... CMD`: the assignments join the command's own."""
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        if arg in ("-i", "-", "--ignore-environment", "-0", "--null"):
+            i += 1
+        elif arg in ("-u", "--unset"):
+            i += 2
+        elif arg.startswith(("-u", "--unset=")):
+            i += 1
+        elif arg.startswith("-"):
+            return None, f"`env` option {arg} is not understood"  # -S splits, -C moves, ...
+        elif "=" in arg:
+            name, value = arg.split("=", 1)
+            assignments.append(Assignment(name, value, dynamic[i]))
+            i += 1
+        else:
+            return i, None
+    return None, None
+
+
+def _find_execs(
+    argv: Sequence[str], dynamic: Sequence[bool], wrapped: list[str]
+) -> list[Invocation]:
+    """The commands `find ... -exec CMD {} ;` runs; `{}` stands for paths find picks."""
+    found = []
+    i = 1
+    while i < len(argv):
+        if argv[i] in _FIND_EXEC:
+            end = i + 1
+            while end < len(argv) and argv[end] not in (";", "+"):
+                end += 1
+            inner = list(argv[i + 1 : end])
+            inner_dynamic = [
+                d or "{}" in w for w, d in zip(inner, dynamic[i + 1 : end], strict=True)
+            ]
+            if inner:
+                found.append(Invocation(inner, inner_dynamic, [], [], None, wrapped, True))
+            i = end
+        i += 1
+    return found
+
+
+# --- paths a command names and writes -------------------------------------------------------
+
+# Options that take a value, for the commands whose operands are write targets.
+_TARGET = frozenset({"-t", "--target-directory"})
+_SUFFIX = frozenset({"-S", "--suffix"})
+_VALUED: dict[str, frozenset[str]] = {
+    "truncate": frozenset({"-s", "--size", "-r", "--reference"}),
+    "mkdir": frozenset({"-m", "--mode", "--context"}),
+    "touch": frozenset({"-d", "--date", "-t", "-r", "--reference"}),
+    "shred": frozenset({"-n", "--iterations", "-s", "--size", "--random-source"}),
+    "cp": _TARGET | _SUFFIX,
+    "mv": _TARGET | _SUFFIX,
+    "ln": _TARGET | _SUFFIX,
+    "install": _TARGET | _SUFFIX | {"-m", "--mode", "-o", "--owner", "-g", "--group"},
+    "sed": frozenset({"-e", "--expression", "-f", "--file", "-l", "--line-length"}),
+    "chmod": frozenset({"--reference"}),
+    "chown": frozenset({"--reference", "--from"}),
+    "chgrp": frozenset({"--reference"}),
+}
+# Every operand is written (after `_LEADING` operands that are not paths: a mode, an owner).
+_WRITES_ALL = frozenset(
+    {"rm", "rmdir", "unlink", "shred", "touch", "mkdir", "truncate", "tee", "mv", "mkfifo"}
+    | {"chmod", "chown", "chgrp", "chattr", "setfacl", "mknod", "split", "csplit"}
+)
+_LEADING = {"chmod": 1, "chown": 1, "chgrp": 1, "chattr": 1, "setfacl": 1}
+# The last operand is written (or the -t directory).
+_WRITES_LAST = frozenset({"cp", "ln", "install", "rsync", "scp"})
+# Options that name an output file, for any command (`git diff --output=F`, `sort -o F`).
+_OUTPUT_OPTIONS = frozenset(
+    {"--output", "--output-file", "--out-file", "--outfile", "--log-file", "--logfile"}
+)
+_DASH_O_WRITES = frozenset({"sort", "gcc", "g++", "cc", "clang", "curl", "go", "rustc", "uniq"})
+_WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&"})
+_SYMLINK_MAKERS = frozenset({"ln", "cp", "rsync"})
+
+
+@dataclass(frozen=True)
+class PathUse:
+    named: list[Word]  # every word that may be a path (reads included)
+    written: list[Word]  # words naming paths the command writes
+    makes_links: bool  # may create a symlink, so later writes in the line can be redirected
+
+
+def path_uses(inv: Invocation) -> PathUse:
+    named: list[Word] = []
+    written: list[Word] = []
+    for r in inv.redirects:
+        if r.target is None or r.op in ("<<", "<<-", "<<<"):
+            continue
+        if r.op in (">&", "<&") and (r.target.isdigit() or r.target == "-"):
+            continue  # descriptor duplication
+        word = (r.target, r.target_dynamic)
+        named.append(word)
+        if r.op in _WRITE_OPS:
+            written.append(word)
+    if not inv.argv:
+        return PathUse(named, written, False)
+    name, args, dynamic = inv.argv[0], inv.argv[1:], inv.dynamic[1:]
+    for arg, dyn in zip(args, dynamic, strict=True):
+        named.append((arg, dyn))
+        if "=" in arg and not dyn:  # --file=x, of=x, key=value
+            named.append((arg.split("=", 1)[1], False))
+    operands, options = _operands(name, args, dynamic)
+    target_dir = next((v for o, v in options if o in _TARGET), None)
+    if name in _WRITES_ALL:
+        written += operands[_LEADING.get(name, 0) :]
+    elif name in _WRITES_LAST and (operands or target_dir):
+        written += [target_dir] if target_dir else operands[-1:]
+    elif name == "sed" and any(a.startswith("-i") or a.startswith("--in-place") for a in args):
+        has_script = any(o in ("-e", "--expression", "-f", "--file") for o, _ in options)
+        written += operands if has_script else operands[1:]
+    elif name == "dd":
+        written += [(a[3:], d) for a, d in zip(args, dynamic, strict=True) if a.startswith("of=")]
+    elif name == "find" and "-delete" in args:
+        words = zip(args, dynamic, strict=True)
+        starts = list(itertools.takewhile(lambda w: not w[0].startswith(("-", "(", "!")), words))
+        written += starts or [(".", False)]
+    if name == "mv" and target_dir:
+        written += operands
+    written += _output_options(name, args, dynamic)
+    return PathUse(named, written, name in _SYMLINK_MAKERS and _makes_links(name, args))
+
+
+def _output_options(name: str, args: Sequence[str], dynamic: Sequence[bool]) -> list[Word]:
+    found: list[Word] = []
+    for i, arg in enumerate(args):
+        key, eq, value = arg.partition("=")
+        if key in _OUTPUT_OPTIONS or (key == "-o" and name in _DASH_O_WRITES):
+            if eq:
+                found.append((value, dynamic[i]))
+            elif i + 1 < len(args):
+                found.append((args[i + 1], dynamic[i + 1]))
+        elif arg.startswith("-o") and len(arg) > 2 and name in _DASH_O_WRITES:
+            found.append((arg[2:], dynamic[i]))
+    return found
+
+
+def _operands(
+    name: str, args: Sequence[str], dynamic: Sequence[bool]
+) -> tuple[list[Word], list[tuple[str, Word]]]:
+    """Operands (dynamic words count as operands: they may be anything) and option values."""
+    valued = _VALUED.get(name, frozenset())
+    operands: list[Word] = []
+    options: list[tuple[str, Word]] = []
+    i = 0
+    only_operands = False
+    while i < len(args):
+        arg, dyn = args[i], dynamic[i]
+        if only_operands or dyn or not arg.startswith("-") or arg == "-":
+            operands.append((arg, dyn))
+        elif arg == "--":
+            only_operands = True
+        elif arg in valued and i + 1 < len(args):
+            options.append((arg, (args[i + 1], dynamic[i + 1])))
+            i += 1
+        elif "=" in arg and arg.split("=", 1)[0] in valued:
+            key, value = arg.split("=", 1)
+            options.append((key, (value, False)))
+        elif arg[:2] in valued and len(arg) > 2 and not arg.startswith("--"):
+            options.append((arg[:2], (arg[2:], False)))
+        i += 1
+    return operands, options
+
+
+def _makes_links(name: str, args: Sequence[str]) -> bool:
+    """ln always may; cp and rsync when told to make or keep symlinks (-s, -a, -d, -P, -l)."""
+    if name == "ln":
+        return True
+    letters = "".join(a[1:] for a in args if a.startswith("-") and not a.startswith("--"))
+    long = {a.split("=", 1)[0] for a in args if a.startswith("--")}
+    if name == "cp":
+        return bool(set(letters) & set("sadP")) or bool(
+            long & {"--symbolic-link", "--archive", "--no-dereference"}
+        )
+    return bool(set(letters) & set("al")) or bool(long & {"--links", "--archive"})
