@@ -23,6 +23,9 @@ from codeloop.tools.registry import default_tools
 from codeloop.types import ToolUseBlock
 
 ALLOW = [
+    "Bash(grep:*)",
+    "Bash(rg:*)",
+    "Bash(tar:*)",
     "Bash(git diff:*)",
     "Bash(echo:*)",
     "Bash(ls:*)",
@@ -132,6 +135,10 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "dotdot-secret": bash("cat ./src/../secrets/key > src/leak.txt"),
     "substituted-name": bash('cat "$(echo secrets/key)" > src/leak.txt'),
     "git-diff-secret": bash("git diff --no-index secrets/key src/a.txt > src/leak.txt"),
+    "grep-recursive": bash("grep -r hunter . > src/leak.txt"),
+    "grep-recursive-no-path": bash("grep -rn hunter > src/leak.txt"),
+    "rg-no-path": bash("rg hunter > src/leak.txt"),
+    "tar-everything": bash("tar cf src/leak.tar ."),
     "read-secret": ("Read", {"file_path": "src/../secrets/key"}),
     "grep-everything": ("Grep", {"pattern": "hunter", "path": "."}),
     "grep-secret-dir": ("Grep", {"pattern": "hunter", "path": "secrets"}),

@@ -252,6 +252,9 @@ def test_read_deny_holds_for_grep_glob_and_shell_commands(project: Path) -> None
     assert decide(policy, "Bash", project, command="cat secre*/k?y").behavior == "deny"
     assert decide(policy, "Bash", project, command="cd secrets && cat key").behavior == "deny"
     assert decide(policy, "Bash", project, command="cat src/app.py").behavior == "allow"
+    assert decide(policy, "Bash", project, command="grep -rn hunter .").behavior == "deny"
+    assert decide(policy, "Bash", project, command="grep -rn hunter src").behavior == "allow"
+    assert decide(policy, "Bash", project, command="cd src && rg hunter").behavior == "allow"
     unknown = decide(policy, "Bash", project, command='cat "$F"')
     assert unknown.behavior == "ask" and "$F" in unknown.reason
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from codeloop.permissions import paths
 from codeloop.permissions.bash_parse import Assignment, is_read_only_simple_command, parse_command
 from codeloop.permissions.decision import Behavior, Decision, Scope, combine
+from codeloop.permissions.files_check import denied_under
 from codeloop.permissions.shell import Invocation, Word, path_uses, unwrap
 
 # Commands acceptEdits runs without asking when all they write is inside the workspace.
@@ -58,12 +59,17 @@ def _judge(inv: Invocation, cwd: Path | None, scope: Scope, links: bool) -> Deci
     uses = path_uses(inv)
     named, named_unknown = _resolve(uses.named, cwd, scope.home)
     written, written_unknown = _resolve(uses.written, cwd, scope.home)
+    trees = [p for p in _resolve(uses.trees, cwd, scope.home)[0] if p.is_dir()]
     behaviors: tuple[Behavior, ...] = ("deny", "ask")
     for behavior in behaviors:
         rule = book.bash_rule(behavior, inv.wrapped, [False] * len(inv.wrapped))
         rule = rule or book.bash_rule(behavior, inv.argv, inv.dynamic)
         if rule is not None:
             return Decision(behavior, f"`{label}` matches a {behavior} rule", rule)
+        for top in trees:
+            if (hit := denied_under(behavior, "Read", top, book)) is not None:
+                why = f"`{label}` reads {hit[1]} under {top}, which a {behavior} rule covers"
+                return Decision(behavior, why, hit[0])
         for tool, targets in (("Read", named), ("Edit", written)):
             for path in targets:
                 if (rule := book.path_rule(behavior, tool, path)) is not None:

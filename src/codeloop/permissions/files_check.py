@@ -51,7 +51,7 @@ def decide_files(name: str, targets: list[Path], scope: Scope) -> Decision:
         for path in targets:
             if (rule := book.path_rule(behavior, name, path)) is not None:
                 return Decision(behavior, f"{name} on {path}: a {behavior} rule covers it", rule)
-        if name == "Grep" and (hit := _reaches(behavior, name, targets[0], book)):
+        if name == "Grep" and (hit := denied_under(behavior, name, targets[0], book)):
             rule, path = hit
             return Decision(
                 behavior,
@@ -90,10 +90,12 @@ def decide_files(name: str, targets: list[Path], scope: Scope) -> Decision:
     return Decision("ask", f"{name} on {targets[0]} needs approval", None, suggestions)
 
 
-def _reaches(behavior: Behavior, name: str, root: Path, book: RuleBook) -> tuple[Rule, Path] | None:
-    """A file under a search root that a path rule covers (bounded walk, VCS dirs skipped).
-
-    Grep would print its contents; rg cannot be told to skip it from here."""
+def denied_under(
+    behavior: Behavior, name: str, root: Path, book: RuleBook
+) -> tuple[Rule, Path] | None:
+    """A file under `root` that a path rule for tool `name` covers: a recursive search of
+    `root` would read it. A bounded walk (VCS directories skipped): past REACH_LIMIT entries it
+    gives up and finds nothing."""
     seen = 0
     for rule in book.path_rules(behavior, name):
         pattern = book.pattern(rule)

@@ -209,6 +209,10 @@ _VALUED: dict[str, frozenset[str]] = {
     "ln": _TARGET | _SUFFIX,
     "install": _TARGET | _SUFFIX | {"-m", "--mode", "-o", "--owner", "-g", "--group"},
     "sed": frozenset({"-e", "--expression", "-f", "--file", "-l", "--line-length"}),
+    **dict.fromkeys(
+        ("grep", "egrep", "fgrep", "rg"),
+        frozenset({"-e", "--regexp", "-f", "--file", "-m", "-A", "-B", "-C", "-g", "--glob"}),
+    ),
     "chmod": frozenset({"--reference"}),
     "chown": frozenset({"--reference", "--from"}),
     "chgrp": frozenset({"--reference"}),
@@ -228,6 +232,8 @@ _OUTPUT_OPTIONS = frozenset(
 _DASH_O_WRITES = frozenset({"sort", "gcc", "g++", "cc", "clang", "curl", "go", "rustc", "uniq"})
 _WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&"})
 _SYMLINK_MAKERS = frozenset({"ln", "cp", "rsync"})
+_SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack"})
+_ALWAYS_RECURSIVE = frozenset({"rg", "ag", "ack", "tar", "zip", "rsync"})
 
 
 @dataclass(frozen=True)
@@ -235,6 +241,7 @@ class PathUse:
     named: list[Word]  # every word that may be a path (reads included)
     written: list[Word]  # words naming paths the command writes
     makes_links: bool  # may create a symlink, so later writes in the line can be redirected
+    trees: list[Word]  # directories read recursively (grep -r, rg, tar, cp -r, ...)
 
 
 def path_uses(inv: Invocation) -> PathUse:
@@ -250,7 +257,7 @@ def path_uses(inv: Invocation) -> PathUse:
         if r.op in _WRITE_OPS:
             written.append(word)
     if not inv.argv:
-        return PathUse(named, written, False)
+        return PathUse(named, written, False, [])
     name, args, dynamic = inv.argv[0], inv.argv[1:], inv.dynamic[1:]
     for arg, dyn in zip(args, dynamic, strict=True):
         named.append((arg, dyn))
@@ -274,7 +281,26 @@ def path_uses(inv: Invocation) -> PathUse:
     if name == "mv" and target_dir:
         written += operands
     written += _output_options(name, args, dynamic)
-    return PathUse(named, written, name in _SYMLINK_MAKERS and _makes_links(name, args))
+    links = name in _SYMLINK_MAKERS and _makes_links(name, args)
+    return PathUse(named, written, links, _trees(name, args, operands, options))
+
+
+def _trees(
+    name: str, args: Sequence[str], operands: list[Word], options: list[tuple[str, Word]]
+) -> list[Word]:
+    """The directories a command reads whole: searchers default to `.` after their pattern."""
+    letters = "".join(a[1:] for a in args if a.startswith("-") and not a.startswith("--"))
+    long = {a.split("=", 1)[0] for a in args if a.startswith("--")}
+    if name in _SEARCHERS and (
+        name in _ALWAYS_RECURSIVE
+        or set(letters) & set("rR")
+        or long & {"--recursive", "--dereference-recursive"}
+    ):
+        explicit = any(o in ("-e", "--regexp", "-f", "--file") for o, _ in options)
+        return (operands if explicit else operands[1:]) or [(".", False)]
+    if name in _ALWAYS_RECURSIVE or (name in ("cp", "scp") and set(letters) & set("rRa")):
+        return operands
+    return []
 
 
 def _output_options(name: str, args: Sequence[str], dynamic: Sequence[bool]) -> list[Word]:
