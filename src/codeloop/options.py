@@ -12,7 +12,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from codeloop.context.compact import SummaryModel
+from codeloop.context.pipeline import ContextManager
 from codeloop.context.system_prompt import build_system_prompt
+from codeloop.context.tokens import context_limits
+from codeloop.deps import LoopDeps
 from codeloop.models.catalog import model_info
 from codeloop.models.factory import resolve_model
 from codeloop.models.retry import RetryPolicy
@@ -40,6 +44,7 @@ class Options:
     max_budget_usd: float | None = None
     # Used when the model stays overloaded (same provider, e.g. a smaller Claude).
     fallback_model: str | None = None
+    token_budget: int | None = None
     # A new session's id (a UUID), or with fork_session the fork's; default: a fresh one.
     session_id: str | None = None
     # Continue the project's latest session, or the session `resume` names (id or its start).
@@ -88,19 +93,31 @@ def build_session(options: Options) -> Session:
         max_turns=options.max_turns,
         max_budget_usd=options.max_budget_usd,
         fallback_model=options.fallback_model,
+        token_budget=options.token_budget,
         retry=RetryPolicy.from_env(dict(env)),
         policy=policy,
     )
     workspace = Workspace(cwd=cwd, extra_dirs=extra_dirs)
-    opened = _open_transcript(options, SessionStore(cwd, env))
+    store = SessionStore(cwd, env)
+    opened = _open_transcript(options, store)
+    specs = tuple(tool.spec() for tool in tools.values())
+    context = ContextManager(
+        SummaryModel(client.stream, model, system, specs),
+        context_limits(model, env),
+        workspace,
+        store.directory / opened.transcript.session_id / "tool-results",
+    )
+    deps = LoopDeps(call_model=client.stream, reactive_compact=context.reactive_compact)
     return Session(
         client,
         tools,
         workspace,
         config,
+        deps=deps,
         history=opened.history,
         transcript=opened.transcript,
         notices=opened.warnings,
+        context=context,
     )
 
 

@@ -20,6 +20,7 @@ from codeloop.loop import LoopParams, query_loop
 from codeloop.models.base import ModelClient
 from codeloop.models.retry import RetryPolicy
 from codeloop.permissions.policy import Policy
+from codeloop.token_budget import parse_budget_marker
 from codeloop.tools.base import AnyTool, Workspace
 from codeloop.transcript import TranscriptWriter
 from codeloop.types import Message, Usage, new_uuid
@@ -35,6 +36,8 @@ class SessionConfig:
     max_turns: int | None = None
     max_budget_usd: float | None = None
     fallback_model: str | None = None
+    # Output tokens a task may use; a `+500k` marker in a prompt overrides it for that prompt.
+    token_budget: int | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     policy: Policy = field(default_factory=Policy)
 
@@ -99,6 +102,7 @@ class Session:
             max_output_tokens=self.config.max_output_tokens,
             max_turns=self.config.max_turns,
             budget_usd=_remaining(self.config.max_budget_usd, self.cost_usd),
+            token_budget=parse_budget_marker(prompt) or self.config.token_budget,
             fallback_model=self.config.fallback_model,
             retry=self.config.retry,
             context=self.context,
@@ -110,6 +114,18 @@ class Session:
             if isinstance(event, LoopEnd):
                 self._record(event)
             yield event
+
+    async def compact(self, instructions: str | None = None) -> CompactBoundary:
+        """Summarise the history now (the manual compact command), keeping the latest request."""
+        if self.context is None:
+            raise ValueError("this session has no context manager to compact with")
+        result = await self.context.compact(self.messages, instructions, self._abort)
+        self.messages = result.messages
+        both = (*self.usage_by_model.items(), (self.config.model, result.usage))
+        self.usage_by_model = usage_by_model(both)
+        if (failed := self._persist(result.boundary)) is not None:
+            self._notices.append(failed)
+        return result.boundary
 
     def _persist(self, item: Message | Event) -> Notice | None:
         """Write what changes the history before anyone sees it; a failing disk costs the

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,6 @@ import pytest
 from codeloop.context.compact import is_compact_summary, is_summary_request
 from codeloop.context.pipeline import ContextSettings
 from codeloop.events import CompactBoundary, Event, LoopEnd
-from codeloop.loop import LoopParams
 from codeloop.models.anthropic import AnthropicClient
 from codeloop.models.base import ModelClient, ModelRequest, StreamEvent
 from codeloop.models.openai import OpenAIClient
@@ -28,10 +26,6 @@ from tests.unit.context_history import assert_paired
 
 ALL_LEVELS = ContextSettings()
 AUTOCOMPACT_ONLY = ContextSettings(persist_results=False, microcompact=False)
-
-# TODO(lead): drop this guard once loop.py has the `context` field (issue 5's hand-off).
-WIRED = "context" in {f.name for f in fields(LoopParams)}
-pytestmark = pytest.mark.skipif(not WIRED, reason="context manager not wired into loop.py yet")
 
 
 def _client(provider: str, server: FakeModelServer) -> ModelClient:

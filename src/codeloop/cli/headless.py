@@ -17,7 +17,15 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from codeloop.events import AssistantTurn, Event, LoopEnd, Notice, ToolStarted, UserTurn
+from codeloop.events import (
+    AssistantTurn,
+    Event,
+    LoopEnd,
+    Notice,
+    Retrying,
+    ToolStarted,
+    UserTurn,
+)
 from codeloop.models.catalog import cost_usd, model_info
 from codeloop.types import Message, Usage, block_to_dict
 
@@ -63,6 +71,7 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
         max_turns=args.max_turns,
         max_budget_usd=args.max_budget_usd,
         fallback_model=args.fallback_model,
+        token_budget=args.token_budget,
         session_id=args.session_id,
         # In a headless run, --resume without an id means the latest session.
         continue_conversation=args.continue_conversation or args.resume == "",
@@ -154,10 +163,30 @@ class _Output:
                 self._line(self._assistant_line(event))
             elif isinstance(event, UserTurn):
                 self._line(self._user_line(event.message))
-        if isinstance(event, Notice) and event.level != "info":
+            elif isinstance(event, Retrying):
+                self._line(self._retry_line(event))
+        if isinstance(event, Retrying):
+            print(
+                f"codeloop: {event.error}; retrying in {event.wait_seconds:.1f} s "
+                f"(attempt {event.attempt + 1} of {event.max_attempts})",
+                file=sys.stderr,
+            )
+        elif isinstance(event, Notice) and event.level != "info":
             print(f"codeloop: {event.level}: {event.text}", file=sys.stderr)
         elif self.verbose and self.fmt == "text":
             _progress(event)
+
+    def _retry_line(self, retry: Retrying) -> dict[str, Any]:
+        return {
+            "type": "system",
+            "subtype": "api_retry",
+            "attempt": retry.attempt,
+            "max_retries": retry.max_attempts,
+            "retry_delay_ms": round(retry.wait_seconds * 1000),
+            "error_status": retry.status,
+            "error": retry.error,
+            "session_id": self.session.session_id,
+        }
 
     def _assistant_line(self, turn: AssistantTurn) -> dict[str, Any]:
         return {

@@ -74,6 +74,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--fallback-model", metavar="MODEL", help="model to switch to when --model stays overloaded"
     )
+    parser.add_argument(
+        "--token-budget",
+        type=_positive_int,
+        metavar="TOKENS",
+        help="output tokens the task should use: the model is asked to go on until 90%% of "
+        'them are spent (or write "+500k" in the prompt)',
+    )
     parser.add_argument("--max-turns", type=_positive_int, help="stop after this many model turns")
     parser.add_argument(
         "--max-budget-usd",

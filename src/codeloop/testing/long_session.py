@@ -13,7 +13,6 @@ import random
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from codeloop.context.compact import SummaryModel
 from codeloop.context.pipeline import ContextManager, ContextSettings
@@ -129,8 +128,6 @@ async def play(
     )
     history: tuple[Message, ...] = ()
     for prompt in session.prompts:
-        # TODO(lead): `context=manager` directly once LoopParams has the field (issue 5).
-        wiring: dict[str, Any] = {"context": manager}
         params = LoopParams(
             messages=(*history, Message.user(prompt)),
             model=model,
@@ -139,9 +136,10 @@ async def play(
             can_use_tool=Policy("bypassPermissions").can_use_tool,
             system=SYSTEM,
             max_tokens=4096,
-            **wiring,
+            context=manager,
         )
-        async for event in query_loop(params, LoopDeps(call_model=call_model)):
+        deps = LoopDeps(call_model=call_model, reactive_compact=manager.reactive_compact)
+        async for event in query_loop(params, deps):
             yield event
             if isinstance(event, LoopEnd):
                 history = event.messages
