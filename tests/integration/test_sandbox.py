@@ -71,6 +71,18 @@ async def test_writes_outside_the_workspace_fail(world: Path, bwrap: str) -> Non
     assert list((world / "home").iterdir()) == []
 
 
+async def test_no_capabilities_so_no_remounting_or_proc_escape(world: Path, bwrap: str) -> None:
+    tool, ctx = sandboxed(world, bwrap)
+    result = await run(tool, ctx, "grep CapEff /proc/self/status; mount -o remount,rw / && echo R")
+    assert "CapEff:\t0000000000000000" in text(result)
+    assert result.is_error and not text(result).endswith("R")
+    # Nor a way round the mounts through another process's view of the file system.
+    escape = f"/proc/{os.getpid()}/root{world}/outside"
+    result = await run(tool, ctx, f"echo pwned > {escape}")
+    assert result.is_error
+    assert (world / "outside").read_text() == "untouched\n"
+
+
 async def test_the_workspace_stays_writable_and_the_cwd_is_tracked(world: Path, bwrap: str) -> None:
     tool, ctx = sandboxed(world, bwrap)
     result = await run(tool, ctx, "mkdir -p sub && echo ok > sub/made.txt && cd sub && pwd")

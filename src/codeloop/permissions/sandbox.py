@@ -39,7 +39,10 @@ class Sandbox:
     def argv(self, shell: str, script: str, *, cwd: Path, files: Sequence[str] = ()) -> list[str]:
         """`bwrap ... -- shell -c script`; `files` are host files the command must write (the
         cwd-tracking file), bound in place."""
-        argv = [self.bwrap, "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev"]
+        # --cap-drop ALL: run as root, bwrap would keep every capability, and the command could
+        # simply remount / read-write.
+        argv = [self.bwrap, "--die-with-parent", "--cap-drop", "ALL"]
+        argv += ["--ro-bind", "/", "/", "--dev", "/dev"]
         argv += ["--tmpfs", str(_PRIVATE_TMP)]
         if not self.allow_network:
             argv.append("--unshare-net")
