@@ -128,6 +128,12 @@ async def test_no_network_unless_allowed(world: Path, bwrap: str, listener: int)
     assert "connected" in text(allowed)
 
 
+async def test_system_sockets_in_run_are_hidden(world: Path, bwrap: str) -> None:
+    tool, ctx = sandboxed(world, bwrap)
+    result = await run(tool, ctx, "find /run /var/run/ -mindepth 1 | wc -l")
+    assert text(result).strip() == "0"
+
+
 async def test_environment_is_reduced_to_the_allowlist(
     world: Path, bwrap: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -44,7 +44,12 @@ class Sandbox:
         argv = [self.bwrap, "--die-with-parent", "--cap-drop", "ALL"]
         argv += ["--ro-bind", "/", "/", "--dev", "/dev"]
         argv += ["--tmpfs", str(_PRIVATE_TMP)]
-        if not self.allow_network:
+        # /run holds the system's sockets (dbus, docker, the user's agents): a read-only mount
+        # does not stop connect(), so it is hidden; DNS's stub resolver stays if network is on.
+        argv += ["--tmpfs", "/run"]
+        if self.allow_network:
+            argv += ["--ro-bind-try", "/run/systemd/resolve", "/run/systemd/resolve"]
+        else:
             argv.append("--unshare-net")
         argv += ["--unshare-ipc", "--unshare-uts"]
         writable = sorted({os.path.realpath(r) for r in self.roots}, key=len)
