@@ -18,7 +18,7 @@ from codeloop.context.system_prompt import build_system_prompt
 from codeloop.context.tokens import context_limits
 from codeloop.deps import LoopDeps
 from codeloop.models.catalog import model_info
-from codeloop.models.factory import resolve_model
+from codeloop.models.factory import fallback_model_name, resolve_model
 from codeloop.models.retry import RetryPolicy
 from codeloop.permissions.policy import PermissionMode, Policy, parse_tool_list
 from codeloop.repair import repair_history
@@ -45,6 +45,9 @@ class Options:
     # Used when the model stays overloaded (same provider, e.g. a smaller Claude).
     fallback_model: str | None = None
     token_budget: int | None = None
+    # Write every model call to this cassette; or serve the calls from one, with no model.
+    record: str | None = None
+    replay: str | None = None
     # A new session's id (a UUID), or with fork_session the fork's; default: a fresh one.
     session_id: str | None = None
     # Continue the project's latest session, or the session `resume` names (id or its start).
@@ -69,7 +72,9 @@ def build_session(options: Options) -> Session:
     env = os.environ if options.env is None else options.env
     cwd = (options.cwd or Path.cwd()).resolve()
     extra_dirs = [_existing_dir(cwd, d) for d in options.add_dirs]
-    client, model = resolve_model(options.model, env)
+    client, model = resolve_model(
+        options.model, env, record=options.record, replay=options.replay, cwd=cwd
+    )
     tools = default_tools()
     allowed = parse_tool_list(options.allowed_tools)
     disallowed = parse_tool_list(options.disallowed_tools)
@@ -92,7 +97,11 @@ def build_session(options: Options) -> Session:
         max_output_tokens=info.max_output_tokens,
         max_turns=options.max_turns,
         max_budget_usd=options.max_budget_usd,
-        fallback_model=options.fallback_model,
+        fallback_model=(
+            fallback_model_name(options.fallback_model, client.provider, env)
+            if options.fallback_model
+            else None
+        ),
         token_budget=options.token_budget,
         retry=RetryPolicy.from_env(dict(env)),
         policy=policy,

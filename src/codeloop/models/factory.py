@@ -68,6 +68,19 @@ def resolve_model(
     return client, name
 
 
+def fallback_model_name(spec: str, provider: str, env: Mapping[str, str] | None = None) -> str:
+    """The model name for --fallback-model, which must be served by the main model's provider
+    (the loop switches the model in its requests, not the client)."""
+    env = os.environ if env is None else env
+    fallback_provider, name = _split(spec, env)
+    if fallback_provider != provider:
+        raise ConfigError(
+            f"--fallback-model {spec}: must be served by the {provider} provider, like the "
+            f"main model (it is a {fallback_provider} model)"
+        )
+    return name
+
+
 def _split(spec: str, env: Mapping[str, str]) -> tuple[str, str]:
     head, colon, rest = spec.partition(":")
     if colon and head in _PROVIDERS:
