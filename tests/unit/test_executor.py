@@ -10,8 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from codeloop.events import ToolFinished, ToolStarted
-from codeloop.tools.base import Tool, ToolContext, ToolInput, ToolResult, Workspace
+from codeloop.tools.base import Tool, ToolContext, ToolResult, Workspace
 from codeloop.tools.executor import PermissionDecision, ToolExecutor
+from codeloop.tools.input import ToolInput
 from codeloop.types import ToolUseBlock
 
 

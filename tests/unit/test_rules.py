@@ -19,7 +19,8 @@ from codeloop.permissions.policy import (
     split_rules,
 )
 from codeloop.permissions.rules import BashPattern, PathPattern, Rule, RuleError, domain_matches
-from codeloop.tools.base import AnyTool, ToolContext, ToolInput, ToolResult, Workspace
+from codeloop.tools.base import Tool, ToolContext, ToolResult, Workspace
+from codeloop.tools.input import ToolInput
 from codeloop.tools.registry import default_tools
 
 TOOLS = default_tools()
@@ -275,7 +276,7 @@ class _UrlInput(ToolInput):
     url: str = ""
 
 
-class _FakeTool(AnyTool):
+class _FakeTool(Tool[_UrlInput]):
     """A tool that only has a name (MCP-like); never called."""
 
     description = "test"

@@ -84,7 +84,8 @@ def test_invalid_timeouts_are_rejected(timeout: object) -> None:
 
 def test_valid_timeouts_are_accepted() -> None:
     assert BashTool().parse({"command": "true", "timeout": 600_000}).timeout == 600_000
-    assert BashTool().parse({"command": "true", "timeout": None}).timeout is None
+    # null counts as an omitted field (local models send it): the default applies
+    assert BashTool().parse({"command": "true", "timeout": None}).timeout == 120_000
 
 
 def test_read_only_is_decided_by_the_parser() -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from codeloop.context.tokens import result_tokens
 from codeloop.tools.base import truncate_middle
-from codeloop.tools.files_read import human_size
+from codeloop.tools.text_files import human_size
 from codeloop.types import ContentBlock, ImageBlock, Message, ToolResultBlock
 
 PERSISTED_TAG = "<persisted-output>"

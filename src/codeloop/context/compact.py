@@ -34,7 +34,7 @@ from codeloop.events import CompactBoundary, CompactTrigger
 from codeloop.models.assembler import MessageAssembler
 from codeloop.models.base import ModelError, ModelRequest, ToolSpec
 from codeloop.tools.base import Workspace, truncate_middle
-from codeloop.tools.files_read import (
+from codeloop.tools.text_files import (
     BINARY_EXTENSIONS,
     BINARY_SNIFF_BYTES,
     IMAGE_TYPES,

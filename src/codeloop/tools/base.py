@@ -13,21 +13,18 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar
-
-from pydantic import BaseModel, ConfigDict, ValidationError
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from codeloop.models.base import ToolSpec
 from codeloop.types import ImageBlock, TextBlock
 
+if TYPE_CHECKING:
+    # pydantic costs ~100 ms to load: tool inputs (tools/input.py) are imported with the tools
+    # themselves, on first use, so a session sends its first request without them.
+    from codeloop.tools.input import ToolInput
 
-class ToolInput(BaseModel):
-    """Base of every tool's input model: unknown fields are refused, as the API would."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-
-InputT = TypeVar("InputT", bound=ToolInput)
+InputT = TypeVar("InputT", bound="ToolInput")
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +102,8 @@ class Tool(ABC, Generic[InputT]):
     async def call(self, args: InputT, ctx: ToolContext) -> ToolResult: ...
 
     def parse(self, raw: dict[str, Any]) -> InputT:
+        from pydantic import ValidationError
+
         try:
             return self.input_model.model_validate(raw)
         except ValidationError as exc:
@@ -122,7 +121,25 @@ class Tool(ABC, Generic[InputT]):
         return ToolSpec(self.name, self.description, schema)
 
 
-AnyTool = Tool[Any]
+class AnyTool(Protocol):
+    """What the executor, the loop and the permission policy need of a tool: a `Tool`, or a
+    stand-in such as the registry's lazily loaded tools (and, later, MCP tools)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    def spec(self) -> ToolSpec: ...
+
+    def parse(self, raw: dict[str, Any]) -> Any: ...
+
+    def is_read_only(self, args: Any) -> bool: ...
+
+    def is_concurrency_safe(self, args: Any) -> bool: ...
+
+    async def call(self, args: Any, ctx: ToolContext) -> ToolResult: ...
 
 
 def truncate_middle(text: str, limit: int, *, what: str = "output") -> str:

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
-from codeloop.tools.base import ProgressFn, Tool, ToolContext, ToolInput, ToolResult
+from codeloop.tools.base import ProgressFn, Tool, ToolContext, ToolResult
+from codeloop.tools.input import ToolInput
 
 if TYPE_CHECKING:
     from codeloop.permissions.sandbox import Sandbox

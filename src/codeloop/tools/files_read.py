@@ -5,67 +5,43 @@ trained on Claude Code quote from it when they Edit. Every refusal says what to 
 successful read, whole or partial, records the file's mtime in the workspace: Write and Edit only
 touch files the model has seen in their current state.
 
-The helpers at the bottom (binary sniffing, numbered lines, "did you mean") are shared with
-files_write.
+The helpers it shares with files_write and context management live in text_files.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import difflib
-import os
 import stat
 from dataclasses import dataclass
-from itertools import islice
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
-from codeloop.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from codeloop.tools.base import Tool, ToolContext, ToolResult
+from codeloop.tools.input import ToolInput
+from codeloop.tools.text_files import (
+    BINARY_EXTENSIONS,
+    BINARY_SNIFF_BYTES,
+    IMAGE_TYPES,
+    MAX_LINE_CHARS,
+    binary_message,
+    human_size,
+    looks_binary,
+    missing_file_message,
+    number_line,
+)
 from codeloop.types import ImageBlock, TextBlock
 
 DEFAULT_LIMIT = 2000
-MAX_LINE_CHARS = 2000
 # A whole-file read of anything bigger is refused: the model should page or Grep instead.
 MAX_FULL_READ_BYTES = 256 * 1024
 # 3.75 MB raw is 5 MB once base64-encoded: the Messages API's per-image ceiling.
 MAX_IMAGE_BYTES = 3_932_160
-BINARY_SNIFF_BYTES = 8192
-
-IMAGE_TYPES = {
-    ".png": "image/png",
-    ".jpg": "image/jpeg",
-    ".jpeg": "image/jpeg",
-    ".gif": "image/gif",
-    ".webp": "image/webp",
-}
-# Extensions refused without looking inside: their content is never useful as text.
-# fmt: off
-BINARY_EXTENSIONS = frozenset({
-    ".7z", ".a", ".avi", ".bin", ".bmp", ".bz2", ".class", ".dll", ".dmg", ".doc", ".docx",
-    ".dylib", ".exe", ".flac", ".gz", ".ico", ".iso", ".jar", ".lib", ".mkv", ".mov", ".mp3",
-    ".mp4", ".npy", ".npz", ".o", ".obj", ".ogg", ".otf", ".parquet", ".pdf", ".pkl", ".ppt",
-    ".pptx", ".psd", ".pyc", ".pyd", ".pyo", ".rar", ".so", ".sqlite", ".sqlite3", ".tar", ".tgz",
-    ".tif", ".tiff", ".ttf", ".wasm", ".wav", ".webm", ".whl", ".woff", ".woff2", ".xls", ".xlsx",
-    ".xz", ".zip", ".zst",
-})
-# fmt: on
 
 
-class NullIsAbsent(ToolInput):
-    """Treat `null` as an omitted field: models served by local runtimes often send it."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _drop_nulls(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            return {key: value for key, value in data.items() if value is not None}
-        return data
-
-
-class ReadInput(NullIsAbsent):
+class ReadInput(ToolInput):
     file_path: str = Field(
         description="Path of the file to read, absolute or relative to the working directory."
     )
@@ -240,57 +216,3 @@ def _count_lines(f: BinaryIO) -> int:
         count += chunk.count(b"\n")
         last = chunk[-1:]
     return count + (last != b"\n")
-
-
-# --- shared with files_write -------------------------------------------------------------------
-
-
-def number_line(number: int, line: str) -> str:
-    """One line in `cat -n` form, an over-long line cut with a marker saying so."""
-    if len(line) > MAX_LINE_CHARS:
-        cut = len(line) - MAX_LINE_CHARS
-        line = f"{line[:MAX_LINE_CHARS]}... [line cut: {cut} more characters]"
-    return f"{number:>6}\t{line}"
-
-
-def looks_binary(head: bytes) -> bool:
-    return b"\0" in head[:BINARY_SNIFF_BYTES]
-
-
-def binary_message(path: Path, size: int) -> str:
-    return (
-        f"{path} is a binary file ({human_size(size)}); it cannot be shown as text. Read shows "
-        "text files and PNG, JPEG, GIF and WebP images."
-    )
-
-
-def human_size(size: int) -> str:
-    if size < 1024:
-        return f"{size} bytes"
-    if size < 1024 * 1024:
-        return f"{size / 1024:.1f} KB"
-    return f"{size / (1024 * 1024):.2f} MB"
-
-
-def missing_file_message(path: Path, cwd: Path) -> str:
-    """A not-found error naming similarly spelled files next to it (the usual cause is a typo)."""
-    message = f"File does not exist: {path}."
-    if path.parent.is_dir():
-        similar = _similar_names(path.parent, path.name)
-        if similar:
-            message += " Did you mean " + " or ".join(str(path.parent / n) for n in similar) + "?"
-    else:
-        message += f" Its directory {path.parent} does not exist either."
-    return f"{message} Current working directory: {cwd}."
-
-
-def _similar_names(directory: Path, name: str) -> list[str]:
-    try:
-        with os.scandir(directory) as entries:
-            # Bounded, so a huge directory cannot make an error message slow.
-            names = [entry.name for entry in islice(entries, 1000)]
-    except OSError:
-        return []
-    by_lower = {n.lower(): n for n in names}
-    close = difflib.get_close_matches(name.lower(), list(by_lower), n=3, cutoff=0.6)
-    return [by_lower[n] for n in close]

@@ -19,10 +19,10 @@ from pathlib import Path
 from pydantic import Field
 
 from codeloop.tools.base import Tool, ToolContext, ToolResult, Workspace
-from codeloop.tools.files_read import (
+from codeloop.tools.input import ToolInput
+from codeloop.tools.text_files import (
     BINARY_EXTENSIONS,
     IMAGE_TYPES,
-    NullIsAbsent,
     binary_message,
     looks_binary,
     missing_file_message,
@@ -34,14 +34,14 @@ SNIPPET_CONTEXT = 3
 SNIPPET_MAX_LINES = 40
 
 
-class WriteInput(NullIsAbsent):
+class WriteInput(ToolInput):
     file_path: str = Field(
         description="Path of the file to write, absolute or relative to the working directory."
     )
     content: str = Field(description="The complete new content of the file.")
 
 
-class EditInput(NullIsAbsent):
+class EditInput(ToolInput):
     file_path: str = Field(
         description="Path of the file to edit, absolute or relative to the working directory."
     )

@@ -1,0 +1,85 @@
+"""Facts about text files that the file tools and context management share.
+
+`cat -n` numbering, binary sniffing, sizes for people, and "did you mean" for a missing file.
+No pydantic here: context management imports this at start-up.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from itertools import islice
+from pathlib import Path
+
+MAX_LINE_CHARS = 2000
+BINARY_SNIFF_BYTES = 8192
+
+IMAGE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
+# Extensions refused without looking inside: their content is never useful as text.
+# fmt: off
+BINARY_EXTENSIONS = frozenset({
+    ".7z", ".a", ".avi", ".bin", ".bmp", ".bz2", ".class", ".dll", ".dmg", ".doc", ".docx",
+    ".dylib", ".exe", ".flac", ".gz", ".ico", ".iso", ".jar", ".lib", ".mkv", ".mov", ".mp3",
+    ".mp4", ".npy", ".npz", ".o", ".obj", ".ogg", ".otf", ".parquet", ".pdf", ".pkl", ".ppt",
+    ".pptx", ".psd", ".pyc", ".pyd", ".pyo", ".rar", ".so", ".sqlite", ".sqlite3", ".tar", ".tgz",
+    ".tif", ".tiff", ".ttf", ".wasm", ".wav", ".webm", ".whl", ".woff", ".woff2", ".xls", ".xlsx",
+    ".xz", ".zip", ".zst",
+})
+# fmt: on
+
+
+def number_line(number: int, line: str) -> str:
+    """One line in `cat -n` form, an over-long line cut with a marker saying so."""
+    if len(line) > MAX_LINE_CHARS:
+        cut = len(line) - MAX_LINE_CHARS
+        line = f"{line[:MAX_LINE_CHARS]}... [line cut: {cut} more characters]"
+    return f"{number:>6}\t{line}"
+
+
+def looks_binary(head: bytes) -> bool:
+    return b"\0" in head[:BINARY_SNIFF_BYTES]
+
+
+def binary_message(path: Path, size: int) -> str:
+    return (
+        f"{path} is a binary file ({human_size(size)}); it cannot be shown as text. Read shows "
+        "text files and PNG, JPEG, GIF and WebP images."
+    )
+
+
+def human_size(size: int) -> str:
+    if size < 1024:
+        return f"{size} bytes"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KB"
+    return f"{size / (1024 * 1024):.2f} MB"
+
+
+def missing_file_message(path: Path, cwd: Path) -> str:
+    """A not-found error naming similarly spelled files next to it (the usual cause is a typo)."""
+    message = f"File does not exist: {path}."
+    if path.parent.is_dir():
+        similar = _similar_names(path.parent, path.name)
+        if similar:
+            message += " Did you mean " + " or ".join(str(path.parent / n) for n in similar) + "?"
+    else:
+        message += f" Its directory {path.parent} does not exist either."
+    return f"{message} Current working directory: {cwd}."
+
+
+def _similar_names(directory: Path, name: str) -> list[str]:
+    try:
+        with os.scandir(directory) as entries:
+            # Bounded, so a huge directory cannot make an error message slow.
+            names = [entry.name for entry in islice(entries, 1000)]
+    except OSError:
+        return []
+    by_lower = {n.lower(): n for n in names}
+    close = difflib.get_close_matches(name.lower(), list(by_lower), n=3, cutoff=0.6)
+    return [by_lower[n] for n in close]
