@@ -174,3 +174,20 @@ def test_stream_json_lines(provider: str, tmp_path: Path) -> None:
     assert _text(result_block["content"]).strip() == "hi"
     assert not result_block.get("is_error")
     assert lines[-1]["result"] == "Done."
+
+
+def test_denied_calls_are_listed_in_the_result(tmp_path: Path) -> None:
+    write = tool_use("Write", {"file_path": "x.txt", "content": "hi"})
+    script = Scenario(turns=(turn(write), turn("Could not write.")))
+    with FakeModelServer(script) as server:
+        run = run_cli(
+            ["-p", "write x", "--model", PROVIDER_MODELS["anthropic"], "--output-format", "json"],
+            cwd=tmp_path,
+            env=provider_env(server, "anthropic", tmp_path),
+        )
+    assert run.returncode == 0, run.stderr
+    (denial,) = run.json()["permission_denials"]
+    assert denial["tool_name"] == "Write"
+    assert denial["tool_input"] == {"file_path": "x.txt", "content": "hi"}
+    assert denial["tool_use_id"].startswith("toolu_")
+    assert not (tmp_path / "x.txt").exists()

@@ -266,7 +266,14 @@ class _Output:
                         for model, usage in self.session.usage_by_model.items()
                     },
                     "terminal_reason": end.reason,
-                    "permission_denials": [],
+                    "permission_denials": [
+                        {
+                            "tool_name": d.tool_name,
+                            "tool_use_id": d.tool_use_id,
+                            "tool_input": d.tool_input,
+                        }
+                        for d in self.session.config.policy.denials
+                    ],
                 }
             )
         if is_error:
