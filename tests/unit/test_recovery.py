@@ -85,7 +85,7 @@ async def test_backoff_doubles_with_jitter_and_is_capped() -> None:
     from codeloop.models.base import Transient
 
     policy = RetryPolicy(random=lambda: 1.0, jitter=0.25)
-    delays = [policy.delay(n, Transient("x")) for n in range(1, 10)]
+    delays = [policy.delay(n, Transient("x", status=503)) for n in range(1, 10)]
     assert delays[:4] == [0.625, 1.25, 2.5, 5.0]
     assert max(delays) == 32 * 1.25
 
@@ -107,6 +107,7 @@ async def test_cut_stream_is_dropped_and_sent_again(tmp_path: Path) -> None:
     h = Harness([turn("the full answer", chunk_chars=3, faults=[fault("cut", after=3)])], tmp_path)
     events, end = await h.run()
     assert end.reason == "completed"
+    assert h.waits == [0.0]  # a dropped connection is resent at once
     assert any(isinstance(e, ResponseDiscarded) for e in events)
     assert end.messages[-1].text == "the full answer"
     assert len(end.messages) == 2

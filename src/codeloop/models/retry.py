@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from codeloop.models.base import ModelError, Overloaded
+from codeloop.models.base import ModelError, Overloaded, Transient
 
 N = TypeVar("N", int, float)
 
@@ -36,6 +36,9 @@ class RetryPolicy:
         """Seconds to wait before attempt `attempt + 1`, given the failure of `attempt`."""
         if isinstance(error, Overloaded) and error.retry_after is not None:
             return min(error.retry_after, self.max_delay * 4)
+        if attempt == 1 and isinstance(error, Transient) and error.status is None:
+            # A dropped connection or a stalled stream says nothing about load: resend at once.
+            return 0.0
         backoff = min(self.base_delay * 2.0 ** (attempt - 1), self.max_delay)
         return backoff * (1 + self.jitter * self.random())
 
