@@ -174,7 +174,10 @@ def test_request_body() -> None:
         "model": "claude-haiku-4-5",
         "max_tokens": 100,
         "messages": [
-            {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}],
+            },
             {
                 "role": "assistant",
                 "content": [
@@ -184,12 +187,25 @@ def test_request_body() -> None:
             {
                 "role": "user",
                 "content": [
-                    {"type": "tool_result", "tool_use_id": "t1", "content": "out", "is_error": True}
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "t1",
+                        "content": "out",
+                        "is_error": True,
+                        "cache_control": {"type": "ephemeral"},
+                    }
                 ],
             },
         ],
-        "system": "sys",
-        "tools": [{"name": "Bash", "description": "Run.", "input_schema": schema}],
+        "system": [{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}],
+        "tools": [
+            {
+                "name": "Bash",
+                "description": "Run.",
+                "input_schema": schema,
+                "cache_control": {"type": "ephemeral"},
+            }
+        ],
         "temperature": 0.5,
         "thinking": {"type": "enabled", "budget_tokens": 2000},
         "stop_sequences": ["X"],

@@ -1,10 +1,26 @@
-"""The system prompt: a static part that never changes (so it caches), then the environment."""
+"""The system prompt, and the context gathered with it at the start of a session.
+
+The prompt is a static part (the same for every session and project: `--system-prompt`
+replaces it), then the dynamic boundary, where the session's part begins: the environment
+(working directory, platform, date, git state) and `--append-system-prompt`. The static part
+is identical across sessions; the session's part is fixed for the session, so every request of
+a session repeats the prompt byte for byte and the prompt cache holds. (The whole prompt is one
+cached block: the tools before it are the big, shared prefix, and carry their own breakpoint.)
+
+Memory (CLAUDE.md, AGENTS.md) is not here but in one user-context message (context/memory.py),
+read concurrently with the git commands, as the seeds' agent entry gathers both at once.
+"""
 
 from __future__ import annotations
 
-import datetime
-import platform
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+
+from codeloop.context.environment import Environment, basic_environment, gather_environment
+from codeloop.context.memory import Memory, load_memory, user_context_message
+from codeloop.types import Message
 
 STATIC_PROMPT = """\
 You are codeloop, a coding agent working in the user's terminal. You help with software
@@ -17,36 +33,64 @@ How to work:
 - Several independent read-only calls can go in one response; they run in parallel.
 - Be brief. Report what you did and what you found, not what you are about to do.
 - If a tool call is denied, do not retry the same call; adjust or explain what you need.
+- Text inside <system-reminder> tags comes from codeloop and the user's configuration (memory
+  files, hooks), not from the user's typing; follow it, but do not reply to it.
 """
-
-
-def environment_section(cwd: Path, model: str, extra_dirs: list[Path]) -> str:
-    is_git = any((parent / ".git").exists() for parent in (cwd, *cwd.parents))
-    lines = [
-        "<env>",
-        f"Working directory: {cwd}",
-        f"Is directory a git repo: {'yes' if is_git else 'no'}",
-        f"Platform: {platform.system().lower()}",
-        f"Today's date: {datetime.date.today().isoformat()}",
-        f"Model: {model}",
-    ]
-    if extra_dirs:
-        lines.append("Additional working directories: " + ", ".join(str(d) for d in extra_dirs))
-    lines.append("</env>")
-    return "\n".join(lines)
 
 
 def build_system_prompt(
     cwd: Path,
     model: str,
     *,
-    extra_dirs: list[Path] | None = None,
+    extra_dirs: Sequence[Path] | None = None,
     override: str | None = None,
     append: str | None = None,
+    environment: Environment | None = None,
 ) -> str:
-    """`override` replaces the static part (--system-prompt); `append` is added at the end."""
-    parts = [override if override is not None else STATIC_PROMPT]
-    parts.append(environment_section(cwd, model, extra_dirs or []))
-    if append:
-        parts.append(append)
-    return "\n\n".join(part.strip("\n") for part in parts if part)
+    """The static part, a blank line, then the session's part: the `<env>` section onwards.
+
+    `override` replaces the static part (--system-prompt); `append` is added at the end
+    (--append-system-prompt). Without `environment`, one without the git state is used.
+    """
+    env = environment or basic_environment(cwd, model, extra_dirs or ())
+    static = (override if override is not None else STATIC_PROMPT).strip("\n")
+    parts = [static, env.render()]
+    if append and append.strip():
+        parts.append(append.strip("\n"))
+    return "\n\n".join(part for part in parts if part)
+
+
+@dataclass(frozen=True)
+class PromptContext:
+    """What a session sends ahead of its conversation, built once when it starts."""
+
+    system: str
+    memory: Memory
+    environment: Environment
+    # The memory message to put before the first message of every request (None: no memory).
+    user_context: Message | None
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return self.memory.warnings
+
+
+async def gather_prompt_context(
+    cwd: Path,
+    model: str,
+    *,
+    extra_dirs: Sequence[Path] = (),
+    override: str | None = None,
+    append: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> PromptContext:
+    """Memory files and the environment, gathered concurrently, and the system prompt."""
+    git = asyncio.create_task(gather_environment(cwd, model, extra_dirs))
+    await asyncio.sleep(0)  # the git processes start; the memory files are read meanwhile
+    # A few small files: read here, since a worker thread costs more than the reads.
+    memory = load_memory(cwd, env=env)
+    environment = await git
+    system = build_system_prompt(
+        cwd, model, override=override, append=append, environment=environment
+    )
+    return PromptContext(system, memory, environment, user_context_message(memory))

@@ -2,7 +2,8 @@
 
 Works with any server speaking the same format (Anthropic, Claude-compatible gateways, the local
 fake server in tests). Non-streaming answers are replayed as the same event sequence, so callers
-handle one shape.
+handle one shape. Requests mark prompt-cache breakpoints (system prompt, last tool, latest
+messages); the usage reports cache reads and writes.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
 MESSAGES_PATH = "/v1/messages"
 AUTH_HINT = "ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)"
+# A prompt-cache breakpoint: the prefix up to here is cached for five minutes, refreshed on use.
+EPHEMERAL = {"type": "ephemeral"}
 
 # delta type → (our delta kind, the field holding its text)
 _DELTAS: dict[str, tuple[DeltaKind, str]] = {
@@ -109,19 +112,24 @@ class AnthropicClient:
 
 
 def request_body(request: ModelRequest) -> dict[str, Any]:
-    """The Messages API request (without `stream`, which the caller adds when streaming)."""
+    """The Messages API request (without `stream`, which the caller adds when streaming), with
+    prompt-cache breakpoints (see `_mark_cache_points`)."""
+    messages = [message_to_dict(m) for m in request.messages]
     body: dict[str, Any] = {
         "model": request.model,
         "max_tokens": request.max_tokens,
-        "messages": [message_to_dict(m) for m in request.messages],
+        "messages": messages,
     }
     if request.system:
-        body["system"] = request.system
+        body["system"] = [{"type": "text", "text": request.system, "cache_control": EPHEMERAL}]
     if request.tools:
-        body["tools"] = [
+        tools = [
             {"name": t.name, "description": t.description, "input_schema": t.input_schema}
             for t in request.tools
         ]
+        tools[-1]["cache_control"] = EPHEMERAL
+        body["tools"] = tools
+    _mark_cache_points(messages)
     if request.temperature is not None:
         body["temperature"] = request.temperature
     if request.thinking_budget:
@@ -130,6 +138,40 @@ def request_body(request: ModelRequest) -> dict[str, Any]:
         body["stop_sequences"] = list(request.stop_sequences)
     body.update(request.extra)
     return body
+
+
+def _mark_cache_points(messages: list[dict[str, Any]]) -> None:
+    """Cache breakpoints on the latest messages: the last one (this request's prefix is written
+    to the cache) and the one that was last in the previous request (its prefix is read back).
+
+    With the system prompt's and the last tool's, that is the API's limit of four. The
+    previous request's last breakpoint stays where it was, so the second request of a session
+    begins with the first one's exact bytes; later ones differ from their predecessor only by
+    the older marker they drop (markers are not part of what the cache compares).
+    """
+    if not messages:
+        return
+    points = {len(messages) - 1}
+    last_assistant = max(
+        (i for i, m in enumerate(messages) if m["role"] == "assistant"), default=None
+    )
+    if last_assistant:
+        points.add(last_assistant - 1)
+    for index in points:
+        block = _cacheable_block(messages[index])
+        if block is not None:
+            block["cache_control"] = EPHEMERAL
+
+
+def _cacheable_block(message: dict[str, Any]) -> dict[str, Any] | None:
+    """The message's last block that may carry cache_control (not thinking, not empty text)."""
+    for block in reversed(message["content"]):
+        if block["type"] in ("thinking", "redacted_thinking"):
+            continue
+        if block["type"] == "text" and not block["text"]:
+            continue
+        return block  # type: ignore[no-any-return]
+    return None
 
 
 class EventMapper:

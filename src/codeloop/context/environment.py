@@ -1,0 +1,142 @@
+"""The environment the system prompt describes: where we are, on what, when, and the git state.
+
+Gathered once per session (a snapshot, so the system prompt stays byte-identical and cached),
+with the git commands run concurrently, each bounded: a huge or locked repository slows the
+start by at most `GIT_TIME_LIMIT`, and a missing `git` only drops the git section.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import platform
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from codeloop.procs import run_bounded
+
+GIT_TIME_LIMIT = 5.0
+STATUS_MAX_CHARS = 2000
+RECENT_COMMITS = 5
+
+
+@dataclass(frozen=True)
+class GitState:
+    branch: str
+    status: str
+    recent_commits: str
+
+
+@dataclass(frozen=True)
+class Environment:
+    cwd: Path
+    model: str
+    platform: str
+    os_version: str
+    date: str
+    extra_dirs: tuple[Path, ...] = ()
+    repo_root: Path | None = None
+    git: GitState | None = None
+
+    def render(self) -> str:
+        lines = [
+            "<env>",
+            f"Working directory: {self.cwd}",
+            f"Is directory a git repo: {'yes' if self.repo_root else 'no'}",
+        ]
+        if self.extra_dirs:
+            lines.append("Additional working directories: " + ", ".join(map(str, self.extra_dirs)))
+        lines += [
+            f"Platform: {self.platform}",
+            f"OS Version: {self.os_version}",
+            f"Today's date: {self.date}",
+            f"Model: {self.model}",
+            "</env>",
+        ]
+        if self.git is not None:
+            lines += ["", _render_git(self.git)]
+        return "\n".join(lines)
+
+
+def find_repo_root(cwd: Path) -> Path | None:
+    """The nearest directory at or above `cwd` holding `.git` (a directory, or a worktree's
+    file)."""
+    return next((d for d in (cwd, *cwd.parents) if (d / ".git").exists()), None)
+
+
+def basic_environment(
+    cwd: Path, model: str, extra_dirs: Sequence[Path] = (), *, today: datetime.date | None = None
+) -> Environment:
+    """Everything but the git state: no process is started."""
+    return Environment(
+        cwd=cwd,
+        model=model,
+        platform=platform.system().lower(),
+        os_version=f"{platform.system()} {platform.release()}",
+        date=(today or datetime.date.today()).isoformat(),
+        extra_dirs=tuple(extra_dirs),
+        repo_root=find_repo_root(cwd),
+    )
+
+
+async def gather_environment(
+    cwd: Path,
+    model: str,
+    extra_dirs: Sequence[Path] = (),
+    *,
+    time_limit: float = GIT_TIME_LIMIT,
+) -> Environment:
+    env = basic_environment(cwd, model, extra_dirs)
+    if env.repo_root is None:
+        return env
+    git = await git_state(cwd, time_limit=time_limit)
+    return replace(env, git=git)
+
+
+async def git_state(cwd: Path, *, time_limit: float = GIT_TIME_LIMIT) -> GitState | None:
+    """Branch, short status and recent commits, asked of git concurrently; None without git."""
+    branch, status, log = await asyncio.gather(
+        _git(cwd, time_limit, "branch", "--show-current"),
+        _git(cwd, time_limit, "status", "--short"),
+        _git(cwd, time_limit, "log", "--oneline", f"-n{RECENT_COMMITS}"),
+    )
+    if branch is None and status is None:
+        return None
+    return GitState(
+        branch=(branch or "").strip() or "(detached HEAD)",
+        status=_clip((status or "").rstrip()),
+        recent_commits=(log or "").strip(),
+    )
+
+
+async def _git(cwd: Path, time_limit: float, *args: str) -> str | None:
+    """Its stdout, or None when git is missing, fails or takes too long."""
+    # --no-optional-locks: a status run by us must never block the user's own git commands.
+    command = ["git", "--no-optional-locks", *args]
+    try:
+        done = await run_bounded(command, time_limit=time_limit, cwd=cwd)
+    except OSError:
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def _clip(status: str) -> str:
+    if len(status) <= STATUS_MAX_CHARS:
+        return status
+    return (
+        status[:STATUS_MAX_CHARS]
+        + "\n... (truncated: run `git status` with the Bash tool for the full list)"
+    )
+
+
+def _render_git(git: GitState) -> str:
+    parts = [
+        "gitStatus: the git state when the conversation started. It is a snapshot: it does not "
+        "change as the conversation goes on.",
+        f"Current branch: {git.branch}",
+        f"Status:\n{git.status or '(clean)'}",
+    ]
+    if git.recent_commits:
+        parts.append(f"Recent commits:\n{git.recent_commits}")
+    return "\n\n".join(parts)
