@@ -36,6 +36,7 @@ from codeloop.events import (
     ToolFinished,
     UserTurn,
 )
+from codeloop.hooks import MAX_STOP_HOOK_CONTINUATIONS, HookRunner
 from codeloop.models.assembler import MessageAssembler
 from codeloop.models.base import (
     BlockDelta,
@@ -90,6 +91,9 @@ class LoopParams:
     abort: asyncio.Event = field(default_factory=asyncio.Event)
     # Budget → microcompact → autocompact before each request; None sends the history as is.
     context: ContextManager | None = None
+    # Sent ahead of `messages` in every request, never part of the history: the memory.
+    user_context: tuple[Message, ...] = ()
+    hooks: HookRunner | None = None
 
 
 @dataclass(frozen=True)
@@ -110,6 +114,8 @@ class State:
     has_attempted_reactive_compact: bool = False
     fallback_used: bool = False
     budget: BudgetTracker | None = None
+    # Times a Stop hook sent the model back to work; at most MAX_STOP_HOOK_CONTINUATIONS.
+    stop_hook_continuations: int = 0
 
 
 @dataclass
@@ -177,7 +183,7 @@ async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]
             attempt_no += 1
             request = ModelRequest(
                 model=state.model,
-                messages=messages,
+                messages=(*params.user_context, *messages),
                 system=params.system,
                 tools=tool_specs,
                 max_tokens=max_tokens,
@@ -185,7 +191,9 @@ async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]
             )
             attempt = _Attempt(
                 MessageAssembler(),
-                ToolExecutor(params.tools, params.workspace, params.can_use_tool),
+                ToolExecutor(
+                    params.tools, params.workspace, params.can_use_tool, hooks=params.hooks
+                ),
             )
             yield RequestStart(turn_count, state.model, attempt_no)
             started = deps.clock()
@@ -302,6 +310,32 @@ async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]
         recovering = truncated and state.output_recoveries < MAX_OUTPUT_RECOVERIES
 
         if not assistant.tool_uses and not recovering:
+            if params.hooks is not None:
+                active = state.stop_hook_continuations > 0
+                stop = await params.hooks.run("Stop", {"stop_hook_active": active})
+                for text in stop.system_messages:
+                    yield Notice("warning", text)
+                if stop.stop:
+                    why = stop.stop_reason or "a Stop hook ended the run"
+                    yield end("stop_hook_prevented", (*messages, assistant), why)
+                    return
+                if stop.blocked and state.stop_hook_continuations < MAX_STOP_HOOK_CONTINUATIONS:
+                    feedback = Message(
+                        "user", (TextBlock(stop.for_model()),), uuid=deps.uuid(), is_meta=True
+                    )
+                    yield UserTurn(feedback)
+                    state = replace(
+                        state,
+                        messages=(*messages, assistant, feedback),
+                        stop_hook_continuations=state.stop_hook_continuations + 1,
+                        transition=Transition("stop_hook_blocking"),
+                    )
+                    continue
+                if stop.blocked:
+                    yield Notice(
+                        "warning",
+                        f"a Stop hook blocked {MAX_STOP_HOOK_CONTINUATIONS} times; the run ends",
+                    )
             if state.budget is not None:
                 used = totals.usage.output_tokens
                 tracker = state.budget.next(used)
@@ -346,6 +380,9 @@ async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]
         user_message = Message("user", content, uuid=deps.uuid(), is_meta=not results)
         yield UserTurn(user_message)
         next_messages = (*messages, assistant, user_message)
+        if executor.hook_stop is not None:
+            yield end("hook_stopped", next_messages, executor.hook_stop)
+            return
         if recovering:
             state = replace(
                 state,
@@ -368,6 +405,7 @@ async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]
             transition=Transition("next_turn"),
             fallback_used=state.fallback_used,
             budget=state.budget,
+            stop_hook_continuations=state.stop_hook_continuations,
         )
 
 

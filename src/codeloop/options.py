@@ -6,6 +6,7 @@ too: the transcript is found, read, repaired, and the session continues (or fork
 
 from __future__ import annotations
 
+import functools
 import os
 import uuid
 from collections.abc import Mapping, Sequence
@@ -14,18 +15,22 @@ from pathlib import Path
 
 from codeloop.context.compact import SummaryModel
 from codeloop.context.pipeline import ContextManager
-from codeloop.context.system_prompt import build_system_prompt
+from codeloop.context.system_prompt import build_system_prompt, gather_prompt_context
 from codeloop.context.tokens import context_limits
 from codeloop.deps import LoopDeps
+from codeloop.hooks import HookRunner
 from codeloop.models.catalog import model_info
 from codeloop.models.factory import fallback_model_name, resolve_model
 from codeloop.models.retry import RetryPolicy
-from codeloop.permissions.policy import PermissionMode, Policy, parse_tool_list
+from codeloop.permissions.policy import PermissionMode, Policy, rules_from, split_rules
+from codeloop.permissions.rules import Rule
+from codeloop.permissions.sandbox import sandbox_for
 from codeloop.repair import repair_history
 from codeloop.session import Session, SessionConfig
 from codeloop.session_store import SessionError, SessionStore
-from codeloop.tools.base import Workspace
-from codeloop.tools.registry import default_tools
+from codeloop.settings import RULE_KINDS, Settings, load_settings
+from codeloop.tools.base import AnyTool, Workspace
+from codeloop.tools.registry import ToolFactory, default_tools
 from codeloop.transcript import TranscriptWriter, read_transcript
 from codeloop.types import Message, new_uuid
 
@@ -35,7 +40,12 @@ class Options:
     model: str | None = None
     cwd: Path | None = None
     add_dirs: Sequence[str] = ()
-    permission_mode: PermissionMode = "default"
+    # None: the settings' permissions.defaultMode, else "default".
+    permission_mode: PermissionMode | None = None
+    # --settings: a settings file, or inline JSON, above every settings file.
+    settings: str | None = None
+    # Run Bash under bubblewrap (also the settings key sandbox.enabled).
+    sandbox: bool = False
     allowed_tools: Sequence[str] = ()
     disallowed_tools: Sequence[str] = ()
     system_prompt: str | None = None
@@ -67,21 +77,26 @@ class _Opened:
 
 
 def build_session(options: Options) -> Session:
-    """Resolve the model, tools, workspace and policy; open the transcript. Raises ConfigError,
-    SessionError or ValueError with a message meant for the user."""
-    env = os.environ if options.env is None else options.env
+    """Load the settings; resolve the model, tools, workspace, policy and hooks; open the
+    transcript. Raises ConfigError, SessionError or ValueError with a message for the user."""
+    base_env = os.environ if options.env is None else options.env
     cwd = (options.cwd or Path.cwd()).resolve()
+    settings = load_settings(cwd, cli=options.settings, env=base_env)
+    warnings = list(settings.warnings)
+    env = {**base_env, **settings.env}
     extra_dirs = [_existing_dir(cwd, d) for d in options.add_dirs]
+    for raw in settings.permissions.additional_directories:
+        path = (cwd / Path(raw).expanduser()).resolve()
+        if path.is_dir():
+            extra_dirs.append(path)
+        else:
+            warnings.append(f"permissions.additionalDirectories: {raw}: no such directory")
+    roots = [cwd, *extra_dirs]
     client, model = resolve_model(
-        options.model, env, record=options.record, replay=options.replay, cwd=cwd
+        options.model or settings.model, env, record=options.record, replay=options.replay, cwd=cwd
     )
-    tools = default_tools()
-    allowed = parse_tool_list(options.allowed_tools)
-    disallowed = parse_tool_list(options.disallowed_tools)
-    for name in allowed | disallowed:
-        if name not in tools:
-            raise ValueError(f"unknown tool {name!r} (tools: {', '.join(tools)})")
-    policy = Policy(options.permission_mode, allowed, disallowed)
+    tools = default_tools(_sandboxed_bash(options, settings, roots, warnings))
+    policy = _policy(options, settings, tools, roots, warnings)
     system = build_system_prompt(
         cwd,
         model,
@@ -109,14 +124,30 @@ def build_session(options: Options) -> Session:
     workspace = Workspace(cwd=cwd, extra_dirs=extra_dirs)
     store = SessionStore(cwd, env)
     opened = _open_transcript(options, store)
+    transcript = opened.transcript
+    hooks = (
+        HookRunner(settings.hooks, transcript.session_id, transcript.path, cwd, env=env)
+        if settings.hooks
+        else None
+    )
     specs = tuple(tool.spec() for tool in tools.values())
     context = ContextManager(
         SummaryModel(client.stream, model, system, specs),
         context_limits(model, env),
         workspace,
-        store.directory / opened.transcript.session_id / "tool-results",
+        store.directory / transcript.session_id / "tool-results",
+        pre_compact=hooks.pre_compact if hooks else None,
     )
     deps = LoopDeps(call_model=client.stream, reactive_compact=context.reactive_compact)
+    gather = functools.partial(
+        gather_prompt_context,
+        cwd,
+        model,
+        extra_dirs=extra_dirs,
+        override=options.system_prompt,
+        append=options.append_system_prompt,
+        env=env,
+    )
     return Session(
         client,
         tools,
@@ -124,9 +155,63 @@ def build_session(options: Options) -> Session:
         config,
         deps=deps,
         history=opened.history,
-        transcript=opened.transcript,
-        notices=opened.warnings,
+        transcript=transcript,
+        notices=[*warnings, *opened.warnings],
         context=context,
+        hooks=hooks,
+        prompt_context=gather,
+    )
+
+
+def _sandboxed_bash(
+    options: Options, settings: Settings, roots: list[Path], warnings: list[str]
+) -> dict[str, ToolFactory]:
+    """Bash under bubblewrap when --sandbox or the settings ask for it (and bwrap can run)."""
+    if not (options.sandbox or settings.sandbox):
+        return {}
+    sandbox, warning = sandbox_for(roots, allow_network=settings.sandbox_network)
+    if warning:
+        warnings.append(warning)
+    if sandbox is None:
+        return {}
+
+    def bash() -> AnyTool:
+        from codeloop.tools.bash import BashTool
+
+        return BashTool(sandbox)
+
+    return {"Bash": bash}
+
+
+def _policy(
+    options: Options,
+    settings: Settings,
+    tools: Mapping[str, AnyTool],
+    roots: list[Path],
+    warnings: list[str],
+) -> Policy:
+    """Rules from the flags (checked: a mistake there is the user's to fix now) and from every
+    settings file (a bad one is a warning), each tagged with where it came from."""
+    cli_allow = [Rule.parse(t, "--allowedTools") for t in split_rules(options.allowed_tools)]
+    cli_deny = [Rule.parse(t, "--disallowedTools") for t in split_rules(options.disallowed_tools)]
+    for rule in (*cli_allow, *cli_deny):
+        if rule.tool not in tools and not rule.tool.startswith("mcp__"):
+            raise ValueError(f"unknown tool {rule.tool!r} (tools: {', '.join(tools)})")
+    rules: dict[str, list[Rule]] = {kind: [] for kind in RULE_KINDS}
+    for rule_set in settings.rule_sets:
+        # Relative path rules are relative to the folder that holds .claude/ or .codeloop/.
+        base = roots[0] if rule_set.source == "--settings" else Path(rule_set.source).parent.parent
+        for kind in RULE_KINDS:
+            parsed, bad = rules_from(getattr(rule_set, kind), rule_set.source, base)
+            rules[kind] += parsed
+            warnings += bad
+    mode = options.permission_mode or settings.permissions.default_mode or "default"
+    return Policy(
+        mode,  # type: ignore[arg-type]  # checked against PERMISSION_MODES by the settings
+        [*cli_allow, *rules["allow"]],
+        [*cli_deny, *rules["deny"]],
+        rules["ask"],
+        roots=roots,
     )
 
 

@@ -9,13 +9,16 @@ the interactive UI and the library API alike.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from codeloop.context.memory import system_reminder
 from codeloop.context.pipeline import ContextManager
+from codeloop.context.system_prompt import PromptContext
 from codeloop.costs import total_cost_usd, usage_by_model
 from codeloop.deps import LoopDeps
 from codeloop.events import AssistantTurn, CompactBoundary, Event, LoopEnd, Notice, UserTurn
+from codeloop.hooks import HookRunner
 from codeloop.loop import LoopParams, query_loop
 from codeloop.models.base import ModelClient
 from codeloop.models.retry import RetryPolicy
@@ -61,6 +64,8 @@ class Session:
         transcript: TranscriptWriter | None = None,
         notices: Sequence[str] = (),
         context: ContextManager | None = None,
+        hooks: HookRunner | None = None,
+        prompt_context: Callable[[], Awaitable[PromptContext]] | None = None,
     ) -> None:
         if transcript is not None and session_id not in (None, transcript.session_id):
             raise ValueError("session_id differs from the transcript's session id")
@@ -78,6 +83,11 @@ class Session:
         self.api_duration_ms = 0.0
         self.turns = 0
         self._abort = asyncio.Event()
+        self.hooks = hooks
+        self._prompt_context = prompt_context
+        self._started = False
+        # Sent ahead of the history in every request (the memory message), built at the start.
+        self.user_context: tuple[Message, ...] = ()
 
     def interrupt(self) -> None:
         """Stop the running prompt (Ctrl+C, an SDK interrupt); the session stays usable."""
@@ -88,11 +98,30 @@ class Session:
         for notice in self._notices:
             yield notice
         self._notices.clear()
+        if not self._started:
+            self._started = True
+            async for event in self._start():
+                yield event
+        added: tuple[Message, ...] = ()
+        if self.hooks is not None:
+            submitted = await self.hooks.run("UserPromptSubmit", {"prompt": prompt})
+            for text in submitted.system_messages:
+                yield Notice("warning", text)
+            if submitted.blocked or submitted.stop:
+                why = submitted.reason if submitted.blocked else submitted.stop_reason
+                error = f"a UserPromptSubmit hook refused the prompt: {why}"
+                yield LoopEnd("hook_stopped", 0, Usage(), self.messages, error=error)
+                return
+            if context := submitted.for_model():
+                added = (Message.user(system_reminder(context), is_meta=True),)
         message = Message.user(prompt)
-        if (failed := self._persist(message)) is not None:
-            yield failed
+        for item in (message, *added):
+            if (failed := self._persist(item)) is not None:
+                yield failed
         params = LoopParams(
-            messages=(*self.messages, message),
+            user_context=self.user_context,
+            hooks=self.hooks,
+            messages=(*self.messages, message, *added),
             model=self.config.model,
             tools=self.tools,
             workspace=self.workspace,
@@ -126,6 +155,25 @@ class Session:
         if (failed := self._persist(result.boundary)) is not None:
             self._notices.append(failed)
         return result.boundary
+
+    async def _start(self) -> AsyncIterator[Event]:
+        """Gather the system prompt and the memory, then run the SessionStart hooks."""
+        context: list[Message] = []
+        if self._prompt_context is not None:
+            gathered = await self._prompt_context()
+            self.config.system = gathered.system
+            for text in gathered.warnings:
+                yield Notice("warning", text)
+            if gathered.user_context is not None:
+                context.append(gathered.user_context)
+        if self.hooks is not None:
+            source = "resume" if self.messages else "startup"
+            started = await self.hooks.run("SessionStart", {"source": source})
+            for text in started.system_messages:
+                yield Notice("warning", text)
+            if text := started.for_model():
+                context.append(Message.user(system_reminder(text), is_meta=True))
+        self.user_context = tuple(context)
 
     def _persist(self, item: Message | Event) -> Notice | None:
         """Write what changes the history before anyone sees it; a failing disk costs the
@@ -177,6 +225,8 @@ class Session:
 
     async def aclose(self) -> None:
         try:
+            if self.hooks is not None:
+                await self.hooks.run("SessionEnd", {"reason": "other"})
             if self.transcript is not None:
                 self.transcript.close()
         finally:

@@ -104,6 +104,9 @@ class Settings:
     permissions: Permissions = field(default_factory=Permissions)
     rule_sets: tuple[RuleSet, ...] = ()
     hooks: HooksConfig = field(default_factory=dict)
+    # Run Bash under bubblewrap (settings key `sandbox.enabled`), with or without network.
+    sandbox: bool = False
+    sandbox_network: bool = False
     # The sources that loaded (file paths, or "--settings" for inline JSON), lowest first.
     sources: tuple[str, ...] = ()
     # One line each, naming the file and the place; meant for the user.
@@ -210,7 +213,24 @@ def _validated(label: str, data: Mapping[str, Any], warnings: list[str]) -> dict
         clean["permissions"] = _permissions(data["permissions"], warn)
     if "hooks" in data:
         clean["hooks"] = _hooks(data["hooks"], warn)
+    if "sandbox" in data:
+        clean["sandbox"] = _sandbox(data["sandbox"], warn)
     return clean
+
+
+def _sandbox(raw: Any, warn: Warn) -> dict[str, bool]:
+    """`{"enabled": true, "allowNetwork": false}`: run Bash under bubblewrap."""
+    if not isinstance(raw, dict):
+        warn("sandbox", f"expected an object, got {_kind(raw)}")
+        return {}
+    out: dict[str, bool] = {}
+    for key in ("enabled", "allowNetwork"):
+        if key in raw:
+            if isinstance(raw[key], bool):
+                out[key] = raw[key]
+            else:
+                warn(f"sandbox.{key}", f"expected true or false, got {_shown(raw[key])}")
+    return out
 
 
 def _env(raw: Any, warn: Warn) -> dict[str, str]:
@@ -381,6 +401,8 @@ def _build(
             for event, entries in merged.get("hooks", {}).items()
             if entries
         },
+        sandbox=merged.get("sandbox", {}).get("enabled", False),
+        sandbox_network=merged.get("sandbox", {}).get("allowNetwork", False),
         sources=sources,
         warnings=warnings,
     )

@@ -22,11 +22,6 @@ from codeloop.testing.fake_server import FakeModelServer
 from codeloop.testing.scenario import Scenario, UsageSpec, tool_use, turn
 from tests.e2e.cli import PROVIDER_MODELS, CliRun, provider_env, run_cli
 
-# Until the session, loop, executor and CLI call into settings/hooks/memory (issue 7's wiring
-# notes), these fail; strict, so the first run after the wiring says to delete this marker.
-NEEDS_WIRING = pytest.mark.xfail(
-    strict=True, reason="issue 7: settings, hooks and memory are not wired into the session yet"
-)
 RULES = "RULES-7f3a: run `make check` before saying you are done."
 BLOCK_REASON = "rm is not allowed in this repository; use `git clean -n` to preview instead"
 
@@ -104,7 +99,6 @@ def text_of(content: Any) -> str:
     return "\n".join(part.get("text", "") for part in content)
 
 
-@NEEDS_WIRING
 def test_claude_code_project_works_unchanged(tmp_path: Path) -> None:
     project = make_project(tmp_path)
     no_rm = script(
@@ -177,7 +171,6 @@ def test_claude_code_project_works_unchanged(tmp_path: Path) -> None:
     assert (project / "notes.py").read_text() == "x = 1\ny = 2\n"
 
 
-@NEEDS_WIRING
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 def test_second_request_starts_with_the_first_ones_bytes(tmp_path: Path, provider: str) -> None:
     project = make_project(tmp_path)
@@ -226,7 +219,6 @@ def logging_hooks(project: Path, events: list[str]) -> Path:
     return log
 
 
-@NEEDS_WIRING
 def test_every_hook_event_fires_with_its_documented_fields(tmp_path: Path) -> None:
     project = make_project(tmp_path)
     log = logging_hooks(project, list(EVENT_FIELDS))
@@ -270,7 +262,6 @@ def test_every_hook_event_fires_with_its_documented_fields(tmp_path: Path) -> No
     assert Path(by_event["Stop"]["transcript_path"]).exists()
 
 
-@NEEDS_WIRING
 def test_pre_compact_fires_before_an_automatic_compaction(tmp_path: Path) -> None:
     """Needs issue 5's autocompact in the loop, with `HookRunner.pre_compact` as its
     PreCompact seam. A small context window and a large reported usage force it."""
@@ -300,7 +291,6 @@ def test_pre_compact_fires_before_an_automatic_compaction(tmp_path: Path) -> Non
     assert payload["trigger"] == "auto" and payload["custom_instructions"] == ""
 
 
-@NEEDS_WIRING
 def test_stop_hook_sends_the_model_back_once_then_lets_it_stop(tmp_path: Path) -> None:
     project = make_project(tmp_path)
     one_hook(
@@ -318,7 +308,6 @@ def test_stop_hook_sends_the_model_back_once_then_lets_it_stop(tmp_path: Path) -
     assert "run the tests first" in json.dumps(bodies[1]["messages"][-1])
 
 
-@NEEDS_WIRING
 def test_a_stop_hook_that_always_blocks_cannot_keep_the_loop_going(tmp_path: Path) -> None:
     project = make_project(tmp_path)
     one_hook(project, "Stop", "never.py", "print('not yet', file=sys.stderr)\nsys.exit(2)\n")
@@ -330,7 +319,6 @@ def test_a_stop_hook_that_always_blocks_cannot_keep_the_loop_going(tmp_path: Pat
     assert "Stop hook" in result.stderr
 
 
-@NEEDS_WIRING
 def test_user_prompt_hook_blocks_or_adds_context(tmp_path: Path) -> None:
     project = make_project(tmp_path)
     one_hook(
@@ -355,7 +343,6 @@ def test_user_prompt_hook_blocks_or_adds_context(tmp_path: Path) -> None:
     assert "The release branch is frozen." in json.dumps(body["messages"])
 
 
-@NEEDS_WIRING
 def test_settings_errors_are_reported_and_the_rest_loads(tmp_path: Path) -> None:
     project = make_project(tmp_path)
     local = project / ".claude" / "settings.local.json"
@@ -372,7 +359,6 @@ def test_settings_errors_are_reported_and_the_rest_loads(tmp_path: Path) -> None
     assert "ran" in text_of(last_tool_result(bodies[1])["content"])  # allowed by settings
 
 
-@NEEDS_WIRING
 def test_settings_flag_inline_json(tmp_path: Path) -> None:
     project = make_project(tmp_path)
     scenario = Scenario(

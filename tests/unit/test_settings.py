@@ -220,3 +220,15 @@ def test_claude_config_dir_moves_the_user_file(dirs: tuple[Path, Path, dict[str,
     write(home / "elsewhere" / "settings.json", {"model": "moved"})
     env["CLAUDE_CONFIG_DIR"] = str(home / "elsewhere")
     assert load_settings(project, env=env).model == "moved"
+
+
+def test_sandbox_setting_is_read_and_checked(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude" / "settings.json").write_text(
+        '{"sandbox": {"enabled": true, "allowNetwork": "yes"}}'
+    )
+    settings = load_settings(project, env={"HOME": str(tmp_path / "home")})
+    assert settings.sandbox is True
+    assert settings.sandbox_network is False
+    assert any("sandbox.allowNetwork" in w for w in settings.warnings)

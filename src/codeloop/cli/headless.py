@@ -71,6 +71,8 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
         system_prompt=args.system_prompt,
         append_system_prompt=args.append_system_prompt,
         max_turns=args.max_turns,
+        settings=args.settings,
+        sandbox=args.sandbox,
         max_budget_usd=args.max_budget_usd,
         fallback_model=args.fallback_model,
         token_budget=args.token_budget,

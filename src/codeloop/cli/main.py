@@ -41,8 +41,15 @@ Models (--model, or CODELOOP_MODEL):
 
 EPILOG = """\
 Permissions: in headless runs the default mode lets read-only tools (Read, Grep, Glob,
-read-only Bash) run and denies the rest, telling the model why; allow more with
---allowedTools "Bash Edit" or --permission-mode acceptEdits|bypassPermissions.
+read-only Bash) run and denies the rest, telling the model why; allow more with rules in
+Claude Code's syntax, e.g. --allowedTools "Edit,Bash(npm test:*)", or with
+--permission-mode acceptEdits|bypassPermissions. Writes outside the working directory and
+--add-dir folders are never allowed without asking; --sandbox confines Bash for real.
+
+Settings and memory, as Claude Code reads them: ~/.claude/settings.json,
+.claude/settings.json, .claude/settings.local.json (and the same under .codeloop/, which
+wins): model, env, permissions, hooks, sandbox. CLAUDE.md, CLAUDE.local.md and AGENTS.md
+from your home folder and every folder from the repository root down are given to the model.
 
 Exit status: 0 on success, 1 on an error (one line on stderr), 2 on a usage error.
 """
@@ -121,7 +128,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--session-id", metavar="UUID", help="the id of the new session (a UUID)")
     parser.add_argument(
-        "--permission-mode", choices=PERMISSION_MODES, default="default", help="permission mode"
+        "--permission-mode",
+        choices=PERMISSION_MODES,
+        default=None,
+        help="permission mode (default: the settings' defaultMode, else default)",
+    )
+    parser.add_argument(
+        "--settings",
+        metavar="FILE_OR_JSON",
+        help="a settings file, or inline JSON, applied above every settings file",
+    )
+    parser.add_argument(
+        "--sandbox",
+        action="store_true",
+        help="run Bash under bubblewrap: files read-only outside the workspace, no network",
     )
     parser.add_argument(
         "--allowedTools",

@@ -212,11 +212,13 @@ class Policy:
                 f"Permission to use {tool.name} was denied: {decision.explain()}. This run cannot "
                 f"ask the user; they can allow it with {how}."
             )
-        return self._deny(tool, args, ctx, message)
+        return self._deny(tool, args, ctx, message, would_ask=decision.behavior == "ask")
 
-    def _deny(self, tool: AnyTool, args: Any, ctx: ToolContext, message: str) -> PermissionDecision:
+    def _deny(
+        self, tool: AnyTool, args: Any, ctx: ToolContext, message: str, *, would_ask: bool = False
+    ) -> PermissionDecision:
         self.denials.append(Denial(tool.name, ctx.tool_use_id, _input_of(args), message))
-        return PermissionDecision(False, message)
+        return PermissionDecision(False, message, would_ask)
 
     def allow_always(self, texts: Sequence[str]) -> Path | None:
         """Allow these rules from now on, and keep them in the project's local settings.

@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from codeloop.events import ToolFinished, ToolProgress, ToolStarted
+from codeloop.events import Notice, ToolFinished, ToolProgress, ToolStarted
+from codeloop.hooks import HookOutcome, HookRunner, tool_response
 from codeloop.tools.base import AnyTool, ToolContext, ToolInputError, ToolResult, Workspace
-from codeloop.types import ToolResultBlock, ToolUseBlock
+from codeloop.types import TextBlock, ToolResultBlock, ToolUseBlock
 
 DEFAULT_MAX_CONCURRENCY = 10
 # A tool that ignores the abort signal is cancelled after this grace period.
@@ -33,11 +34,13 @@ INTERRUPTED_MESSAGE = "Interrupted by user: the tool call was stopped before it 
 class PermissionDecision:
     allowed: bool
     message: str = ""
+    # Denied only because nobody could be asked (a headless run): the user is notified.
+    would_ask: bool = False
 
 
 CanUseTool = Callable[[AnyTool, Any, ToolContext], Awaitable[PermissionDecision]]
 
-ExecutorEvent = ToolStarted | ToolProgress | ToolFinished
+ExecutorEvent = ToolStarted | ToolProgress | ToolFinished | Notice
 
 
 class Status(Enum):
@@ -80,7 +83,11 @@ class ToolExecutor:
         can_use_tool: CanUseTool,
         *,
         max_concurrency: int | None = None,
+        hooks: HookRunner | None = None,
     ) -> None:
+        self._hooks = hooks
+        # Set when a PreToolUse/PostToolUse hook answered `continue: false`: the run ends.
+        self.hook_stop: str | None = None
         self._tools = tools
         self._workspace = workspace
         self._can_use_tool = can_use_tool
@@ -156,13 +163,7 @@ class ToolExecutor:
 
         ctx = ToolContext(self._workspace, self._abort.event, progress, tool_use_id)
         try:
-            decision = await self._can_use_tool(call.tool, call.args, ctx)
-            if not decision.allowed:
-                result = ToolResult.error(
-                    decision.message or f"Permission denied: {call.tool.name}"
-                )
-            else:
-                result = await call.tool.call(call.args, ctx)
+            result = await self._checked_call(call, ctx)
         except asyncio.CancelledError:
             result = ToolResult.error(self._abort.reason or INTERRUPTED_MESSAGE)
         except Exception as exc:  # a crashing tool must not end the session
@@ -173,6 +174,61 @@ class ToolExecutor:
         if result.is_error and call.tool.name == "Bash" and not self._abort.reason:
             self._abort_siblings(call)
         self._schedule()
+
+    async def _checked_call(self, call: _Call, ctx: ToolContext) -> ToolResult:
+        """PreToolUse hooks, the permission check, the call, PostToolUse hooks."""
+        tool, tool_use, args = call.tool, call.tool_use, call.args
+        assert tool is not None
+        hooks = self._hooks
+        payload = {
+            "tool_input": tool_use.input,
+            "tool_use_id": tool_use.id,
+            "cwd": str(self._workspace.cwd),
+        }
+        pre = await hooks.run("PreToolUse", payload, tool.name) if hooks else None
+        if pre is not None:
+            self._note(pre)
+            if pre.blocked:
+                return ToolResult.error(pre.for_model())
+            if pre.updated_input is not None:
+                try:
+                    args = tool.parse(pre.updated_input)
+                except ToolInputError as exc:
+                    return ToolResult.error(str(exc))
+        if pre is not None and pre.permission == "allow":
+            decision = PermissionDecision(True)
+        elif pre is not None and pre.permission == "ask":
+            why = pre.permission_reason or "a PreToolUse hook asked for confirmation"
+            decision = PermissionDecision(
+                False,
+                f"Using {tool.name} needs the user's confirmation ({why}); this run cannot ask.",
+                would_ask=True,
+            )
+        else:
+            decision = await self._can_use_tool(tool, args, ctx)
+        if not decision.allowed:
+            if decision.would_ask and hooks is not None:
+                message = f"codeloop needs your permission to use {tool.name}"
+                notified = await hooks.run(
+                    "Notification", {"message": message, "notification_type": "permission_prompt"}
+                )
+                self._note(notified)
+            return ToolResult.error(decision.message or f"Permission denied: {tool.name}")
+        result = await tool.call(args, ctx)
+        if hooks is None or result.is_error:
+            return result
+        text = result.content if isinstance(result.content, str) else ""
+        response = tool_response(tool.name, tool_use.input, text, False)
+        post = await hooks.run("PostToolUse", {**payload, "tool_response": response}, tool.name)
+        self._note(post)
+        feedback = post.for_model()
+        return _with_feedback(result, feedback) if feedback else result
+
+    def _note(self, outcome: HookOutcome) -> None:
+        for message in outcome.system_messages:
+            self._push(Notice("warning", message))
+        if outcome.stop and self.hook_stop is None:
+            self.hook_stop = outcome.stop_reason or f"a {outcome.event} hook stopped the run"
 
     def _complete(self, call: _Call, result: ToolResult) -> None:
         if call.status in (Status.COMPLETED, Status.YIELDED):
@@ -256,6 +312,12 @@ def _marked_interrupted(result: ToolResult, reason: str) -> ToolResult:
     text = result.content if isinstance(result.content, str) else ""
     body = f"{reason}\n{text}".rstrip() if text and text not in reason else reason
     return ToolResult.error(body)
+
+
+def _with_feedback(result: ToolResult, feedback: str) -> ToolResult:
+    if isinstance(result.content, str):
+        return ToolResult(f"{result.content}\n\n{feedback}", result.is_error)
+    return ToolResult((*result.content, TextBlock(feedback)), result.is_error)
 
 
 def _result_block(tool_use: ToolUseBlock, result: ToolResult) -> ToolResultBlock:
