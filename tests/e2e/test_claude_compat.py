@@ -368,3 +368,34 @@ def test_settings_flag_inline_json(tmp_path: Path) -> None:
     result, bodies = run(project, tmp_path, scenario, "--settings", inline)
     assert result.returncode == 0, result.stderr
     assert "ran" in text_of(last_tool_result(bodies[1])["content"])
+
+
+def test_a_hook_allow_answers_the_prompt_but_not_deny_or_ask_rules(tmp_path: Path) -> None:
+    """As Claude Code documents: permissionDecision "allow" skips the prompt a call would get;
+    deny and ask rules are still applied."""
+    project = make_project(tmp_path)
+    allow_all = script(
+        project,
+        "allow.py",
+        'print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", '
+        '"permissionDecision": "allow", "permissionDecisionReason": "ok by hook"}}))\n',
+    )
+    settings(
+        project,
+        {
+            "permissions": {"deny": ["Write(./locked/**)"], "ask": ["Write(./drafts/**)"]},
+            "hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"command": allow_all}]}]},
+        },
+    )
+    calls = [
+        tool_use("Write", {"file_path": "notes.txt", "content": "prompt answered by the hook"}),
+        tool_use("Write", {"file_path": "locked/key.txt", "content": "denied by a rule"}),
+        tool_use("Write", {"file_path": "drafts/a.txt", "content": "asked by a rule"}),
+    ]
+    result, bodies = run(project, tmp_path, Scenario(turns=(turn(*calls), turn("done"))))
+    assert result.returncode == 0, result.stderr
+    outcomes = [b.get("is_error", False) for b in bodies[1]["messages"][-1]["content"]]
+    assert outcomes == [False, True, True]
+    assert (project / "notes.txt").read_text() == "prompt answered by the hook"
+    assert not (project / "locked").exists()
+    assert not (project / "drafts").exists()

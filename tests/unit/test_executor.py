@@ -246,3 +246,17 @@ def test_property_order_exclusivity_pairing(
     for r in results:
         if r.tool_use.id not in starts:
             assert r.result.is_error
+
+
+async def test_a_denied_bash_call_does_not_cancel_its_siblings(tmp_path: Path) -> None:
+    async def deny_bash(tool: Any, args: Any, ctx: ToolContext) -> PermissionDecision:
+        return PermissionDecision(tool.name != "Bash", "no Bash today")
+
+    journal = Journal()
+    tools = {"Work": WorkTool(journal), "Bash": BashLike(journal)}
+    ex = ToolExecutor(tools, Workspace(cwd=tmp_path), deny_bash)
+    ex.add(use(0, ms=20))
+    ex.add(use(1, "Bash"))
+    results = await drain(ex)
+    assert results[0].result.text == "t0 ok"
+    assert results[1].result.text == "no Bash today"

@@ -185,7 +185,9 @@ class Policy:
 
     async def can_use_tool(self, tool: AnyTool, args: Any, ctx: ToolContext) -> PermissionDecision:
         decision = self.decide(tool, args, ctx.workspace)
-        if decision.behavior == "allow":
+        # A hook's approval answers the prompt a call would get, not an ask rule (Claude Code).
+        hook_settles = ctx.hook_approved and decision.behavior == "ask" and decision.rule is None
+        if decision.behavior == "allow" or hook_settles:
             return PermissionDecision(True)
         if decision.behavior == "ask" and self.ask_user is not None:
             request = PermissionRequest(tool.name, _input_of(args), decision)

@@ -79,6 +79,9 @@ class ToolContext:
     abort: asyncio.Event = field(default_factory=asyncio.Event)
     progress: ProgressFn = _no_progress
     tool_use_id: str = ""
+    # A PreToolUse hook approved this call: it answers the prompt the call would get; deny and
+    # ask rules still hold.
+    hook_approved: bool = False
 
 
 class ToolInputError(Exception):

@@ -10,6 +10,7 @@ a real one, or a synthetic `is_error` one when the run is aborted or a sibling B
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import time
 from collections import deque
@@ -59,7 +60,7 @@ class _Call:
     status: Status = Status.QUEUED
     result: ToolResult | None = None
     task: asyncio.Task[None] | None = None
-    started_event_sent: bool = False
+    ran: bool = False  # passed the hooks and the permission check, and was called
 
 
 @dataclass
@@ -171,7 +172,8 @@ class ToolExecutor:
         if self._abort.reason and call.result is None:
             result = _marked_interrupted(result, self._abort.reason)
         self._complete(call, result)
-        if result.is_error and call.tool.name == "Bash" and not self._abort.reason:
+        # Only a command that ran and failed stops its siblings: a denied one changed nothing.
+        if result.is_error and call.ran and call.tool.name == "Bash" and not self._abort.reason:
             self._abort_siblings(call)
         self._schedule()
 
@@ -195,9 +197,7 @@ class ToolExecutor:
                     args = tool.parse(pre.updated_input)
                 except ToolInputError as exc:
                     return ToolResult.error(str(exc))
-        if pre is not None and pre.permission == "allow":
-            decision = PermissionDecision(True)
-        elif pre is not None and pre.permission == "ask":
+        if pre is not None and pre.permission == "ask":
             why = pre.permission_reason or "a PreToolUse hook asked for confirmation"
             decision = PermissionDecision(
                 False,
@@ -205,6 +205,10 @@ class ToolExecutor:
                 would_ask=True,
             )
         else:
+            # A hook's "allow" settles what would be asked, never a deny rule or the workspace
+            # boundary: the policy still decides.
+            if pre is not None and pre.permission == "allow":
+                ctx = dataclasses.replace(ctx, hook_approved=True)
             decision = await self._can_use_tool(tool, args, ctx)
         if not decision.allowed:
             if decision.would_ask and hooks is not None:
@@ -214,6 +218,7 @@ class ToolExecutor:
                 )
                 self._note(notified)
             return ToolResult.error(decision.message or f"Permission denied: {tool.name}")
+        call.ran = True
         result = await tool.call(args, ctx)
         if hooks is None or result.is_error:
             return result
