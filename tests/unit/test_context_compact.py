@@ -183,3 +183,17 @@ async def test_an_earlier_summary_outlives_a_failed_compaction(tmp_path: Path) -
     assert is_compact_summary(note) and "dropped" in note.text
     assert earlier is first.messages[0] and latest is first.messages[1]
     assert_paired(second.messages)
+
+
+async def test_a_small_window_with_a_big_system_prompt_keeps_the_latest_request(
+    tmp_path: Path,
+) -> None:
+    # 16K window: autocompact at ~3K, so half of it minus a 2.4K-token prompt is below zero.
+    small = ContextLimits(16_000, 1_024)
+    big_system = summarizer(ScriptedModel([turn(SUMMARY)]))
+    big_system = type(big_system)(big_system.call_model, big_system.model, "x" * 10_000, TOOLS)
+    history = _session(tmp_path)
+    result = await compact_history(
+        history, big_system, small, Workspace(cwd=tmp_path), trigger="auto"
+    )
+    assert result.messages[-1].text == LATEST

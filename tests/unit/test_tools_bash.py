@@ -244,3 +244,8 @@ async def test_cancelling_the_call_kills_the_group(ctx: ToolContext, tmp_path: P
     with pytest.raises(asyncio.CancelledError):
         await task
     assert await wait_until_gone(grandchild)
+
+
+def test_truncate_middle_with_no_room_keeps_only_the_marker() -> None:
+    cut = truncate_middle("a" * 50, 0)
+    assert "a" not in cut and "50 characters" in cut

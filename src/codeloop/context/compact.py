@@ -90,6 +90,8 @@ _LATEST = "The user's latest message follows word for word."
 MAX_FILES = 5
 FILE_TOKENS = 5_000
 FILES_TOKENS = 50_000
+# The least the history after a compaction may hold, however small the window.
+MIN_HISTORY_TOKENS = 2_000
 
 PreCompactHook = Callable[[CompactTrigger, str | None], Awaitable[str | None]]
 """Runs before a compaction with its trigger and the user's instructions; what it returns is
@@ -172,13 +174,15 @@ async def compact_history(
     if failure is None and not summary:
         failure = "the model returned an empty summary"
     latest = latest_user_request(messages)
-    target = limits.autocompact_at // 2
+    # What the new history may hold; on a small window the system prompt and tools can take
+    # most of half the threshold, so a floor keeps the latest request readable.
+    budget = max(limits.autocompact_at // 2 - overhead, MIN_HISTORY_TOKENS)
     if failure is not None:
-        folded = _fold(messages, target - overhead)
+        folded = _fold(messages, budget)
         keep = _worth_keeping(messages)
-        new = drop_oldest(folded, target - overhead, keep, todos, reason=failure)
+        new = drop_oldest(folded, budget, keep, todos, reason=failure)
     else:
-        new = _after_summary(summary, messages, latest, todos, workspace, target - overhead)
+        new = _after_summary(summary, messages, latest, todos, workspace, budget)
     after = overhead + estimate_messages(new)
     boundary = CompactBoundary(trigger, before, after, len(messages), summary, failure, new)
     return CompactResult(new, boundary, assembler.usage)

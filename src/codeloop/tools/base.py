@@ -149,7 +149,9 @@ def truncate_middle(text: str, limit: int, *, what: str = "output") -> str:
     """Keep the head and the tail of an over-long text, saying how much was cut."""
     if len(text) <= limit:
         return text
+    limit = max(limit, 0)
     head = limit * 2 // 3
     tail = limit - head
     cut = len(text) - head - tail
-    return f"{text[:head]}\n\n... [{cut} characters of {what} truncated] ...\n\n{text[-tail:]}"
+    ending = text[len(text) - tail :]  # not text[-tail:], which is all of it when tail is 0
+    return f"{text[:head]}\n\n... [{cut} characters of {what} truncated] ...\n\n{ending}"
