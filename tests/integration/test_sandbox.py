@@ -154,3 +154,17 @@ def test_missing_bwrap_gives_one_warning_and_no_sandbox(tmp_path: Path) -> None:
     sandbox, warning = sandbox_for([tmp_path], bwrap=str(tmp_path / "no-bwrap"))
     assert sandbox is None
     assert warning is not None and "unsandboxed" in warning and "bubblewrap" in warning
+
+
+async def test_the_agents_own_configuration_stays_read_only(world: Path, bwrap: str) -> None:
+    ws = world / "ws"
+    (ws / ".claude").mkdir()
+    (ws / ".claude" / "settings.json").write_text('{"sandbox": {"enabled": true}}')
+    (ws / ".git" / "hooks").mkdir(parents=True)
+    tool, ctx = sandboxed(world, bwrap)
+    script = "echo '{}' > .claude/settings.json; echo x > .git/hooks/pre-commit; touch ok"
+    result = await run(tool, ctx, script)
+    assert "Read-only file system" in text(result)
+    assert (ws / ".claude" / "settings.json").read_text() == '{"sandbox": {"enabled": true}}'
+    assert not (ws / ".git" / "hooks" / "pre-commit").exists()
+    assert (ws / "ok").exists()  # the rest of the workspace is writable

@@ -28,6 +28,10 @@ ENV_ALLOWLIST = frozenset(
 _PRIVATE_TMP = Path("/tmp")
 
 
+# Inside each writable root, what only the user may change: settings, hooks, MCP servers.
+PROTECTED_IN_ROOTS = (".claude", ".codeloop", ".mcp.json", ".git/hooks", ".git/config")
+
+
 @dataclass(frozen=True)
 class Sandbox:
     """How to wrap one command; `roots` are the writable workspace roots."""
@@ -60,6 +64,10 @@ class Sandbox:
             argv += ["--ro-bind", str(top), str(top)]
         for root in writable:
             argv += ["--bind", root, root]
+            # The agent's own configuration stays read-only inside the workspace: a command
+            # must not switch the sandbox off, or add rules or hooks, for the next run.
+            for protected in PROTECTED_IN_ROOTS:
+                argv += ["--ro-bind-try", f"{root}/{protected}", f"{root}/{protected}"]
         for path in files:
             argv += ["--bind", path, path]
         return [*argv, "--chdir", str(cwd), "--", shell, "-c", script]
