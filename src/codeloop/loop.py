@@ -40,6 +40,7 @@ from codeloop.hooks import MAX_STOP_HOOK_CONTINUATIONS, HookRunner
 from codeloop.models.assembler import MessageAssembler
 from codeloop.models.base import (
     BlockDelta,
+    Fatal,
     MediaError,
     ModelError,
     ModelRequest,
@@ -48,6 +49,7 @@ from codeloop.models.base import (
     RateLimited,
     StreamErrorEvent,
     StreamIdle,
+    Transient,
 )
 from codeloop.models.catalog import cost_usd
 from codeloop.models.retry import OVERLOADS_BEFORE_FALLBACK, RetryPolicy
@@ -486,8 +488,22 @@ def _explain_truncated_calls(
     ]
 
 
+# What each kind of failure is called in messages for people (most specific class first).
+_FAILURE_NAMES: tuple[tuple[type[ModelError], str], ...] = (
+    (RateLimited, "rate limited"),
+    (Overloaded, "API overloaded"),
+    (StreamIdle, "stream stalled"),
+    (StreamErrorEvent, "error event in the stream"),
+    (Transient, "connection problem"),
+    (PromptTooLong, "prompt too long"),
+    (MediaError, "image or document refused"),
+    (Fatal, "request refused"),
+)
+
+
 def _describe(error: ModelError | None) -> str:
     if error is None:
         return "unknown model error"
+    name = next((n for kind, n in _FAILURE_NAMES if isinstance(error, kind)), "model error")
     status = f" (HTTP {error.status})" if error.status else ""
-    return f"{type(error).__name__}{status}: {error.message}"
+    return f"{name}{status}: {error.message}"

@@ -289,6 +289,31 @@ def test_pre_compact_fires_before_an_automatic_compaction(tmp_path: Path) -> Non
     (payload,) = [json.loads(line) for line in log.read_text().splitlines()]
     assert payload["hook_event_name"] == "PreCompact"
     assert payload["trigger"] == "auto" and payload["custom_instructions"] == ""
+    assert "compacted the conversation (auto)" in result.stderr  # shown, not only recorded
+
+
+def test_stream_json_reports_a_compaction(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    scenario = Scenario(
+        turns=(
+            turn(tool_use("Bash", {"command": "echo big"}), usage=UsageSpec(input_tokens=90_000)),
+            turn("Summary: nothing done yet."),
+            turn("Done."),
+        )
+    )
+    (result,), _ = run_all(
+        project,
+        tmp_path,
+        scenario,
+        [["-p", "tidy the build", "--output-format", "stream-json"]],
+        extra_env={"CODELOOP_CONTEXT_WINDOW": "100000"},
+    )
+    assert result.returncode == 0, result.stderr
+    (boundary,) = [
+        line for line in result.json_lines() if line.get("subtype") == "compact_boundary"
+    ]
+    assert boundary["compact_metadata"]["trigger"] == "auto"
+    assert boundary["compact_metadata"]["pre_tokens"] >= 90_000
 
 
 def test_stop_hook_sends_the_model_back_once_then_lets_it_stop(tmp_path: Path) -> None:

@@ -114,7 +114,7 @@ async def test_model_error_ends_with_message(tmp_path: Path) -> None:
     model = ScriptedModel([turn("never", faults=[fault("auth")])])
     _, end = await run(make_session(model, tmp_path), "hi")
     assert end.reason == "model_error"
-    assert end.error and "Fatal" in end.error
+    assert end.error and "request refused (HTTP 401)" in end.error
     assert [m.role for m in end.messages] == ["user"]
 
 

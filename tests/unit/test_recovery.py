@@ -133,7 +133,7 @@ async def test_stalled_stream_is_abandoned_by_the_watchdog(tmp_path: Path) -> No
     assert end.reason == "completed"
     assert any(isinstance(e, Notice) and "sent nothing" in e.text for e in events)
     (retry,) = retries(events)
-    assert "StreamIdle" in retry.error
+    assert "stream stalled" in retry.error
 
 
 async def test_max_tokens_escalates_once_then_recovers_three_times(tmp_path: Path) -> None:
@@ -203,7 +203,7 @@ async def test_overloads_without_fallback_give_up_after_max_attempts(tmp_path: P
     h = Harness([turn("never", faults=[fault("overloaded", times=50)])], tmp_path)
     _, end = await h.run()
     assert end.reason == "model_error"
-    assert end.error and "Overloaded" in end.error
+    assert end.error and "API overloaded (HTTP 529)" in end.error
     assert len(h.model.requests) == 10 and len(h.waits) == 9
 
 

@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from codeloop.events import (
     AssistantTurn,
+    CompactBoundary,
     Event,
     LoopEnd,
     Notice,
@@ -192,6 +193,26 @@ class _Output:
                 self._line(self._user_line(event.message))
             elif isinstance(event, Retrying):
                 self._line(self._retry_line(event))
+            elif isinstance(event, CompactBoundary):
+                self._line(
+                    {
+                        "type": "system",
+                        "subtype": "compact_boundary",
+                        "session_id": self.session.session_id,
+                        "compact_metadata": {
+                            "trigger": event.trigger,
+                            "pre_tokens": event.tokens_before,
+                            "post_tokens": event.tokens_after,
+                        },
+                    }
+                )
+        if isinstance(event, CompactBoundary):
+            how = f"; {event.fallback}" if event.fallback else ""
+            print(
+                f"codeloop: compacted the conversation ({event.trigger}): "
+                f"{event.tokens_before:,} → {event.tokens_after:,} tokens{how}",
+                file=sys.stderr,
+            )
         if isinstance(event, Retrying):
             print(
                 f"codeloop: {event.error}; retrying in {event.wait_seconds:.1f} s "

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from codeloop.context.budget import ResultBudget, apply_result_budget
@@ -121,8 +121,11 @@ class ContextManager:
         blocked = None
         if tokens >= limits.autocompact_at and settings.autocompact:
             result = await self._compact(messages, "auto", None, abort)
+            # The count that called for it (the API's own, when it reported one) is what the
+            # history weighed: the boundary says so, not a fresh estimate.
+            boundary = replace(result.boundary, tokens_before=tokens)
             messages, tokens = result.messages, self.count(result.messages)
-            events.append(result.boundary)
+            events.append(boundary)
             usage = usage + result.usage
         elif tokens >= limits.blocking_at and not settings.autocompact:
             blocked = (

@@ -15,6 +15,7 @@ import math
 import os
 import select
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -359,6 +360,12 @@ class _HTTPServer(ThreadingHTTPServer):
     def __init__(self, address: tuple[str, int], fake: FakeModelServer) -> None:
         super().__init__(address, _Handler)
         self.fake = fake
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away mid-answer (a killed CLI, a cut test) is expected here."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
