@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from codeloop.context.memory import system_reminder
 from codeloop.context.pipeline import ContextManager
@@ -174,6 +174,12 @@ class Session:
             if text := started.for_model():
                 context.append(Message.user(system_reminder(text), is_meta=True))
         self.user_context = tuple(context)
+        if self.context is not None:
+            # Summary requests share the session's prefix: the cache serves them, and the
+            # summariser sees the memory too.
+            self.context.summarizer = replace(
+                self.context.summarizer, system=self.config.system, user_context=self.user_context
+            )
 
     def _persist(self, item: Message | Event) -> Notice | None:
         """Write what changes the history before anyone sees it; a failing disk costs the

@@ -301,7 +301,7 @@ def test_stream_json_reports_a_compaction(tmp_path: Path) -> None:
             turn("Done."),
         )
     )
-    (result,), _ = run_all(
+    (result,), bodies = run_all(
         project,
         tmp_path,
         scenario,
@@ -309,6 +309,10 @@ def test_stream_json_reports_a_compaction(tmp_path: Path) -> None:
         extra_env={"CODELOOP_CONTEXT_WINDOW": "100000"},
     )
     assert result.returncode == 0, result.stderr
+    first, summary_request = bodies[0], bodies[1]
+    # the summary request shares the session's prefix: same system prompt, memory first
+    assert summary_request["system"] == first["system"]
+    assert RULES in json.dumps(summary_request["messages"][0])
     (boundary,) = [
         line for line in result.json_lines() if line.get("subtype") == "compact_boundary"
     ]

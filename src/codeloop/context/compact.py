@@ -109,6 +109,8 @@ class SummaryModel:
     model: str
     system: str = ""
     tools: tuple[ToolSpec, ...] = ()
+    # Sent ahead of the history, as in the session's own requests (the memory message).
+    user_context: tuple[Message, ...] = ()
 
     @property
     def overhead(self) -> int:
@@ -154,7 +156,7 @@ async def compact_history(
         room = min(room, estimate_messages(messages) // 2)
     request = ModelRequest(
         model=summarizer.model,
-        messages=with_instructions(fit(messages, room), prompt),
+        messages=(*summarizer.user_context, *with_instructions(fit(messages, room), prompt)),
         system=summarizer.system,
         tools=summarizer.tools,
         max_tokens=summary_max,
