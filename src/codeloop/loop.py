@@ -205,7 +205,7 @@ async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]
             error = attempt.error
             if attempt.aborted or error is None or attempt.executor.started_any:
                 break
-            if not error.retryable or attempt_no >= params.retry.max_attempts:
+            if params.retry.gives_up(attempt_no, error):
                 break
             overloaded = isinstance(error, Overloaded) and not isinstance(error, RateLimited)
             overloads = overloads + 1 if overloaded else 0

@@ -191,3 +191,48 @@ def test_denied_calls_are_listed_in_the_result(tmp_path: Path) -> None:
     assert denial["tool_input"] == {"file_path": "x.txt", "content": "hi"}
     assert denial["tool_use_id"].startswith("toolu_")
     assert not (tmp_path / "x.txt").exists()
+
+
+def test_piped_input_that_is_not_utf8_is_taken_not_a_crash(tmp_path: Path) -> None:
+    import sys
+
+    script = Scenario(turns=(turn("Reviewed."),))
+    with FakeModelServer(script) as server:
+        proc = subprocess.run(
+            [sys.executable, "-m", "codeloop", "-p", "review", "--model", "claude-sonnet-4-5"],
+            cwd=tmp_path,
+            env=provider_env(server, "anthropic", tmp_path),
+            input=b"caf\xe9 in latin-1\n",
+            capture_output=True,
+        )
+        (request,) = server.requests
+    assert proc.returncode == 0, proc.stderr
+    assert b"Traceback" not in proc.stderr
+    prompt = request.body["messages"][-1]["content"][0]["text"]
+    assert prompt.endswith("caf\ufffd in latin-1")
+
+
+def test_a_bad_flag_is_one_line(tmp_path: Path) -> None:
+    run = run_cli(["--no-such-flag"], cwd=tmp_path, env=provider_env(None, "anthropic", tmp_path))
+    assert run.returncode == 2
+    assert run.stderr.strip().splitlines() == [
+        "codeloop: unrecognized arguments: --no-such-flag (see codeloop --help)"
+    ]
+
+
+def test_an_unreachable_server_is_reported_in_one_line(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = provider_env(None, "anthropic", tmp_path) | {
+        "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
+        "ANTHROPIC_API_KEY": "k",
+        "CODELOOP_MAX_RETRIES": "10",  # refused connections stop after 3 anyway
+    }
+    run = run_cli(["-p", "hi", "--model", "claude-sonnet-4-5"], cwd=tmp_path, env=env)
+    assert run.returncode == 1
+    assert "Traceback" not in run.stderr
+    last = run.stderr.strip().splitlines()[-1]
+    assert last.startswith("codeloop: connection problem") and str(port) in last

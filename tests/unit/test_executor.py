@@ -260,3 +260,14 @@ async def test_a_denied_bash_call_does_not_cancel_its_siblings(tmp_path: Path) -
     results = await drain(ex)
     assert results[0].result.text == "t0 ok"
     assert results[1].result.text == "no Bash today"
+
+
+def test_concurrency_cap_comes_from_the_environment(monkeypatch: Any) -> None:
+    from codeloop.tools.executor import max_concurrency_from_env
+
+    monkeypatch.delenv("CODELOOP_MAX_TOOL_CONCURRENCY", raising=False)
+    assert max_concurrency_from_env() == 10
+    monkeypatch.setenv("CODELOOP_MAX_TOOL_CONCURRENCY", "3")
+    assert max_concurrency_from_env() == 3
+    monkeypatch.setenv("CODELOOP_MAX_TOOL_CONCURRENCY", "lots")
+    assert max_concurrency_from_env() == 10

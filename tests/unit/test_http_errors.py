@@ -20,6 +20,7 @@ from codeloop.models.base import (
     StreamErrorEvent,
     StreamIdle,
     Transient,
+    Unreachable,
 )
 from codeloop.models.http_errors import (
     error_from_response,
@@ -260,8 +261,8 @@ def _connect_error() -> httpx.ConnectError:
 @pytest.mark.parametrize(
     ("exc", "kind", "text"),
     [
-        (_connect_error(), Transient, f"cannot connect to {URL}: connection refused"),
-        (httpx.ConnectError("boom"), Transient, f"cannot connect to {URL}: boom"),
+        (_connect_error(), Unreachable, f"cannot connect to {URL}: connection refused"),
+        (httpx.ConnectError("boom"), Unreachable, f"cannot connect to {URL}: boom"),
         (httpx.ConnectTimeout("slow"), Transient, f"timed out connecting to {URL}"),
         (httpx.ReadTimeout("idle"), StreamIdle, f"no data from {URL} within the read timeout"),
         (httpx.PoolTimeout("pool"), Transient, f"timed out talking to {URL}"),

@@ -181,7 +181,7 @@ async def test_abort_while_streaming_pairs_started_tools(tmp_path: Path) -> None
             turn(
                 tool_use("Bash", {"command": "sleep 30"}),
                 "text that stalls",
-                faults=[fault("stall", after=5, seconds=30)],
+                faults=[fault("stall", after=5, seconds=30, consume=True)],
             ),
             turn("after the interrupt"),
         ]
@@ -197,9 +197,10 @@ async def test_abort_while_streaming_pairs_started_tools(tmp_path: Path) -> None
     assert_paired(end.messages)
     result = end.messages[-1].tool_results[0]
     assert result.is_error and "Interrupted" in result.text
-    # the session goes on
+    # the session goes on, with the next answer (the interrupted one is not asked for again)
     _, end2 = await run(session, "continue")
     assert end2.reason == "completed"
+    assert end2.messages[-1].text == "after the interrupt"
     assert_paired(end2.messages)
 
 

@@ -347,3 +347,35 @@ def expected_end(plan: list[tuple[str, bool]]) -> str:
             return "completed"
         history += 2
     return "completed"
+
+
+def test_an_unreachable_server_gets_three_tries_not_ten() -> None:
+    from codeloop.models.base import Transient, Unreachable
+
+    policy = RetryPolicy()
+    refused = Unreachable("cannot connect to http://127.0.0.1:9: connection refused")
+    assert [policy.gives_up(n, refused) for n in (1, 2, 3)] == [False, False, True]
+    assert not policy.gives_up(3, Transient("reset", status=502))
+    assert policy.gives_up(10, Transient("reset", status=502))
+
+
+def test_budget_markers_in_prompts() -> None:
+    from codeloop.token_budget import parse_budget_marker
+
+    assert parse_budget_marker("refactor the parser +500k") == 500_000
+    assert parse_budget_marker("+1.5M: port it all") == 1_500_000
+    assert parse_budget_marker("no marker here, 500k or a+5k") is None
+
+
+async def test_a_tool_call_cut_mid_stream_is_never_run(tmp_path: Path) -> None:
+    marker = tmp_path / "ran.txt"
+    call = tool_use("Bash", {"command": f"echo ran > {marker}"})
+    # the connection drops while the call's JSON is still streaming (after 3 of its pieces)
+    h = Harness(
+        [turn(call, chunk_chars=4, faults=[fault("cut", after=4, consume=True)]), turn("ok")],
+        tmp_path,
+    )
+    _, end = await h.run()
+    assert end.reason == "completed"
+    assert not marker.exists()
+    assert_paired(end.messages)

@@ -50,11 +50,21 @@ def run_headless(args: argparse.Namespace) -> int:
 def _read_prompt(given: str, stdin: TextIO) -> str:
     """The prompt: the words after -p (`-p --continue go on` puts them after the flags), then
     whatever is piped in."""
-    piped = "" if stdin is None or stdin.isatty() else stdin.read()
+    piped = "" if stdin is None or stdin.isatty() else _read_text(stdin)
     prompt = "\n\n".join(part for part in (given.strip(), piped.strip()) if part)
     if not prompt:
         raise UsageError('no prompt given: use -p "your prompt" or pipe it on stdin')
     return prompt
+
+
+def _read_text(stdin: TextIO) -> str:
+    """Piped input as text, whatever its encoding: bytes that are not UTF-8 (a Latin-1 file in
+    a diff) become U+FFFD rather than an error."""
+    buffer = getattr(stdin, "buffer", None)
+    if buffer is None:
+        return stdin.read()
+    data: bytes = buffer.read()
+    return data.decode("utf-8", errors="replace")
 
 
 async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:

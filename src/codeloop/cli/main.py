@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from codeloop import __version__
 
@@ -55,8 +56,14 @@ Exit status: 0 on success, 1 on an error (one line on stderr), 2 on a usage erro
 """
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        """One line, not the whole usage: the mistake and where to look."""
+        self.exit(2, f"codeloop: {message} (see codeloop --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="codeloop",
         description=DESCRIPTION,
         epilog=EPILOG,
@@ -199,6 +206,17 @@ def _positive_amount(text: str) -> float:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # Ctrl+C before the run installed its own handler
+        print("codeloop: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader of our output went away (`codeloop ... | head`)
+        sys.stderr.close()
+        return 141
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["sessions"]:
         from codeloop.cli.sessions import run_sessions

@@ -137,6 +137,11 @@ class Transient(ModelError):
     retryable = True
 
 
+class Unreachable(Transient):
+    """The server could not be reached at all: worth a few tries (a restarting local server),
+    not a long backoff (more often a wrong URL or a server that is not running)."""
+
+
 class StreamErrorEvent(Transient):
     """The server sent an SSE `error` event mid-stream."""
 

@@ -27,6 +27,7 @@ from codeloop.models.base import (
     StreamErrorEvent,
     StreamIdle,
     Transient,
+    Unreachable,
 )
 
 _TOO_LONG_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error"})
@@ -147,7 +148,7 @@ def error_from_transport(exc: Exception, *, url: str) -> ModelError:
     if isinstance(exc, httpx.ConnectTimeout):
         return Transient(f"timed out connecting to {url}")
     if isinstance(exc, httpx.ConnectError):
-        return Transient(f"cannot connect to {url}: {_reason(exc)}")
+        return Unreachable(f"cannot connect to {url}: {_reason(exc)}")
     if isinstance(exc, httpx.ReadTimeout):
         return StreamIdle(f"no data from {url} within the read timeout")
     if isinstance(exc, httpx.TimeoutException):

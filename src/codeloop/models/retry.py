@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from codeloop.models.base import ModelError, Overloaded, Transient
+from codeloop.models.base import ModelError, Overloaded, Transient, Unreachable
 
 N = TypeVar("N", int, float)
 
@@ -20,6 +20,8 @@ DEFAULT_MAX_ATTEMPTS = 10
 # Consecutive overloads after which a configured fallback model takes over (Claude Code: 3).
 OVERLOADS_BEFORE_FALLBACK = 3
 DEFAULT_IDLE_TIMEOUT = 60.0
+# A server that refuses connections gets this many tries (about 1.5 s of waiting), not ten.
+UNREACHABLE_ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,17 @@ class RetryPolicy:
     # A stream with no event for this long is abandoned and sent again (half of it: a warning).
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT
     random: Callable[[], float] = field(default=random.random, compare=False)
+
+    def gives_up(self, attempt: int, error: ModelError) -> bool:
+        """Whether `attempt` failing with `error` was the last try."""
+        if not error.retryable:
+            return True
+        limit = (
+            min(self.max_attempts, UNREACHABLE_ATTEMPTS)
+            if isinstance(error, Unreachable)
+            else self.max_attempts
+        )
+        return attempt >= limit
 
     def delay(self, attempt: int, error: ModelError) -> float:
         """Seconds to wait before attempt `attempt + 1`, given the failure of `attempt`."""
