@@ -93,6 +93,8 @@ def test_rate_limit_waits_as_long_as_the_server_says(tmp_path: Path) -> None:
     limited, retried = requests[1], requests[2]
     assert limited.finished is not None
     assert retried.arrived - limited.finished >= 2.0  # not less than retry-after
+    assert_paired(requests[-1])
+    assert_each_tool_ran_once(tmp_path, 1)
 
 
 def test_stalled_stream_recovers_through_the_watchdog(tmp_path: Path) -> None:
@@ -103,13 +105,31 @@ def test_stalled_stream_recovers_through_the_watchdog(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     assert run.json()["result"] == "All done."
     assert len(requests) == 3
+    assert_paired(requests[-1])
+    assert_each_tool_ran_once(tmp_path, 1)
 
 
 def test_max_tokens_is_recovered(tmp_path: Path) -> None:
-    turns = [turn("Part one", stop_reason="max_tokens"), turn(" and the rest.")]
-    run, requests = run_with(tmp_path, turns)
+    turns = [
+        turn("Working.", logged_tool(0)),
+        turn("Part one", stop_reason="max_tokens"),
+        turn("The whole answer."),
+    ]
+    run, requests = run_with(tmp_path, turns, "--output-format", "stream-json")
     assert run.returncode == 0, run.stderr
-    assert requests[1].body["max_tokens"] > requests[0].body["max_tokens"]  # escalated
+    assert requests[2].body["max_tokens"] > requests[1].body["max_tokens"]  # escalated
+    lines = run.json_lines()
+    said = [
+        b["text"]
+        for line in lines
+        if line["type"] == "assistant"
+        for b in line["message"]["content"]
+        if b["type"] == "text"
+    ]
+    assert "Part one" not in said  # the cut answer was withheld, then replaced
+    assert lines[-1]["result"] == "The whole answer."
+    assert_paired(requests[-1])
+    assert_each_tool_ran_once(tmp_path, 1)
 
 
 def test_prompt_too_long_once_compacts_and_succeeds(tmp_path: Path) -> None:
