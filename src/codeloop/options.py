@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codeloop.context.compact import SummaryModel
-from codeloop.context.pipeline import ContextManager
+from codeloop.context.pipeline import ContextManager, ContextSettings
 from codeloop.context.system_prompt import build_system_prompt, gather_prompt_context
 from codeloop.context.tokens import context_limits
 from codeloop.deps import LoopDeps
@@ -136,6 +136,8 @@ def build_session(options: Options) -> Session:
         context_limits(model, env),
         workspace,
         store.directory / transcript.session_id / "tool-results",
+        # CODELOOP_AUTOCOMPACT=0: never summarise; a full window then ends the run instead.
+        settings=ContextSettings(autocompact=env.get("CODELOOP_AUTOCOMPACT", "1") != "0"),
         pre_compact=hooks.pre_compact if hooks else None,
     )
     deps = LoopDeps(call_model=client.stream, reactive_compact=context.reactive_compact)

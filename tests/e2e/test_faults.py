@@ -175,3 +175,18 @@ def test_overload_storm_without_fallback_gives_up_clearly(tmp_path: Path) -> Non
     assert message.startswith("codeloop:") and "529" in message
     assert "Traceback" not in run.stderr
     assert run.json()["is_error"] is True
+
+
+def test_with_autocompact_off_a_full_window_ends_at_the_blocking_limit(tmp_path: Path) -> None:
+    from codeloop.testing.scenario import UsageSpec
+
+    turns = [
+        turn(logged_tool(0), usage=UsageSpec(input_tokens=90_000)),
+        turn("never asked for"),
+    ]
+    env = {"CODELOOP_CONTEXT_WINDOW": "100000", "CODELOOP_AUTOCOMPACT": "0"}
+    run, requests = run_with(tmp_path, turns, env=env)
+    assert run.returncode == 1
+    assert run.json()["terminal_reason"] == "blocking_limit"
+    assert len(requests) == 1  # it stopped instead of sending a request that cannot fit
+    assert "autocompact off" in run.stderr
