@@ -52,7 +52,19 @@ Settings and memory, as Claude Code reads them: ~/.claude/settings.json,
 wins): model, env, permissions, hooks, sandbox. CLAUDE.md, CLAUDE.local.md and AGENTS.md
 from your home folder and every folder from the repository root down are given to the model.
 
-Exit status: 0 on success, 1 on an error (one line on stderr), 2 on a usage error.
+Environment:
+  CODELOOP_MODEL                 default for --model
+  CODELOOP_HOME                  where sessions are saved (default ~/.codeloop)
+  CODELOOP_CONTEXT_WINDOW        the model's window in tokens (local models: set it)
+  CODELOOP_MAX_OUTPUT_TOKENS     the model's largest answer in tokens
+  CODELOOP_AUTOCOMPACT=0         never summarise; a full window ends the run
+  CODELOOP_STREAM_IDLE_TIMEOUT   seconds without data before a stream is resent (60)
+  CODELOOP_MAX_RETRIES           tries for a failing model call (10)
+  CODELOOP_MAX_TOOL_CONCURRENCY  read-only tool calls run at once (10)
+  CODELOOP_RECORD, CODELOOP_REPLAY   as --record and --replay
+
+Exit status: 0 on success, 1 on an error (one line on stderr), 2 on a usage error,
+130 when interrupted.
 """
 
 
