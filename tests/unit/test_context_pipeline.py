@@ -201,3 +201,25 @@ def test_every_step_keeps_every_call_paired_and_the_latest_request(
             compacted = asyncio.run(compact(model))
             assert_paired(compacted)
             assert latest is None or latest_user_request(compacted) is latest
+
+
+async def test_a_compaction_that_cannot_get_under_the_threshold_is_not_repeated(
+    tmp_path: Path,
+) -> None:
+    """A system prompt too big for the window: the summary cannot help, and compacting again
+    every turn would only cost a model call each time."""
+    model = ScriptedModel([turn(SUMMARY), turn(SUMMARY)])
+    manager = _manager(tmp_path, model)
+    sent = (Message.user("go"),)
+    reply = Message("assistant", (TextBlock("ok"),))
+    manager.record_usage(sent, reply, Usage(input_tokens=35_000))
+    first = await manager.prepare((*sent, reply, Message.user("and now?")))
+    assert len(first.events) == 1
+    # the API says the prompt is still past the threshold after the compaction
+    manager.record_usage(first.messages, reply, Usage(input_tokens=35_000))
+    second = await manager.prepare((*first.messages, reply, Message.user("next")))
+    assert second.events == () and len(model.requests) == 1
+    # once it has grown by a tenth of the threshold, compacting is worth another try
+    manager.record_usage(first.messages, reply, Usage(input_tokens=40_000))
+    third = await manager.prepare((*first.messages, reply, Message.user("later")))
+    assert len(third.events) == 1 and len(model.requests) == 2

@@ -29,17 +29,19 @@ from codeloop.types import ImageBlock, Message, ToolResultBlock, ToolUseBlock, U
         # The acceptance session's window.
         ("claude-sonnet-4-5", {"CODELOOP_CONTEXT_WINDOW": "64000"}, 64_000, 31_000, 41_000),
         # A local model on a 32K server (unknown to the catalog: 8 192 output).
-        ("qwen2.5-coder-32b", {"CODELOOP_CONTEXT_WINDOW": "32768"}, 32_768, 11_576, 21_576),
+        ("qwen2.5-coder-32b", {"CODELOOP_CONTEXT_WINDOW": "32768"}, 32_768, 16_384, 22_119),
         (
             "llama-3.1-8b",
             {"CODELOOP_CONTEXT_WINDOW": "32000", "CODELOOP_MAX_OUTPUT_TOKENS": "4096"},
             32_000,
-            14_904,
-            24_904,
+            18_603,
+            25_114,
         ),
-        # Too small for the fixed margins: half the window is reserved at most, and
-        # autocompact keeps a third of what is left rather than going negative.
-        ("tiny", {"CODELOOP_CONTEXT_WINDOW": "8000"}, 8_000, 1_333, 1_333),
+        # Too small for the fixed margins: half the window is reserved at most, and the
+        # margins are a third and a tenth of what is left.
+        ("tiny", {"CODELOOP_CONTEXT_WINDOW": "8000"}, 8_000, 2_667, 3_600),
+        # The bundled offline model: an 8K window, 1K answers.
+        ("smollm2-135m-instruct", {}, 8_192, 4_779, 6_452),
     ],
 )
 def test_thresholds(

@@ -92,6 +92,9 @@ class ContextManager:
         self._anchor: UsageAnchor | None = None
         self._overhead = summarizer.overhead
         self._pending: list[CompactBoundary] = []
+        # Where the last automatic compaction left the count (measured at the next request).
+        self._compacted_to: int | None = None
+        self._measure_after_compact = False
         self._pending_usage = Usage()
 
     def record_usage(self, sent: tuple[Message, ...], reply: Message, usage: Usage) -> None:
@@ -118,13 +121,18 @@ class ContextManager:
             messages, folded = microcompact(messages, tokens - self.fold_target, self.keep_recent)
             if folded:
                 tokens = self.count(messages)
+        if self._measure_after_compact:
+            # The first count after a compaction (the API's own, for the compacted request) is
+            # what it achieved.
+            self._compacted_to, self._measure_after_compact = tokens, False
         blocked = None
-        if tokens >= limits.autocompact_at and settings.autocompact:
+        if tokens >= limits.autocompact_at and settings.autocompact and self._grew_since(tokens):
             result = await self._compact(messages, "auto", None, abort)
             # The count that called for it (the API's own, when it reported one) is what the
             # history weighed: the boundary says so, not a fresh estimate.
             boundary = replace(result.boundary, tokens_before=tokens)
             messages, tokens = result.messages, self.count(result.messages)
+            self._compacted_to, self._measure_after_compact = tokens, True
             events.append(boundary)
             usage = usage + result.usage
         elif tokens >= limits.blocking_at and not settings.autocompact:
@@ -133,6 +141,13 @@ class ContextManager:
                 f"{limits.blocking_at:,} with autocompact off: compact it or start a new session."
             )
         return Prepared(messages, tokens, tuple(events), usage, blocked, saved, folded)
+
+    def _grew_since(self, tokens: int) -> bool:
+        """A compaction that could not get under the threshold (a system prompt and memory
+        too big for the window) is not repeated every turn: only once the history has grown
+        by a tenth of the threshold since."""
+        last = self._compacted_to
+        return last is None or tokens >= last + self.limits.autocompact_at // 10
 
     async def compact(
         self,

@@ -114,13 +114,14 @@ class ContextLimits:
 
     @property
     def autocompact_at(self) -> int:
-        # The margin is Claude Code's; a tiny local window keeps a usable third instead of
-        # going negative.
-        return max(self.effective - AUTOCOMPACT_MARGIN, self.effective // 3)
+        # Claude Code's margins, on windows big enough for them; a small (local) window keeps
+        # room in proportion instead: a fixed 13K would leave it nothing, or less than its own
+        # system prompt, and every turn would compact.
+        return self.effective - min(AUTOCOMPACT_MARGIN, self.effective // 3)
 
     @property
     def blocking_at(self) -> int:
-        return max(self.effective - BLOCKING_MARGIN, self.autocompact_at)
+        return self.effective - min(BLOCKING_MARGIN, self.effective // 10)
 
 
 def context_limits(model: str, env: Mapping[str, str] | None = None) -> ContextLimits:
