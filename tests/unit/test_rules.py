@@ -14,7 +14,6 @@ from codeloop.permissions.policy import (
     Answer,
     PermissionRequest,
     Policy,
-    parse_tool_list,
     rules_from,
     split_rules,
 )
@@ -66,7 +65,6 @@ def test_flag_values_split_on_commas_and_spaces_outside_parentheses() -> None:
         "Read",
         "Bash(ls -la)",
     ]
-    assert parse_tool_list(["Bash(git diff:*) Edit"]) == {"Bash", "Edit"}
 
 
 def test_bad_rules_from_a_settings_file_become_warnings_naming_it() -> None:

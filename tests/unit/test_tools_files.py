@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from codeloop.tools.base import AnyTool, ToolContext, ToolInputError, ToolResult, Workspace
-from codeloop.tools.files import EditTool, ReadTool, WriteTool
-from codeloop.tools.files_read import MAX_FULL_READ_BYTES, MAX_IMAGE_BYTES
+from codeloop.tools.files_read import MAX_FULL_READ_BYTES, MAX_IMAGE_BYTES, ReadTool
+from codeloop.tools.files_write import EditTool, WriteTool
 from codeloop.types import ImageBlock, TextBlock
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + bytes(13)

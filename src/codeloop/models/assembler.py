@@ -110,7 +110,7 @@ def _finish_tool_use(start: ToolUseBlock, raw: str) -> ToolUseBlock:
 
 
 async def collect(events: AsyncIterable[StreamEvent]) -> MessageAssembler:
-    """Assemble a whole stream (tests and non-streaming callers)."""
+    """Assemble a whole stream at once (tests, and anything that needs no block-by-block view)."""
     assembler = MessageAssembler()
     async for event in events:
         assembler.feed(event)

@@ -58,11 +58,6 @@ def split_rules(values: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(rules))
 
 
-def parse_tool_list(values: Iterable[str]) -> frozenset[str]:
-    """The tool names the rules in flag values are about (to check the tools exist)."""
-    return frozenset(Rule.parse(text).tool for text in split_rules(values))
-
-
 def rules_from(
     texts: Iterable[str], source: str, base: Path | None = None
 ) -> tuple[list[Rule], list[str]]:

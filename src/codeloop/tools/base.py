@@ -45,8 +45,6 @@ class Workspace:
     extra_dirs: list[Path] = field(default_factory=list)
     # Resolved path -> st_mtime_ns when this session last read (or wrote) it in full knowledge.
     read_files: dict[Path, int] = field(default_factory=dict)
-    # Where big outputs may be spilled (set by the session; None keeps everything in memory).
-    scratch_dir: Path | None = None
 
     def resolve(self, path: str) -> Path:
         """An absolute path for a tool argument, relative paths taken from the current cwd."""
@@ -126,7 +124,7 @@ class Tool(ABC, Generic[InputT]):
 
 class AnyTool(Protocol):
     """What the executor, the loop and the permission policy need of a tool: a `Tool`, or a
-    stand-in such as the registry's lazily loaded tools (and, later, MCP tools)."""
+    stand-in such as the registry's lazily loaded tools."""
 
     @property
     def name(self) -> str: ...
