@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from codeloop.aio import Aborted, IdleTimeout, Stalled, until_aborted, watched
 from codeloop.context.pipeline import ContextManager
@@ -54,7 +55,7 @@ from codeloop.models.base import (
 from codeloop.models.catalog import cost_usd
 from codeloop.models.retry import OVERLOADS_BEFORE_FALLBACK, RetryPolicy
 from codeloop.token_budget import BudgetTracker
-from codeloop.tools.base import AnyTool, Workspace
+from codeloop.tools.base import AnyTool, SpawnAgent, Workspace
 from codeloop.tools.executor import CanUseTool, ToolExecutor
 from codeloop.types import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 
@@ -96,6 +97,9 @@ class LoopParams:
     # Sent ahead of `messages` in every request, never part of the history: the memory.
     user_context: tuple[Message, ...] = ()
     hooks: HookRunner | None = None
+    # The hook event a final answer fires: a sub-agent's loop fires SubagentStop.
+    stop_event: Literal["Stop", "SubagentStop"] = "Stop"
+    spawn_agent: SpawnAgent | None = None
 
 
 @dataclass(frozen=True)
@@ -194,7 +198,11 @@ async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]
             attempt = _Attempt(
                 MessageAssembler(),
                 ToolExecutor(
-                    params.tools, params.workspace, params.can_use_tool, hooks=params.hooks
+                    params.tools,
+                    params.workspace,
+                    params.can_use_tool,
+                    hooks=params.hooks,
+                    spawn_agent=params.spawn_agent,
                 ),
             )
             yield RequestStart(turn_count, state.model, attempt_no)
@@ -314,7 +322,7 @@ async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]
         if not assistant.tool_uses and not recovering:
             if params.hooks is not None:
                 active = state.stop_hook_continuations > 0
-                stop = await params.hooks.run("Stop", {"stop_hook_active": active})
+                stop = await params.hooks.run(params.stop_event, {"stop_hook_active": active})
                 for text in stop.system_messages:
                     yield Notice("warning", text)
                 if stop.stop:

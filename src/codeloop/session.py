@@ -24,7 +24,7 @@ from codeloop.models.base import ModelClient
 from codeloop.models.retry import RetryPolicy
 from codeloop.permissions.policy import Policy
 from codeloop.token_budget import parse_budget_marker
-from codeloop.tools.base import AnyTool, Workspace
+from codeloop.tools.base import AnyTool, ToolResult, Workspace
 from codeloop.transcript import TranscriptWriter
 from codeloop.types import Message, Usage, new_uuid
 
@@ -136,6 +136,7 @@ class Session:
             retry=self.config.retry,
             context=self.context,
             abort=self._abort,
+            spawn_agent=self._run_subagent,
         )
         async for event in query_loop(params, self.deps):
             if (failed := self._persist(event)) is not None:
@@ -143,6 +144,42 @@ class Session:
             if isinstance(event, LoopEnd):
                 self._record(event)
             yield event
+
+    async def _run_subagent(self, description: str, prompt: str) -> ToolResult:
+        """One Task call: a fresh loop on `prompt` alone, with the session's model, tools (but
+        Task), permissions, memory and hooks; its cost counts towards the session's."""
+        params = LoopParams(
+            messages=(Message.user(prompt),),
+            model=self.config.model,
+            tools={name: tool for name, tool in self.tools.items() if name != "Task"},
+            # Its own working directory and read state: its `cd` does not move the caller.
+            workspace=Workspace(self.workspace.cwd, list(self.workspace.extra_dirs)),
+            can_use_tool=self.config.policy.can_use_tool,
+            system=f"{self.config.system}\n\n{SUBAGENT_NOTE}",
+            max_tokens=self.config.max_tokens,
+            max_output_tokens=self.config.max_output_tokens,
+            max_turns=self.config.max_turns,
+            fallback_model=self.config.fallback_model,
+            retry=self.config.retry,
+            user_context=self.user_context,
+            hooks=self.hooks,
+            stop_event="SubagentStop",
+            abort=self._abort,
+        )
+        # The session's compactor belongs to the main history; a sub-agent trims its own.
+        deps = LoopDeps(call_model=self.deps.call_model, sleep=self.deps.sleep)
+        end: LoopEnd | None = None
+        async for event in query_loop(params, deps):
+            if isinstance(event, LoopEnd):
+                end = event
+        assert end is not None
+        both = (*self.usage_by_model.items(), *end.usage_by_model.items())
+        self.usage_by_model = usage_by_model(both)
+        answer = next((m.text for m in reversed(end.messages) if m.role == "assistant"), "")
+        if end.reason != "completed":
+            why = end.error or end.reason.replace("_", " ")
+            return ToolResult.error(f"The sub-agent ({description}) stopped: {why}\n{answer}")
+        return ToolResult(answer or f"The sub-agent ({description}) gave no answer.")
 
     async def compact(self, instructions: str | None = None) -> CompactBoundary:
         """Summarise the history now (the manual compact command), keeping the latest request."""
@@ -237,6 +274,13 @@ class Session:
                 self.transcript.close()
         finally:
             await self.client.aclose()
+
+
+SUBAGENT_NOTE = (
+    "You are a sub-agent: another agent gave you the task in the user's message. Carry it out "
+    "on your own, then answer with a concise report of what you found or did; that report is "
+    "all the other agent will see."
+)
 
 
 def _remaining(budget: float | None, spent: float) -> float | None:

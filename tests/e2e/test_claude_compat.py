@@ -193,6 +193,7 @@ EVENT_FIELDS: dict[str, set[str]] = {
     "PostToolUse": {"tool_name", "tool_input", "tool_response", "tool_use_id"},
     "Notification": {"message"},
     "Stop": {"stop_hook_active"},
+    "SubagentStop": {"stop_hook_active"},
     "SessionEnd": {"reason"},
 }
 COMMON_FIELDS = {"session_id", "transcript_path", "cwd", "hook_event_name"}
@@ -227,6 +228,9 @@ def test_every_hook_event_fires_with_its_documented_fields(tmp_path: Path) -> No
             turn("Listing.", tool_use("Bash", {"command": "echo listed"})),
             # Write is not allowed and a headless run cannot ask: the user is notified.
             turn("Writing.", tool_use("Write", {"file_path": "x.txt", "content": "x"})),
+            # A sub-agent: its own one-turn loop ends with SubagentStop, not Stop.
+            turn(tool_use("Task", {"description": "look around", "prompt": "List the files."})),
+            turn("The sub-agent's report."),
             turn("Done."),
         )
     )
@@ -243,6 +247,9 @@ def test_every_hook_event_fires_with_its_documented_fields(tmp_path: Path) -> No
         "PostToolUse",
         "PreToolUse",
         "Notification",
+        "PreToolUse",
+        "SubagentStop",
+        "PostToolUse",
         "Stop",
         "SessionEnd",
     ]
@@ -251,7 +258,9 @@ def test_every_hook_event_fires_with_its_documented_fields(tmp_path: Path) -> No
         assert COMMON_FIELDS | EVENT_FIELDS[event] <= set(payload), event
         assert payload["session_id"] == session_id
         assert payload["cwd"] == str(project)
-    by_event = {p["hook_event_name"]: p for p in payloads}
+    by_event: dict[str, Any] = {}
+    for payload in payloads:  # the first of each event
+        by_event.setdefault(payload["hook_event_name"], payload)
     assert by_event["SessionStart"]["source"] == "startup"
     assert by_event["UserPromptSubmit"]["prompt"] == "tidy the build"
     assert by_event["PostToolUse"]["tool_name"] == "Bash"
@@ -259,6 +268,10 @@ def test_every_hook_event_fires_with_its_documented_fields(tmp_path: Path) -> No
     assert "listed" in json.dumps(by_event["PostToolUse"]["tool_response"])
     assert "Write" in by_event["Notification"]["message"]
     assert by_event["Stop"]["stop_hook_active"] is False
+    assert by_event["SubagentStop"]["stop_hook_active"] is False
+    task_post = payloads[events.index("SubagentStop") + 1]
+    assert task_post["tool_name"] == "Task"
+    assert "The sub-agent's report." in json.dumps(task_post["tool_response"])
     assert Path(by_event["Stop"]["transcript_path"]).exists()
 
 

@@ -70,7 +70,15 @@ async def test_text_answer_completes(tmp_path: Path) -> None:
     assert end.messages[-1].text == "Hello there."
     request = model.requests[0]
     assert request.system == "test system prompt"
-    assert [t.name for t in request.tools] == ["Bash", "Glob", "Grep", "Read", "Edit", "Write"]
+    assert [t.name for t in request.tools] == [
+        "Bash",
+        "Glob",
+        "Grep",
+        "Read",
+        "Edit",
+        "Write",
+        "Task",
+    ]
 
 
 async def test_tool_round_trip_feeds_results_back(tmp_path: Path) -> None:
@@ -233,4 +241,30 @@ async def test_cost_budget_ends_the_run_at_a_turn_boundary(tmp_path: Path) -> No
     _, end = await run(session, "spend")
     assert end.reason == "max_budget"
     assert len(model.requests) == 2  # $0.30 after one turn, $0.60 after the second
+    assert_paired(end.messages)
+
+
+async def test_task_runs_a_sub_agent_and_returns_its_final_answer(tmp_path: Path) -> None:
+    task = tool_use("Task", {"description": "count files", "prompt": "How many files?"})
+    model = ScriptedModel(
+        [
+            turn("Delegating.", task),
+            turn(tool_use("Bash", {"command": "cd /; echo counted"})),  # the sub-agent's turns
+            turn("There are 3 files."),
+            turn("The sub-agent says 3."),
+        ]
+    )
+    session = make_session(model, tmp_path, model_name="claude-sonnet-4-5")
+    _, end = await run(session, "count them")
+    assert end.reason == "completed"
+    _, sub_first, sub_second, main_second = model.requests
+    # the sub-agent starts from the prompt alone, without the Task tool, and says it is one
+    assert [m.text for m in sub_first.messages] == ["How many files?"]
+    assert "Task" not in [t.name for t in sub_first.tools]
+    assert "sub-agent" in sub_first.system
+    assert sub_second.messages[-1].tool_results[0].text == "counted"
+    (result,) = main_second.messages[-1].tool_results
+    assert not result.is_error and result.text == "There are 3 files."
+    assert session.workspace.cwd == tmp_path  # the sub-agent's cd stayed its own
+    assert session.usage.input_tokens == 4 * 100  # its turns count towards the session's
     assert_paired(end.messages)

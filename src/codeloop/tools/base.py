@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import os.path
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
@@ -63,6 +63,8 @@ def _normalize(path: Path) -> str:
 
 
 ProgressFn = Callable[[str], None]
+# Runs a sub-agent on (description, prompt) and returns its final answer as a tool result.
+SpawnAgent = Callable[[str, str], Awaitable["ToolResult"]]
 
 
 def _no_progress(_: str) -> None:
@@ -77,6 +79,8 @@ class ToolContext:
     abort: asyncio.Event = field(default_factory=asyncio.Event)
     progress: ProgressFn = _no_progress
     tool_use_id: str = ""
+    # How the Task tool starts a sub-agent; None where there is no session to run one in.
+    spawn_agent: SpawnAgent | None = None
     # A PreToolUse hook approved this call: it answers the prompt the call would get; deny and
     # ask rules still hold.
     hook_approved: bool = False

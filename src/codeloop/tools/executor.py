@@ -21,7 +21,14 @@ from typing import Any
 
 from codeloop.events import Notice, ToolFinished, ToolProgress, ToolStarted
 from codeloop.hooks import HookOutcome, HookRunner, tool_response
-from codeloop.tools.base import AnyTool, ToolContext, ToolInputError, ToolResult, Workspace
+from codeloop.tools.base import (
+    AnyTool,
+    SpawnAgent,
+    ToolContext,
+    ToolInputError,
+    ToolResult,
+    Workspace,
+)
 from codeloop.types import TextBlock, ToolResultBlock, ToolUseBlock
 
 DEFAULT_MAX_CONCURRENCY = 10
@@ -85,8 +92,10 @@ class ToolExecutor:
         *,
         max_concurrency: int | None = None,
         hooks: HookRunner | None = None,
+        spawn_agent: SpawnAgent | None = None,
     ) -> None:
         self._hooks = hooks
+        self._spawn_agent = spawn_agent
         # Set when a PreToolUse/PostToolUse hook answered `continue: false`: the run ends.
         self.hook_stop: str | None = None
         self._tools = tools
@@ -162,7 +171,9 @@ class ToolExecutor:
         def progress(text: str) -> None:
             self._push(ToolProgress(tool_use_id, text, time.monotonic() - started))
 
-        ctx = ToolContext(self._workspace, self._abort.event, progress, tool_use_id)
+        ctx = ToolContext(
+            self._workspace, self._abort.event, progress, tool_use_id, self._spawn_agent
+        )
         try:
             result = await self._checked_call(call, ctx)
         except asyncio.CancelledError:

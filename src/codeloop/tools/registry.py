@@ -26,6 +26,7 @@ BUILTINS: tuple[tuple[str, str], ...] = (
     ("Read", "codeloop.tools.files_read:ReadTool"),
     ("Edit", "codeloop.tools.files_write:EditTool"),
     ("Write", "codeloop.tools.files_write:WriteTool"),
+    ("Task", "codeloop.tools.task:TaskTool"),
 )
 SPECS_FILE = Path(__file__).with_name("specs.json")
 
