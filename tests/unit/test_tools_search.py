@@ -296,3 +296,14 @@ async def test_glob_no_match_and_missing_path(ctx: ToolContext) -> None:
     assert lines_of(await glob(ctx, "**/*.rs")) == ["No files found"]
     result = await glob(ctx, "*", path="nowhere")
     assert result.is_error and "does not exist" in str(result.content)
+
+
+async def test_glob_matching_an_ignored_directory_still_respects_gitignore(
+    ctx: ToolContext, repo: Path
+) -> None:
+    # `*` also matches the directory `ignored/`, and rg lets a --glob override .gitignore
+    found = lines_of(await glob(ctx, "*"))
+    assert str(repo / "ignored/secret.py") not in found
+    assert str(repo / "debug.log") not in found
+    assert str(repo / "src/app.py") in found
+    assert lines_of(await glob(ctx, "ignored/*")) == ["No files found"]

@@ -307,14 +307,19 @@ class GlobTool(Tool[GlobInput]):
             return ToolResult.error(f"Path does not exist: {base}")
         if not base.is_dir():
             return ToolResult.error(f"Not a directory: {base}")
-        # rg matches --glob against paths relative to its cwd, so it runs inside `base`.
-        argv = ["--files", *_common_flags(), "--glob", pattern]
-        run = await _run_rg(argv, base, ctx.abort)
-        if run is None:
+        # rg matches --glob against paths relative to its cwd, so it runs inside `base`. A
+        # --glob that matches a directory overrides .gitignore for it (`*` would list every
+        # __pycache__), so only files that the plain listing (ignores applied) also has count.
+        listed, matched = await asyncio.gather(
+            _run_rg(["--files", *_common_flags()], base, ctx.abort),
+            _run_rg(["--files", *_common_flags(), "--glob", pattern], base, ctx.abort),
+        )
+        if listed is None or matched is None:
             return ToolResult.error(INTERRUPTED)
-        if run.returncode == 2 and not run.stdout:
-            return ToolResult.error(_rg_failure(run))
-        files = _newest_first(_lines(run.stdout), base)
+        if matched.returncode == 2 and not matched.stdout:
+            return ToolResult.error(_rg_failure(matched))
+        visible = set(_lines(listed.stdout))
+        files = _newest_first([f for f in _lines(matched.stdout) if f in visible], base)
         if not files:
             return ToolResult("No files found")
         lines = [str(base / f) for f in files[:GLOB_MAX_FILES]]
