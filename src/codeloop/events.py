@@ -162,6 +162,12 @@ class LoopEnd:
     api_duration_ms: float = 0.0
     usage_by_model: dict[str, Usage] = field(default_factory=dict)
 
+    @property
+    def final_text(self) -> str:
+        """The text of the last assistant message: the run's answer."""
+        last = next((m for m in reversed(self.messages) if m.role == "assistant"), None)
+        return last.text if last is not None else ""
+
 
 Event = (
     RequestStart

@@ -20,6 +20,7 @@ from typing import Literal
 
 from codeloop.aio import Aborted, IdleTimeout, Stalled, until_aborted, watched
 from codeloop.context.pipeline import ContextManager
+from codeloop.costs import total_cost_usd, usage_by_model
 from codeloop.deps import LoopDeps
 from codeloop.events import (
     AssistantTurn,
@@ -52,7 +53,6 @@ from codeloop.models.base import (
     StreamIdle,
     Transient,
 )
-from codeloop.models.catalog import cost_usd
 from codeloop.models.retry import OVERLOADS_BEFORE_FALLBACK, RetryPolicy
 from codeloop.token_budget import BudgetTracker
 from codeloop.tools.base import AnyTool, SpawnAgent, Workspace
@@ -126,16 +126,18 @@ class State:
 
 @dataclass
 class _Totals:
-    usage: Usage = field(default_factory=Usage)
     by_model: dict[str, Usage] = field(default_factory=dict)
     api_ms: float = 0.0
 
+    @property
+    def usage(self) -> Usage:
+        return sum(self.by_model.values(), Usage())
+
     def cost_usd(self) -> float:
-        return sum(cost_usd(model, usage) for model, usage in self.by_model.items())
+        return total_cost_usd(self.by_model)
 
     def add(self, model: str, usage: Usage, elapsed_ms: float) -> None:
-        self.usage = self.usage + usage
-        self.by_model[model] = self.by_model.get(model, Usage()) + usage
+        self.by_model = usage_by_model((*self.by_model.items(), (model, usage)))
         self.api_ms += elapsed_ms
 
 

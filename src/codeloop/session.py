@@ -175,7 +175,7 @@ class Session:
         assert end is not None
         both = (*self.usage_by_model.items(), *end.usage_by_model.items())
         self.usage_by_model = usage_by_model(both)
-        answer = next((m.text for m in reversed(end.messages) if m.role == "assistant"), "")
+        answer = end.final_text
         if end.reason != "completed":
             why = end.error or end.reason.replace("_", " ")
             return ToolResult.error(f"The sub-agent ({description}) stopped: {why}\n{answer}")

@@ -276,7 +276,7 @@ class _Output:
     def result(self, end: LoopEnd, elapsed: float) -> int:
         subtype = SUBTYPES.get(end.reason, "error_during_execution")
         is_error = subtype != "success"
-        text = _final_text(end.messages)
+        text = end.final_text
         if self.fmt == "text":
             if text and not self.live:
                 sys.stdout.write(text.rstrip("\n") + "\n")
@@ -328,13 +328,6 @@ def _model_usage(model: str, usage: Usage) -> dict[str, Any]:
         "contextWindow": info.context_window,
         "maxOutputTokens": info.max_output_tokens,
     }
-
-
-def _final_text(messages: tuple[Message, ...]) -> str:
-    for message in reversed(messages):
-        if message.role == "assistant":
-            return message.text
-    return ""
 
 
 def _end_message(end: LoopEnd) -> str:
