@@ -97,6 +97,8 @@ def build_session(options: Options) -> Session:
     )
     tools = default_tools(_sandboxed_bash(options, settings, roots, warnings))
     policy = _policy(options, settings, tools, roots, warnings)
+    # Without the git state and memory: the session gathers those at its first prompt (with
+    # `gather` below, the same arguments) and replaces this then.
     system = build_system_prompt(
         cwd,
         model,
