@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from codeloop.testing.fake_server import FakeModelServer, RecordedRequest
+from codeloop.testing.history_check import history_problems
 from codeloop.testing.scenario import Fault, Scenario, Turn, fault, tool_use, turn
 from tests.e2e.cli import CliRun, provider_env, run_cli
 
@@ -45,16 +46,7 @@ def run_with(
 
 
 def assert_paired(request: RecordedRequest) -> None:
-    messages = request.body["messages"]
-    for i, message in enumerate(messages):
-        if message["role"] != "assistant" or isinstance(message["content"], str):
-            continue
-        uses = [b["id"] for b in message["content"] if b["type"] == "tool_use"]
-        if uses:
-            answers = [
-                b["tool_use_id"] for b in messages[i + 1]["content"] if b["type"] == "tool_result"
-            ]
-            assert answers == uses
+    assert history_problems(request.body["messages"]) == []
 
 
 def assert_each_tool_ran_once(tmp: Path, expected: int) -> None:

@@ -25,7 +25,8 @@ from codeloop.models.base import ModelClient, ModelRequest, StreamEvent
 from codeloop.models.factory import resolve_model
 from codeloop.models.local import bundled_model
 from codeloop.tools.registry import default_tools
-from tests.unit.test_loop import assert_paired, make_session, run
+from tests.unit.context_history import assert_paired
+from tests.unit.test_loop import make_session, run
 
 pytest.importorskip("llama_cpp.server.app", reason="needs llama-cpp-python[server]")
 GGUF = bundled_model()

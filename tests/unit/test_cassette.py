@@ -42,7 +42,8 @@ from codeloop.types import (
     Usage,
     message_to_dict,
 )
-from tests.unit.test_loop import assert_paired, make_session, run
+from tests.unit.context_history import assert_paired
+from tests.unit.test_loop import make_session, run
 
 
 def reading_session() -> ScriptedModel:

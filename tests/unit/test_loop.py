@@ -19,7 +19,7 @@ from codeloop.session import Session, SessionConfig
 from codeloop.testing.scenario import UsageSpec, fault, text, tool_use, turn
 from codeloop.tools.base import Workspace
 from codeloop.tools.registry import default_tools
-from codeloop.types import Message, ToolResultBlock, ToolUseBlock
+from tests.unit.context_history import assert_paired
 
 
 def make_session(
@@ -47,17 +47,6 @@ async def run(session: Session, prompt: str) -> tuple[list[Event], LoopEnd]:
     end = events[-1]
     assert isinstance(end, LoopEnd)
     return events, end
-
-
-def assert_paired(messages: tuple[Message, ...]) -> None:
-    """Every tool_use is answered by exactly one tool_result in the very next message."""
-    for i, message in enumerate(messages):
-        uses = [b.id for b in message.content if isinstance(b, ToolUseBlock)]
-        if not uses:
-            continue
-        assert i + 1 < len(messages), "tool_use at the end of the history"
-        answers = [b.tool_use_id for b in messages[i + 1].content if isinstance(b, ToolResultBlock)]
-        assert answers == uses
 
 
 async def test_text_answer_completes(tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ from codeloop.testing.scenario import Turn, UsageSpec, fault, tool_use, turn
 from codeloop.tools.base import Workspace
 from codeloop.tools.registry import default_tools
 from codeloop.types import Message
-from tests.unit.test_loop import assert_paired
+from tests.unit.context_history import assert_paired
 
 
 class Harness:
