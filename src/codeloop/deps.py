@@ -9,11 +9,14 @@ from dataclasses import dataclass, field
 
 from codeloop.context.trim import drop_oldest_exchanges
 from codeloop.models.base import ModelClient, ModelRequest, StreamEvent
-from codeloop.types import Message, new_uuid
+from codeloop.types import Message, ToolUseBlock, new_uuid
 
 CallModel = Callable[[ModelRequest], AsyncIterator[StreamEvent]]
 # Shrink a history the API called too long; None when it cannot be shrunk.
 Compactor = Callable[[tuple[Message, ...]], Awaitable[tuple[Message, ...] | None]]
+# Called before the first writer of a turn runs, with the history before that turn: a checkpoint
+# (checkpoints/). Returns once it is on disk, or a warning for the user when it failed.
+BeforeWrite = Callable[[tuple[Message, ...], ToolUseBlock], Awaitable[str | None]]
 
 
 async def trim_compactor(messages: tuple[Message, ...]) -> tuple[Message, ...] | None:
@@ -27,6 +30,7 @@ class LoopDeps:
     clock: Callable[[], float] = field(default=time.monotonic)
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     reactive_compact: Compactor = trim_compactor
+    before_write: BeforeWrite | None = None
 
     @staticmethod
     def for_client(client: ModelClient) -> LoopDeps:

@@ -14,6 +14,7 @@ low-yield streak, and max_turns.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
@@ -205,6 +206,11 @@ async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]
                     params.can_use_tool,
                     hooks=params.hooks,
                     spawn_agent=params.spawn_agent,
+                    before_write=(
+                        functools.partial(deps.before_write, messages)
+                        if deps.before_write
+                        else None
+                    ),
                 ),
             )
             yield RequestStart(turn_count, state.model, attempt_no)

@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from codeloop.context.compact import SummaryModel
 from codeloop.context.pipeline import ContextManager, ContextSettings
@@ -22,6 +23,7 @@ from codeloop.hooks import HookRunner
 from codeloop.models.catalog import model_info
 from codeloop.models.factory import fallback_model_name, resolve_model
 from codeloop.models.retry import RetryPolicy
+from codeloop.paths import codeloop_home
 from codeloop.permissions.policy import PermissionMode, Policy, rules_from, split_rules
 from codeloop.permissions.rules import Rule
 from codeloop.permissions.sandbox import sandbox_for
@@ -33,6 +35,9 @@ from codeloop.tools.base import AnyTool, Workspace
 from codeloop.tools.registry import ToolFactory, default_tools
 from codeloop.transcript import TranscriptWriter, read_transcript
 from codeloop.types import Message, new_uuid
+
+if TYPE_CHECKING:
+    from codeloop.checkpoints import Checkpoints
 
 
 @dataclass
@@ -157,6 +162,7 @@ def build_session(options: Options) -> Session:
         tools,
         workspace,
         config,
+        checkpoints=_checkpoints(settings, store, transcript.session_id, roots, env),
         deps=deps,
         history=opened.history,
         transcript=transcript,
@@ -164,6 +170,29 @@ def build_session(options: Options) -> Session:
         context=context,
         hooks=hooks,
         prompt_context=gather,
+    )
+
+
+def _checkpoints(
+    settings: Settings,
+    store: SessionStore,
+    session_id: str,
+    roots: list[Path],
+    env: Mapping[str, str],
+) -> Checkpoints | None:
+    """The session's checkpoints, beside its transcript; off with `checkpoints.enabled: false`
+    or CODELOOP_CHECKPOINTS=0."""
+    wanted = settings.checkpoints
+    if not wanted.enabled or env.get("CODELOOP_CHECKPOINTS", "1") == "0":
+        return None
+    from codeloop.checkpoints import Checkpoints, Limits
+
+    limits = Limits(int(wanted.max_file_mb * 1024 * 1024), wanted.max_files)
+    return Checkpoints(
+        store.directory / session_id / "checkpoints",
+        roots,
+        limits=limits,
+        exclude=[codeloop_home(env)],
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from codeloop.context.memory import system_reminder
 from codeloop.context.pipeline import ContextManager
@@ -27,6 +28,10 @@ from codeloop.token_budget import parse_budget_marker
 from codeloop.tools.base import AnyTool, ToolResult, Workspace
 from codeloop.transcript import TranscriptWriter
 from codeloop.types import Message, Usage, new_uuid
+
+if TYPE_CHECKING:
+    from codeloop.checkpoints import Checkpoints
+    from codeloop.checkpoints.rewind import Rewound
 
 
 @dataclass
@@ -66,6 +71,7 @@ class Session:
         context: ContextManager | None = None,
         hooks: HookRunner | None = None,
         prompt_context: Callable[[], Awaitable[PromptContext]] | None = None,
+        checkpoints: Checkpoints | None = None,
     ) -> None:
         if transcript is not None and session_id not in (None, transcript.session_id):
             raise ValueError("session_id differs from the transcript's session id")
@@ -75,6 +81,10 @@ class Session:
         self.config = config
         self.session_id = transcript.session_id if transcript else session_id or new_uuid()
         self.deps = deps or LoopDeps.for_client(client)
+        # A snapshot of the workspace before every turn that can write (rewind()).
+        self.checkpoints = checkpoints
+        if checkpoints is not None:
+            self.deps = replace(self.deps, before_write=checkpoints.before_write)
         self.messages: tuple[Message, ...] = tuple(history)
         self.transcript = transcript
         self.context = context
@@ -141,6 +151,8 @@ class Session:
         async for event in query_loop(params, self.deps):
             if (failed := self._persist(event)) is not None:
                 yield failed
+            if self.checkpoints is not None and isinstance(event, UserTurn | LoopEnd):
+                self.checkpoints.turn_done()  # the turn's tools have all finished
             if isinstance(event, LoopEnd):
                 self._record(event)
             yield event
@@ -258,6 +270,39 @@ class Session:
         both = (*self.usage_by_model.items(), *end.usage_by_model.items())
         self.usage_by_model = usage_by_model(both)
 
+    async def rewind(
+        self,
+        number: int,
+        *,
+        files: bool = True,
+        conversation: bool = True,
+        dry_run: bool = False,
+        force: bool = False,
+    ) -> Rewound:
+        """Set the workspace, the conversation, or both back to checkpoint `number`; the
+        rewind is itself a checkpoint, so it can be rewound. See checkpoints/rewind.py."""
+        from codeloop.checkpoints.rewind import rewind
+
+        if self.checkpoints is None or self.transcript is None:
+            raise ValueError("this session keeps no checkpoints")
+        await self.checkpoints.settle()
+        done = await asyncio.to_thread(
+            rewind,
+            self.checkpoints,
+            number,
+            history=self.messages,
+            transcript=self.transcript.path,
+            files=files,
+            conversation=conversation,
+            dry_run=dry_run,
+            force=force,
+        )
+        if done.messages is not None and not dry_run:
+            self.transcript.compact(done.messages, trigger="rewind")
+            self.transcript.sync()
+            self.messages = done.messages
+        return done
+
     @property
     def usage(self) -> Usage:
         return sum(self.usage_by_model.values(), Usage())
@@ -272,6 +317,8 @@ class Session:
                 await self.hooks.run("SessionEnd", {"reason": "other"})
             if self.transcript is not None:
                 self.transcript.close()
+            if self.checkpoints is not None:
+                await self.checkpoints.aclose()
         finally:
             await self.client.aclose()
 

@@ -97,6 +97,17 @@ class RuleSet:
 
 
 @dataclass(frozen=True)
+class CheckpointSettings:
+    """`checkpoints`: snapshots before each writing turn, for rewind (checkpoints/)."""
+
+    enabled: bool = True
+    # Bigger files are recorded as skipped (named at rewind, never changed by one).
+    max_file_mb: float = 16
+    # Past this many files a snapshot records the remaining folders as skipped.
+    max_files: int = 100_000
+
+
+@dataclass(frozen=True)
 class Settings:
     model: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
@@ -107,6 +118,7 @@ class Settings:
     # Run Bash under bubblewrap (settings key `sandbox.enabled`), with or without network.
     sandbox: bool = False
     sandbox_network: bool = False
+    checkpoints: CheckpointSettings = field(default_factory=CheckpointSettings)
     # The sources that loaded (file paths, or "--settings" for inline JSON), lowest first.
     sources: tuple[str, ...] = ()
     # One line each, naming the file and the place; meant for the user.
@@ -215,7 +227,38 @@ def _validated(label: str, data: Mapping[str, Any], warnings: list[str]) -> dict
         clean["hooks"] = _hooks(data["hooks"], warn)
     if "sandbox" in data:
         clean["sandbox"] = _sandbox(data["sandbox"], warn)
+    if "checkpoints" in data:
+        clean["checkpoints"] = _checkpoints(data["checkpoints"], warn)
     return clean
+
+
+def _checkpoints(raw: Any, warn: Warn) -> dict[str, Any]:
+    """`{"enabled": true, "maxFileSizeMB": 16, "maxFiles": 100000}`."""
+    if not isinstance(raw, dict):
+        warn("checkpoints", f"expected an object, got {_kind(raw)}")
+        return {}
+    out: dict[str, Any] = {}
+    if "enabled" in raw:
+        if isinstance(raw["enabled"], bool):
+            out["enabled"] = raw["enabled"]
+        else:
+            warn("checkpoints.enabled", f"expected true or false, got {_shown(raw['enabled'])}")
+    for key in ("maxFileSizeMB", "maxFiles"):
+        if key not in raw:
+            continue
+        value = raw[key]
+        whole = key == "maxFiles"
+        if (
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and value > 0
+            and (not whole or float(value).is_integer())
+        ):
+            out[key] = int(value) if whole else float(value)
+        else:
+            wanted = "a positive whole number" if whole else "a positive number"
+            warn(f"checkpoints.{key}", f"expected {wanted}, got {_shown(value)}")
+    return out
 
 
 def _sandbox(raw: Any, warn: Warn) -> dict[str, bool]:
@@ -403,6 +446,16 @@ def _build(
         },
         sandbox=merged.get("sandbox", {}).get("enabled", False),
         sandbox_network=merged.get("sandbox", {}).get("allowNetwork", False),
+        checkpoints=_checkpoint_settings(merged.get("checkpoints", {})),
         sources=sources,
         warnings=warnings,
+    )
+
+
+def _checkpoint_settings(raw: Mapping[str, Any]) -> CheckpointSettings:
+    default = CheckpointSettings()
+    return CheckpointSettings(
+        enabled=raw.get("enabled", default.enabled),
+        max_file_mb=raw.get("maxFileSizeMB", default.max_file_mb),
+        max_files=raw.get("maxFiles", default.max_files),
     )

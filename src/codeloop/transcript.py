@@ -213,6 +213,29 @@ def read_transcript(path: Path) -> Transcript:
     return Transcript(path.stem, tuple(messages), tuple(responses), first_prompt, tuple(warnings))
 
 
+def message_index(path: Path) -> dict[str, Message]:
+    """Every message the file holds, by uuid, whichever boundary it sits behind now: what a
+    rewind needs to rebuild the history of an earlier moment. A message written again (in a
+    boundary a resume wrote) is taken in its latest form. Raises OSError like read_transcript."""
+    found: dict[str, Message] = {}
+    upgrade = _Upgrader()
+    for _, raw in _parse(path.read_bytes(), path.name, []):
+        try:
+            line = upgrade(raw)
+            kind = None if line is None else line.get("type")
+            if line is None or kind not in ("user", "assistant", "system"):
+                continue
+            entries = line["messages"] if kind == "system" else [line]
+            if kind == "system" and line.get("subtype") != COMPACT_BOUNDARY:
+                continue
+            for entry in entries:
+                message = _message(entry)
+                found[message.uuid] = message
+        except (KeyError, TypeError, ValueError, AttributeError):
+            continue
+    return found
+
+
 def _entry(message: Message) -> Line:
     entry: Line = {"uuid": message.uuid}
     if message.is_meta:

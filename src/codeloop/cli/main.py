@@ -30,6 +30,8 @@ Sessions (saved as they happen under ~/.codeloop, or CODELOOP_HOME):
   codeloop -p "go on" --resume ID               continue session ID (or the latest, without ID)
   codeloop -p "try it another way" -c --fork-session    a new session from a copy of the latest
   codeloop sessions                             list this directory's sessions
+  codeloop rewind [--to N] [--dry-run]          list the checkpoints, or undo everything the
+                                                agent changed since checkpoint N (rewind --help)
 
 Models (--model, or CODELOOP_MODEL):
   anthropic:NAME  Anthropic Messages API      needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)
@@ -62,6 +64,7 @@ Environment:
   CODELOOP_MAX_RETRIES           tries for a failing model call (10)
   CODELOOP_MAX_TOOL_CONCURRENCY  read-only tool calls run at once (10)
   CODELOOP_RECORD, CODELOOP_REPLAY   as --record and --replay
+  CODELOOP_CHECKPOINTS=0         take no checkpoints (settings: checkpoints.enabled)
 
 Exit status: 0 on success, 1 on an error (one line on stderr), 2 on a usage error,
 130 when interrupted.
@@ -234,6 +237,10 @@ def _main(argv: Sequence[str] | None) -> int:
         from codeloop.cli.sessions import run_sessions
 
         return run_sessions(argv[1:])
+    if argv[:1] == ["rewind"]:
+        from codeloop.cli.rewind import run_rewind
+
+        return run_rewind(argv[1:])
     args = build_parser().parse_args(argv)
     if args.prompt is None:
         print(

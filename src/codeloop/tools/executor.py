@@ -93,8 +93,11 @@ class ToolExecutor:
         max_concurrency: int | None = None,
         hooks: HookRunner | None = None,
         spawn_agent: SpawnAgent | None = None,
+        before_write: Callable[[ToolUseBlock], Awaitable[str | None]] | None = None,
     ) -> None:
         self._hooks = hooks
+        # Awaited once, before the first call that may write runs (a checkpoint).
+        self._before_write = before_write
         self._spawn_agent = spawn_agent
         # Set when a PreToolUse/PostToolUse hook answered `continue: false`: the run ends.
         self.hook_stop: str | None = None
@@ -229,6 +232,10 @@ class ToolExecutor:
                 )
                 self._note(notified)
             return ToolResult.error(decision.message or f"Permission denied: {tool.name}")
+        if not call.safe and self._before_write is not None:
+            before, self._before_write = self._before_write, None
+            if warning := await before(tool_use):
+                self._push(Notice("warning", warning))
         call.ran = True
         result = await tool.call(args, ctx)
         if hooks is None or result.is_error:

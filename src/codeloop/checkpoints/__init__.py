@@ -1,0 +1,32 @@
+"""Checkpoints and rewind: undo everything the agent changed in the workspace, shell commands
+included, and cut the conversation back to the same moment.
+
+`Checkpoints` (manager.py) is the interface every frontend uses: the session takes one before
+each turn that can write, and `codeloop rewind`, the Python API and the SDK's `rewind_files`
+rewind through it. Below it: objects.py (the content store), snapshot.py (a folder as trees),
+journal.py (the list of checkpoints), restore.py (what a rewind changes, and changing it),
+rewind.py (files and conversation together: what every frontend calls).
+"""
+
+from codeloop.checkpoints.journal import Checkpoint
+from codeloop.checkpoints.manager import (
+    CheckpointError,
+    Checkpoints,
+    CheckpointsBusy,
+    RewindResult,
+    describe_call,
+)
+from codeloop.checkpoints.restore import Change, Plan
+from codeloop.checkpoints.snapshot import Limits
+
+__all__ = [
+    "Change",
+    "Checkpoint",
+    "CheckpointError",
+    "Checkpoints",
+    "CheckpointsBusy",
+    "Limits",
+    "Plan",
+    "RewindResult",
+    "describe_call",
+]

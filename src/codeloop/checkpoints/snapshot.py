@@ -1,0 +1,233 @@
+"""Snapshots: a folder as it is on disk, turned into trees of entries in the object store.
+
+A tree lists one directory: for each name its kind (file, symlink, directory, or skipped: not
+stored), its permission bits, the id of its content (a file's bytes, a link's target, a
+subdirectory's tree) and the stat fields that tell, next time, whether it may have changed.
+Trees are content-addressed like the blobs, so a snapshot after a small change stores the
+changed files and the trees on their paths, nothing else.
+
+Everything counts: tracked, untracked and git-ignored files alike. Only `.git` (the user's
+repository, never ours to touch) and the folders named in `exclude` (codeloop's own data) are
+left out. A file bigger than the limit, or past the file-count limit, is recorded as skipped,
+never stored, and a rewind names it instead of changing it.
+
+Incremental: a file whose lstat matches the previous snapshot's is not read again, unless it
+changed so close to that snapshot that a second change might share its timestamp (the "racy"
+case git knows; filesystems with 2-second timestamps are covered).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from codeloop.checkpoints.objects import ObjectStore, object_id
+
+FILE, LINK, DIR, SKIPPED = "f", "l", "d", "s"
+# Never snapshotted nor restored: the user's repository metadata (a folder, or a worktree's file).
+NEVER = frozenset({".git"})
+# A change within this many ns of a snapshot may not show in the stat fields.
+RACY_NS = 2_000_000_000
+TOO_BIG = "bigger than the checkpoint size limit"
+TOO_MANY = "past the checkpoint file-count limit"
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_file_bytes: int = 16 * 1024 * 1024
+    max_files: int = 200_000
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    kind: str
+    mode: int  # permission bits (st_mode & 0o7777); 0 for symlinks
+    # A file's or link's blob id, a directory's tree id, or why a skipped entry was skipped.
+    id: str
+    size: int = 0
+    mtime: int = 0
+    ctime: int = 0
+    ino: int = 0
+
+    def same_content(self, other: Entry) -> bool:
+        """Equal as a rewind sees it: what it holds and its mode, not its timestamps. A skipped
+        entry's content is unknown: it is the same only while its stat fields are."""
+        if self.kind != other.kind or self.mode != other.mode or self.id != other.id:
+            return False
+        if self.kind == SKIPPED:
+            return (self.size, self.mtime, self.ino) == (other.size, other.mtime, other.ino)
+        return True
+
+    def to_json(self, name: str) -> list[object]:
+        return [name, self.kind, self.mode, self.id, self.size, self.mtime, self.ctime, self.ino]
+
+
+def encode_tree(entries: dict[str, Entry]) -> bytes:
+    rows = [entries[name].to_json(name) for name in sorted(entries)]
+    return json.dumps(rows, separators=(",", ":")).encode()
+
+
+def decode_tree(data: bytes) -> dict[str, Entry]:
+    return {row[0]: Entry(*row[1:]) for row in json.loads(data)}
+
+
+@dataclass
+class ScanStats:
+    files: int = 0
+    hashed: int = 0  # files read because they were new or changed
+    hashed_bytes: int = 0
+    skipped: int = 0
+    limited: bool = False  # the file-count limit was reached: later folders were skipped
+
+
+class Scanner:
+    """Takes snapshots of folders, remembering each file's last entry to skip unchanged ones."""
+
+    def __init__(self, store: ObjectStore, limits: Limits, exclude: frozenset[Path]) -> None:
+        self.store = store
+        self.limits = limits
+        self._exclude = {str(p) for p in exclude}
+        self._cache: dict[str, Entry] = {}
+        self._cache_ns = 0  # when the cached entries were taken
+        self._trees: dict[str, dict[str, Entry]] = {}
+
+    def remember(self, root: Path, tree_id: str, taken_ns: int) -> None:
+        """Seed the cache from an earlier snapshot (a resumed session's last one)."""
+        for rel, entry in self.flatten(tree_id):
+            if entry.kind in (FILE, LINK):
+                self._cache[os.path.join(root, rel)] = entry
+        self._cache_ns = max(self._cache_ns, taken_ns)
+
+    def scan(self, roots: list[Path]) -> tuple[dict[str, str], ScanStats, int]:
+        """Snapshot every root: {root: tree id}, what it cost, and when it started (ns)."""
+        started = time.time_ns()
+        stats = ScanStats()
+        fresh: dict[str, Entry] = {}
+        trees = {str(root): self._scan_dir(str(root), stats, fresh) for root in roots}
+        self._cache, self._cache_ns = fresh, started
+        return trees, stats, started
+
+    def _scan_dir(self, path: str, stats: ScanStats, fresh: dict[str, Entry]) -> str:
+        """The tree id of one directory; OSError when it cannot be listed."""
+        entries: dict[str, Entry] = {}
+        with os.scandir(path) as it:
+            listing = sorted(it, key=lambda e: e.name)
+        for item in listing:
+            if item.name in NEVER or item.path in self._exclude:
+                continue
+            try:
+                st = item.stat(follow_symlinks=False)
+            except OSError:
+                continue  # gone since the listing
+            entry = self._entry(item.path, st, stats, fresh)
+            if entry is not None:
+                entries[item.name] = entry
+        return self._put_tree(entries)
+
+    def _entry(
+        self, path: str, st: os.stat_result, stats: ScanStats, fresh: dict[str, Entry]
+    ) -> Entry | None:
+        mode = st.st_mode
+        if stats.files >= self.limits.max_files:
+            stats.skipped += 1
+            stats.limited = True
+            return Entry(SKIPPED, stat.S_IMODE(mode), TOO_MANY, 0, st.st_mtime_ns, 0, st.st_ino)
+        if stat.S_ISDIR(mode):
+            try:
+                return Entry(DIR, stat.S_IMODE(mode), self._scan_dir(path, stats, fresh))
+            except OSError as exc:
+                stats.skipped += 1
+                why = f"unreadable: {exc.strerror}"
+                return Entry(SKIPPED, stat.S_IMODE(mode), why, 0, st.st_mtime_ns, 0, st.st_ino)
+        stats.files += 1
+        old = self._cache.get(path)
+        if (
+            old is not None
+            and old.ino == st.st_ino
+            and old.size == st.st_size
+            and old.mtime == st.st_mtime_ns
+            and old.ctime == st.st_ctime_ns
+            and max(old.mtime, old.ctime) + RACY_NS < self._cache_ns
+            and old.mode == (0 if stat.S_ISLNK(mode) else stat.S_IMODE(mode))
+        ):
+            fresh[path] = old
+            return old
+        entry = self._read(path, st, stats)
+        if entry is not None and entry.kind != SKIPPED:
+            fresh[path] = entry
+        return entry
+
+    def _read(self, path: str, st: os.stat_result, stats: ScanStats) -> Entry | None:
+        stamp = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+        perms = stat.S_IMODE(st.st_mode)
+        if stat.S_ISLNK(st.st_mode):
+            try:
+                target = os.fsencode(os.readlink(path))
+            except OSError:
+                return None
+            return Entry(LINK, 0, self.store.put(target), *stamp)
+        if not stat.S_ISREG(st.st_mode):
+            stats.skipped += 1
+            return Entry(SKIPPED, perms, "not a regular file", *stamp)
+        if st.st_size > self.limits.max_file_bytes:
+            stats.skipped += 1
+            return Entry(SKIPPED, perms, TOO_BIG, *stamp)
+        try:
+            data = _read_file(path, self.limits.max_file_bytes)
+        except OSError as exc:
+            stats.skipped += 1
+            return Entry(SKIPPED, perms, f"unreadable: {exc.strerror}", *stamp)
+        if data is None:  # it grew past the limit while being read
+            stats.skipped += 1
+            return Entry(SKIPPED, perms, TOO_BIG, *stamp)
+        stats.hashed += 1
+        stats.hashed_bytes += len(data)
+        return Entry(FILE, perms, self.store.put(data), *stamp)
+
+    def _put_tree(self, entries: dict[str, Entry]) -> str:
+        data = encode_tree(entries)
+        oid = object_id(data)
+        if oid not in self._trees:
+            self._trees[oid] = entries
+        return self.store.put(data, oid)
+
+    # --- reading snapshots back -----------------------------------------------------------
+
+    def tree(self, tree_id: str) -> dict[str, Entry]:
+        entries = self._trees.get(tree_id)
+        if entries is None:
+            entries = self._trees[tree_id] = decode_tree(self.store.get(tree_id))
+        return entries
+
+    def flatten(self, tree_id: str, prefix: str = "") -> Iterator[tuple[str, Entry]]:
+        """Every entry under a tree, parents before children, paths relative to its root."""
+        for name, entry in sorted(self.tree(tree_id).items()):
+            rel = f"{prefix}{name}"
+            yield rel, entry
+            if entry.kind == DIR:
+                yield from self.flatten(entry.id, f"{rel}/")
+
+    def blob(self, entry: Entry) -> bytes:
+        return self.store.get(entry.id)
+
+
+def _read_file(path: str, limit: int) -> bytes | None:
+    """The file's bytes, or None past `limit`; never follows a link swapped in, never blocks on
+    a FIFO swapped in."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        chunks = []
+        total = 0
+        while chunk := os.read(fd, 1 << 20):
+            total += len(chunk)
+            if total > limit:
+                return None
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
