@@ -76,6 +76,14 @@ def decode_tree(data: bytes) -> dict[str, Entry]:
     return {row[0]: Entry(*row[1:]) for row in json.loads(data)}
 
 
+# A file's lstat as far as telling a change goes: inode, size, mtime, ctime, type and mode.
+StatKey = tuple[int, int, int, int, int]
+
+
+def _name(item: os.DirEntry[str]) -> str:
+    return item.name
+
+
 @dataclass
 class ScanStats:
     files: int = 0
@@ -92,31 +100,38 @@ class Scanner:
         self.store = store
         self.limits = limits
         self._exclude = {str(p) for p in exclude}
-        self._cache: dict[str, Entry] = {}
-        self._cache_ns = 0  # when the cached entries were taken
+        # Path -> (its lstat key, its entry, whether that key can be trusted next time).
+        self._cache: dict[str, tuple[StatKey, Entry, bool]] = {}
+        # Folder -> its entries and tree id last time: an unchanged folder is not encoded again.
+        self._dirs: dict[str, tuple[dict[str, Entry], str]] = {}
         self._trees: dict[str, dict[str, Entry]] = {}
+        self._started = 0
 
     def remember(self, root: Path, tree_id: str, taken_ns: int) -> None:
         """Seed the cache from an earlier snapshot (a resumed session's last one)."""
         for rel, entry in self.flatten(tree_id):
             if entry.kind in (FILE, LINK):
-                self._cache[os.path.join(root, rel)] = entry
-        self._cache_ns = max(self._cache_ns, taken_ns)
+                mode = (stat.S_IFLNK | 0o777) if entry.kind == LINK else stat.S_IFREG | entry.mode
+                key = (entry.ino, entry.size, entry.mtime, entry.ctime, mode)
+                trusted = max(entry.mtime, entry.ctime) + RACY_NS < taken_ns
+                self._cache[os.path.join(root, rel)] = (key, entry, trusted)
 
     def scan(self, roots: list[Path]) -> tuple[dict[str, str], ScanStats, int]:
         """Snapshot every root: {root: tree id}, what it cost, and when it started (ns)."""
-        started = time.time_ns()
+        self._started = time.time_ns()
         stats = ScanStats()
-        fresh: dict[str, Entry] = {}
+        fresh: dict[str, tuple[StatKey, Entry, bool]] = {}
         trees = {str(root): self._scan_dir(str(root), stats, fresh) for root in roots}
-        self._cache, self._cache_ns = fresh, started
-        return trees, stats, started
+        self._cache = fresh
+        return trees, stats, self._started
 
-    def _scan_dir(self, path: str, stats: ScanStats, fresh: dict[str, Entry]) -> str:
+    def _scan_dir(
+        self, path: str, stats: ScanStats, fresh: dict[str, tuple[StatKey, Entry, bool]]
+    ) -> str:
         """The tree id of one directory; OSError when it cannot be listed."""
         entries: dict[str, Entry] = {}
         with os.scandir(path) as it:
-            listing = sorted(it, key=lambda e: e.name)
+            listing = sorted(it, key=_name)
         for item in listing:
             if item.name in NEVER or item.path in self._exclude:
                 continue
@@ -127,10 +142,19 @@ class Scanner:
             entry = self._entry(item.path, st, stats, fresh)
             if entry is not None:
                 entries[item.name] = entry
-        return self._put_tree(entries)
+        last = self._dirs.get(path)
+        if last is not None and last[0] == entries:
+            return last[1]
+        oid = self._put_tree(entries)
+        self._dirs[path] = (entries, oid)
+        return oid
 
     def _entry(
-        self, path: str, st: os.stat_result, stats: ScanStats, fresh: dict[str, Entry]
+        self,
+        path: str,
+        st: os.stat_result,
+        stats: ScanStats,
+        fresh: dict[str, tuple[StatKey, Entry, bool]],
     ) -> Entry | None:
         mode = st.st_mode
         if stats.files >= self.limits.max_files:
@@ -145,21 +169,15 @@ class Scanner:
                 why = f"unreadable: {exc.strerror}"
                 return Entry(SKIPPED, stat.S_IMODE(mode), why, 0, st.st_mtime_ns, 0, st.st_ino)
         stats.files += 1
-        old = self._cache.get(path)
-        if (
-            old is not None
-            and old.ino == st.st_ino
-            and old.size == st.st_size
-            and old.mtime == st.st_mtime_ns
-            and old.ctime == st.st_ctime_ns
-            and max(old.mtime, old.ctime) + RACY_NS < self._cache_ns
-            and old.mode == (0 if stat.S_ISLNK(mode) else stat.S_IMODE(mode))
-        ):
-            fresh[path] = old
-            return old
+        key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, mode)
+        cached = self._cache.get(path)
+        if cached is not None and cached[2] and cached[0] == key:
+            fresh[path] = cached
+            return cached[1]
         entry = self._read(path, st, stats)
         if entry is not None and entry.kind != SKIPPED:
-            fresh[path] = entry
+            trusted = max(st.st_mtime_ns, st.st_ctime_ns) + RACY_NS < self._started
+            fresh[path] = (key, entry, trusted)
         return entry
 
     def _read(self, path: str, st: os.stat_result, stats: ScanStats) -> Entry | None:
