@@ -115,7 +115,7 @@ def main() -> None:
         same = "identical" if tree_digest(repo) == original else "DIFFERENT"
         print(f"rewind to checkpoint 1, undoing {args.turns} turns: {rewind_ms:.0f} ms ({same})")
         assert done.undo is not None
-        _, undo_ms = timed(lambda: fresh.rewind(done.undo.number, history=[]))
+        _, undo_ms = timed(functools.partial(fresh.rewind, done.undo.number, history=[]))
         same = "identical" if tree_digest(repo) == changed else "DIFFERENT"
         print(f"undo of that rewind: {undo_ms:.0f} ms ({same})")
         fresh.close()
