@@ -108,6 +108,8 @@ class Session:
         for notice in self._notices:
             yield notice
         self._notices.clear()
+        if self.checkpoints is not None:
+            self.checkpoints.warm()  # the first checkpoint then reads only what changed
         if not self._started:
             self._started = True
             async for event in self._start():

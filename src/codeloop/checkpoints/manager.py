@@ -27,6 +27,7 @@ from codeloop.checkpoints.journal import Checkpoint, Journal, Kind
 from codeloop.checkpoints.objects import CorruptObject, ObjectStore
 from codeloop.checkpoints.restore import Applied, Plan, apply, make_plan
 from codeloop.checkpoints.snapshot import Limits, Scanner, ScanStats
+from codeloop.checkpoints.watch import Watcher
 from codeloop.types import Message, ToolResultBlock, ToolUseBlock
 
 LOCK = "lock"
@@ -71,6 +72,7 @@ class Checkpoints:
         self._pending: asyncio.Future[None] | None = None
         self.last_stats: ScanStats | None = None
         self._warned = False  # about the file-count limit, once a session
+        self._warming: threading.Thread | None = None
 
     # --- opening --------------------------------------------------------------------------
 
@@ -86,7 +88,8 @@ class Checkpoints:
                     f"another codeloop process is using this session's checkpoints "
                     f"({self.directory}); let it finish first"
                 ) from None
-            scanner = Scanner(ObjectStore(self.directory), self.limits, self._exclude)
+            store = ObjectStore(self.directory)
+            scanner = Scanner(store, self.limits, self._exclude, Watcher.create())
             journal = Journal(self.directory)
             self._checkpoints = journal.read()
             self._seed(scanner)
@@ -127,33 +130,18 @@ class Checkpoints:
 
     # --- taking ---------------------------------------------------------------------------
 
-    def take(
-        self,
-        history: Sequence[str],
-        *,
-        kind: Kind = "turn",
-        prompt: str = "",
-        label: str = "",
-        rewound_to: int | None = None,
-    ) -> Checkpoint:
-        """Snapshot the workspace and record it, durably, before returning."""
+    def take(self, history: Sequence[str], *, prompt: str = "", label: str = "") -> Checkpoint:
+        """Snapshot the workspace and record it, durably, before returning: `history` is the
+        conversation's message uuids, `prompt` and `label` say what the turn was for."""
         with self._mutex:
-            return self._take(history, kind=kind, prompt=prompt, label=label, rewound_to=rewound_to)
+            roots, taken = self._scan()
+            return self._record(roots, taken, history, "turn", prompt, label, None)
 
-    def _take(
-        self,
-        history: Sequence[str],
-        *,
-        kind: Kind,
-        prompt: str,
-        label: str,
-        rewound_to: int | None,
-    ) -> Checkpoint:
+    def _scan(self, *, full: bool = False) -> tuple[dict[str, str], int]:
         scanner, _ = self._open()
-        roots, stats, taken = scanner.scan(self.roots)
+        roots, self.last_stats, taken = scanner.scan(self.roots, full=full)
         scanner.store.flush()
-        self.last_stats = stats
-        return self._record(roots, taken, history, kind, prompt, label, rewound_to)
+        return roots, taken
 
     def _record(
         self,
@@ -180,14 +168,24 @@ class Checkpoints:
             self._finish(number)
 
     def _finish(self, number: int) -> None:
-        scanner, journal = self._open()
-        roots, stats, taken = scanner.scan(self.roots)
-        scanner.store.flush()
+        _, journal = self._open()
+        roots, taken = self._scan()
         journal.finish(number, roots, taken)
         self._checkpoints = [
             _with_after(cp, roots, taken) if cp.number == number else cp for cp in self._checkpoints
         ]
-        self.last_stats = stats
+
+    def warm(self) -> None:
+        """Read the workspace into the store in the background (the session's first prompt
+        calls it, while the model answers), so that the first checkpoint only looks at what
+        changed since. Its own errors wait for that checkpoint, which reports them."""
+        if self._warming is None and self._opened is None:
+            self._warming = threading.Thread(target=self._warm, name="checkpoint-warm", daemon=True)
+            self._warming.start()
+
+    def _warm(self) -> None:
+        with contextlib.suppress(OSError, CheckpointError), self._mutex:
+            self._scan()
 
     # --- the loop's side: async, one turn at a time ----------------------------------------
 
@@ -247,10 +245,10 @@ class Checkpoints:
         rewound; a dry run, or conflicts without `force`, change nothing and record nothing."""
         target = self.get(number)
         with self._mutex:
+            # Every folder listed: what a watcher cannot see must not escape a rewind.
+            now, taken = self._scan(full=True)
             scanner, _ = self._open()
-            now, stats, taken = scanner.scan(self.roots)
-            scanner.store.flush()
-            self.last_stats = stats
+            stats = self.last_stats or ScanStats()
             plan = make_plan(scanner, self._checkpoints, target, now)
             blocked = files and bool(plan.conflicts) and not force
             if dry_run or blocked:
@@ -266,6 +264,8 @@ class Checkpoints:
         self.close()
 
     def close(self) -> None:
+        if self._warming is not None:
+            self._warming.join()
         with self._mutex:
             if self._opened is None:
                 return
@@ -274,6 +274,8 @@ class Checkpoints:
             try:
                 scanner.store.close()
                 journal.close()
+                if scanner.watcher is not None:
+                    scanner.watcher.close()
             finally:
                 os.close(lock)
 

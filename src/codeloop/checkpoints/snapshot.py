@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codeloop.checkpoints.objects import ObjectStore, object_id
+from codeloop.checkpoints.watch import Watcher
 
 FILE, LINK, DIR, SKIPPED = "f", "l", "d", "s"
 # Never snapshotted nor restored: the user's repository metadata (a folder, or a worktree's file).
@@ -84,28 +85,58 @@ def _name(item: os.DirEntry[str]) -> str:
     return item.name
 
 
+def _with_parents(folders: set[str]) -> set[str]:
+    """The folders and every folder above them: what a change below reaches."""
+    out: set[str] = set()
+    for folder in folders:
+        while folder not in out:
+            out.add(folder)
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                break
+            folder = parent
+    return out
+
+
 @dataclass
 class ScanStats:
     files: int = 0
     hashed: int = 0  # files read because they were new or changed
     hashed_bytes: int = 0
     skipped: int = 0
+    listed: int = 0  # folders listed (with a watcher, only those something changed in)
     limited: bool = False  # the file-count limit was reached: later folders were skipped
+
+
+@dataclass
+class _Scan:
+    stats: ScanStats
+    dirty: set[str] | None  # folders the watcher saw change; None: list every folder
+    touched: set[str]  # those and every folder above them
 
 
 class Scanner:
     """Takes snapshots of folders, remembering each file's last entry to skip unchanged ones."""
 
-    def __init__(self, store: ObjectStore, limits: Limits, exclude: frozenset[Path]) -> None:
+    def __init__(
+        self,
+        store: ObjectStore,
+        limits: Limits,
+        exclude: frozenset[Path],
+        watcher: Watcher | None = None,
+    ) -> None:
         self.store = store
         self.limits = limits
         self._exclude = {str(p) for p in exclude}
+        self.watcher = watcher
         # Path -> (its lstat key, its entry, whether that key can be trusted next time).
         self._cache: dict[str, tuple[StatKey, Entry, bool]] = {}
-        # Folder -> its entries and tree id last time: an unchanged folder is not encoded again.
-        self._dirs: dict[str, tuple[dict[str, Entry], str]] = {}
+        # Folder -> its entries, tree id and file count last time: an unchanged folder is not
+        # encoded again, and with a watcher not even listed.
+        self._dirs: dict[str, tuple[dict[str, Entry], str, int]] = {}
         self._trees: dict[str, dict[str, Entry]] = {}
         self._started = 0
+        self._limited = False
 
     def remember(self, root: Path, tree_id: str, taken_ns: int) -> None:
         """Seed the cache from an earlier snapshot (a resumed session's last one)."""
@@ -116,20 +147,54 @@ class Scanner:
                 trusted = max(entry.mtime, entry.ctime) + RACY_NS < taken_ns
                 self._cache[os.path.join(root, rel)] = (key, entry, trusted)
 
-    def scan(self, roots: list[Path]) -> tuple[dict[str, str], ScanStats, int]:
-        """Snapshot every root: {root: tree id}, what it cost, and when it started (ns)."""
+    def scan(
+        self, roots: list[Path], *, full: bool = False
+    ) -> tuple[dict[str, str], ScanStats, int]:
+        """Snapshot every root: {root: tree id}, what it cost, and when it started (ns).
+        `full` lists every folder even where the watcher saw nothing change."""
         self._started = time.time_ns()
-        stats = ScanStats()
-        fresh: dict[str, tuple[StatKey, Entry, bool]] = {}
-        trees = {str(root): self._scan_dir(str(root), stats, fresh) for root in roots}
-        self._cache = fresh
-        return trees, stats, self._started
+        dirty = self.watcher.drain() if self.watcher is not None else None
+        if full or self._limited:
+            dirty = None
+        scan = _Scan(ScanStats(), dirty, _with_parents(dirty or set()))
+        trees = {str(root): self._scan_dir(str(root), scan) for root in roots}
+        self._limited = scan.stats.limited
+        return trees, scan.stats, self._started
 
-    def _scan_dir(
-        self, path: str, stats: ScanStats, fresh: dict[str, tuple[StatKey, Entry, bool]]
-    ) -> str:
+    def _scan_dir(self, path: str, scan: _Scan) -> str:
         """The tree id of one directory; OSError when it cannot be listed."""
+        stats = scan.stats
+        watcher, last = self.watcher, self._dirs.get(path)
+        known = last is not None and watcher is not None and watcher.watching(path)
+        if known and scan.dirty is not None and path not in scan.touched:
+            assert last is not None
+            stats.files += last[2]  # nothing below changed: the tree stands
+            return last[1]
+        if watcher is not None and not watcher.watching(path):
+            watcher.watch(path)  # before listing: a change from now on is reported
+        counted = stats.files
+        if known and scan.dirty is not None and path not in scan.dirty:
+            assert last is not None  # its entries stand; something below changed
+            entries = {
+                name: self._subfolder(path, name, entry, scan) if entry.kind == DIR else entry
+                for name, entry in last[0].items()
+            }
+            stats.files += sum(entry.kind != DIR for entry in entries.values())
+        else:
+            entries = self._list(path, scan)
+        if last is not None and last[0] == entries:
+            self._dirs[path] = (entries, last[1], stats.files - counted)
+            return last[1]
+        oid = self._put_tree(entries)
+        self._dirs[path] = (entries, oid, stats.files - counted)
+        return oid
+
+    def _subfolder(self, path: str, name: str, entry: Entry, scan: _Scan) -> Entry:
+        return Entry(DIR, entry.mode, self._scan_dir(os.path.join(path, name), scan))
+
+    def _list(self, path: str, scan: _Scan) -> dict[str, Entry]:
         entries: dict[str, Entry] = {}
+        scan.stats.listed += 1
         with os.scandir(path) as it:
             listing = sorted(it, key=_name)
         for item in listing:
@@ -139,31 +204,20 @@ class Scanner:
                 st = item.stat(follow_symlinks=False)
             except OSError:
                 continue  # gone since the listing
-            entry = self._entry(item.path, st, stats, fresh)
+            entry = self._entry(item.path, st, scan)
             if entry is not None:
                 entries[item.name] = entry
-        last = self._dirs.get(path)
-        if last is not None and last[0] == entries:
-            return last[1]
-        oid = self._put_tree(entries)
-        self._dirs[path] = (entries, oid)
-        return oid
+        return entries
 
-    def _entry(
-        self,
-        path: str,
-        st: os.stat_result,
-        stats: ScanStats,
-        fresh: dict[str, tuple[StatKey, Entry, bool]],
-    ) -> Entry | None:
-        mode = st.st_mode
+    def _entry(self, path: str, st: os.stat_result, scan: _Scan) -> Entry | None:
+        stats, mode = scan.stats, st.st_mode
         if stats.files >= self.limits.max_files:
             stats.skipped += 1
             stats.limited = True
             return Entry(SKIPPED, stat.S_IMODE(mode), TOO_MANY, 0, st.st_mtime_ns, 0, st.st_ino)
         if stat.S_ISDIR(mode):
             try:
-                return Entry(DIR, stat.S_IMODE(mode), self._scan_dir(path, stats, fresh))
+                return Entry(DIR, stat.S_IMODE(mode), self._scan_dir(path, scan))
             except OSError as exc:
                 stats.skipped += 1
                 why = f"unreadable: {exc.strerror}"
@@ -172,12 +226,11 @@ class Scanner:
         key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, mode)
         cached = self._cache.get(path)
         if cached is not None and cached[2] and cached[0] == key:
-            fresh[path] = cached
             return cached[1]
         entry = self._read(path, st, stats)
         if entry is not None and entry.kind != SKIPPED:
             trusted = max(st.st_mtime_ns, st.st_ctime_ns) + RACY_NS < self._started
-            fresh[path] = (key, entry, trusted)
+            self._cache[path] = (key, entry, trusted)
         return entry
 
     def _read(self, path: str, st: os.stat_result, stats: ScanStats) -> Entry | None:
