@@ -109,7 +109,7 @@ class Session:
             yield notice
         self._notices.clear()
         if self.checkpoints is not None:
-            self.checkpoints.warm()  # the first checkpoint then reads only what changed
+            self.checkpoints.warm()  # a resumed session's first checkpoint: only what changed
         if not self._started:
             self._started = True
             async for event in self._start():

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from codeloop.checkpoints.journal import Checkpoint, Journal, Kind
+from codeloop.checkpoints.journal import JOURNAL, Checkpoint, Journal, Kind
 from codeloop.checkpoints.objects import CorruptObject, ObjectStore
 from codeloop.checkpoints.restore import Applied, Plan, apply, make_plan
 from codeloop.checkpoints.snapshot import Limits, Scanner, ScanStats
@@ -176,10 +176,12 @@ class Checkpoints:
         ]
 
     def warm(self) -> None:
-        """Read the workspace into the store in the background (the session's first prompt
-        calls it, while the model answers), so that the first checkpoint only looks at what
-        changed since. Its own errors wait for that checkpoint, which reports them."""
-        if self._warming is None and self._opened is None:
+        """For a session that has checkpoints already (resumed, or continued after a crash):
+        list the workspace in the background (the first prompt calls it, while the model
+        answers), so that this process's first checkpoint only looks at what changed since.
+        A new session does not: until it writes, it stores nothing at all."""
+        exists = (self.directory / JOURNAL).exists()
+        if exists and self._warming is None and self._opened is None:
             self._warming = threading.Thread(target=self._warm, name="checkpoint-warm", daemon=True)
             self._warming.start()
 
