@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -213,6 +213,10 @@ async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]
                     ),
                 ),
             )
+            limiter = params.retry.limiter
+            if limiter is not None and not await _unless_aborted(limiter.wait(), params.abort):
+                attempt.aborted = True
+                break
             yield RequestStart(turn_count, state.model, attempt_no)
             started = deps.clock()
             async for event in _stream(attempt, request, params, deps):
@@ -235,12 +239,14 @@ async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]
             # After an SSE error event, one plain (non-streaming) request, then stream again.
             non_streaming = isinstance(error, StreamErrorEvent) and not non_streaming
             wait = params.retry.delay(attempt_no, error)
+            if limiter is not None and isinstance(error, Overloaded):
+                await limiter.hold(wait)  # the quota is shared: every session sharing it waits
             if attempt.assembler.blocks or attempt.assembler.id:
                 yield ResponseDiscarded(_describe(error))
             yield Retrying(
                 attempt_no, params.retry.max_attempts, wait, _describe(error), error.status
             )
-            if not await _sleep_unless_aborted(deps, wait, params.abort):
+            if not await _unless_aborted(deps.sleep(wait), params.abort):
                 # The failed attempt's partial answer was discarded: nothing of it is kept.
                 attempt = _Attempt(MessageAssembler(), attempt.executor, aborted=True)
                 break
@@ -458,9 +464,9 @@ async def _stream(
         attempt.error = exc
 
 
-async def _sleep_unless_aborted(deps: LoopDeps, seconds: float, abort: asyncio.Event) -> bool:
-    """Wait before a retry; False if the user aborted meanwhile."""
-    sleeper = asyncio.ensure_future(deps.sleep(seconds))
+async def _unless_aborted(waiting: Awaitable[None], abort: asyncio.Event) -> bool:
+    """Wait (before a retry, for a shared limiter); False if the user aborted meanwhile."""
+    sleeper = asyncio.ensure_future(waiting)
     abort_wait = asyncio.ensure_future(abort.wait())
     await asyncio.wait({sleeper, abort_wait}, return_when=asyncio.FIRST_COMPLETED)
     sleeper.cancel()

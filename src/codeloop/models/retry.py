@@ -1,7 +1,8 @@
 """When to try a failed model call again, and how long to wait first.
 
 Exponential backoff with jitter from `base` seconds, capped, honouring the server's
-retry-after; only errors marked `retryable` are retried at all.
+retry-after; only errors marked `retryable` are retried at all. Sessions that draw on one
+quota (a batch) share a `RateLimiter`: an overload one of them meets pauses them all.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import os
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from codeloop.models.base import ModelError, Overloaded, Transient, Unreachable
 
@@ -24,6 +25,18 @@ DEFAULT_IDLE_TIMEOUT = 60.0
 UNREACHABLE_ATTEMPTS = 3
 
 
+class RateLimiter(Protocol):
+    """A pause shared by every session given the same limiter."""
+
+    async def wait(self) -> None:
+        """Return once requests may be sent (at once, unless an overload holds the gate)."""
+        ...
+
+    async def hold(self, seconds: float) -> None:
+        """No request through this limiter for the next `seconds`."""
+        ...
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
     max_attempts: int = DEFAULT_MAX_ATTEMPTS
@@ -33,6 +46,8 @@ class RetryPolicy:
     # A stream with no event for this long is abandoned and sent again (half of it: a warning).
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT
     random: Callable[[], float] = field(default=random.random, compare=False)
+    # Each request waits for it; a 429 or 529 holds it for as long as this session waits.
+    limiter: RateLimiter | None = field(default=None, compare=False)
 
     def gives_up(self, attempt: int, error: ModelError) -> bool:
         """Whether `attempt` failing with `error` was the last try."""
