@@ -4,6 +4,10 @@ Integration tests point the real clients (ours, and the official SDKs as oracles
 scripts and demos run it standalone (`python -m codeloop.testing.fake_server SCENARIO.json`).
 It speaks HTTP/1.1 with keep-alive and chunked streaming, so clients reuse connections as they
 would in production, and it records every request with monotonic arrival and finish times.
+
+Given a mapping of scenarios instead of one, it holds several conversations at once (a batch
+of tasks): each request is served from the scenario whose key shows first in its messages,
+so each task's prompt names its conversation.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -76,6 +80,7 @@ class RecordedRequest:
     status: int | None = None
     turn: int | None = None  # index of the scenario turn served (or struck by a fault)
     fault: str | None = None
+    conversation: str | None = None  # with several scenarios: the key that picked one
 
 
 def _dumps(data: Any) -> bytes:
@@ -373,6 +378,7 @@ class _Handler(BaseHTTPRequestHandler):
     # Real API servers send each SSE event at once; Nagle would hold small writes for an ACK.
     disable_nagle_algorithm = True
     server: _HTTPServer
+    _player: ScenarioPlayer  # the conversation of the request being answered
 
     def setup(self) -> None:
         super().setup()
@@ -429,10 +435,16 @@ class _Handler(BaseHTTPRequestHandler):
         if fake.max_prompt_tokens is not None and estimate > fake.max_prompt_tokens:
             error = _prompt_too_long(provider, estimate, fake.max_prompt_tokens, None)
             return self._send_error(record, error)
+        player = fake.player_for(body, record)
+        if player is None:
+            message = "fake server: the messages name none of the conversations"
+            return self._send_error(record, _error(provider, 400, "invalid_request_error", message))
+        self._player = player
         model = body.get("model")
-        serving = fake.player.take(model if isinstance(model, str) else None)
+        serving = player.take(model if isinstance(model, str) else None)
         if serving is None:
-            message = f"fake server: scenario exhausted after {len(fake.scenario.turns)} turns"
+            turns = len(player.scenario.turns)
+            message = f"fake server: scenario exhausted after {turns} turns"
             return self._send_error(record, _error(provider, 400, "invalid_request_error", message))
         record.turn = serving.index
         fault = serving.fault
@@ -491,7 +503,7 @@ class _Handler(BaseHTTPRequestHandler):
             if fault.kind == "sse_error":
                 return self._send_error(record, _fault_error(provider, fault))
             self._wait(fault.seconds)
-            self.server.fake.player.served(serving)
+            self._player.served(serving)
         self._wait(sum(p.pause for p in events))
         if provider == "anthropic":
             data = _anthropic_message(events)
@@ -536,7 +548,7 @@ class _Handler(BaseHTTPRequestHandler):
         """Apply a mid-stream fault; True if the stream goes on afterwards (a stall)."""
         if fault.kind == "stall":
             self._wait(fault.seconds)
-            self.server.fake.player.served(serving)
+            self._player.served(serving)
             return True
         if fault.kind == "sse_error":
             if provider == "anthropic":
@@ -556,15 +568,21 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class FakeModelServer:
-    """`with FakeModelServer(scenario) as srv:` then point a client at `srv.anthropic_base_url`."""
+    """`with FakeModelServer(scenario) as srv:` then point a client at `srv.anthropic_base_url`.
+
+    `scenario` may also map keys to scenarios: one conversation per key (see the module)."""
 
     def __init__(
         self,
-        scenario: Scenario | Iterable[Turn],
+        scenario: Scenario | Iterable[Turn] | Mapping[str, Scenario],
         *,
         port: int = 0,
         max_prompt_tokens: int | None = None,
     ) -> None:
+        self.conversations: dict[str, ScenarioPlayer] = {}
+        if isinstance(scenario, Mapping):
+            self.conversations = {key: ScenarioPlayer(s) for key, s in scenario.items()}
+            scenario = Scenario(turns=())
         self.scenario = (
             scenario if isinstance(scenario, Scenario) else Scenario(turns=tuple(scenario))
         )
@@ -653,7 +671,20 @@ class FakeModelServer:
     @property
     def remaining(self) -> int:
         """Turns not served yet."""
-        return self.player.remaining
+        players = self.conversations.values() if self.conversations else [self.player]
+        return sum(player.remaining for player in players)
+
+    def player_for(self, body: dict[str, Any], record: RecordedRequest) -> ScenarioPlayer | None:
+        """The conversation a request belongs to: the key found earliest in its messages (the
+        longer key when one contains another), noted on its record."""
+        if not self.conversations:
+            return self.player
+        text = json.dumps(body.get("messages"), ensure_ascii=False)
+        found = [(text.find(key), -len(key), key) for key in self.conversations if key in text]
+        if not found:
+            return None
+        record.conversation = min(found)[2]
+        return self.conversations[record.conversation]
 
     def wait_for_requests(
         self, count: int, *, finished: bool = False, timeout: float = 10.0
