@@ -9,9 +9,9 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
 
 from codeloop import __version__
+from codeloop.cli.args import Parser, positive_amount, positive_int
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
@@ -32,6 +32,9 @@ Sessions (saved as they happen under ~/.codeloop, or CODELOOP_HOME):
   codeloop sessions                             list this directory's sessions
   codeloop rewind [--to N] [--dry-run]          list the checkpoints, or undo everything the
                                                 agent changed since checkpoint N (rewind --help)
+
+Many tasks at once, each in its own clone (see codeloop batch --help):
+  codeloop batch TASKS.jsonl --out DIR --workers 4     locally, or --ray auto on a cluster
 
 Models (--model, or CODELOOP_MODEL):
   anthropic:NAME  Anthropic Messages API      needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)
@@ -71,14 +74,8 @@ Exit status: 0 on success, 1 on an error (one line on stderr), 2 on a usage erro
 """
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        """One line, not the whole usage: the mistake and where to look."""
-        self.exit(2, f"codeloop: {message} (see codeloop --help)\n")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = Parser(
         prog="codeloop",
         description=DESCRIPTION,
         epilog=EPILOG,
@@ -115,15 +112,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--token-budget",
-        type=_positive_int,
+        type=positive_int,
         metavar="TOKENS",
         help="output tokens the task should use: the model is asked to go on until 90%% of "
         'them are spent (or write "+500k" in the prompt)',
     )
-    parser.add_argument("--max-turns", type=_positive_int, help="stop after this many model turns")
+    parser.add_argument("--max-turns", type=positive_int, help="stop after this many model turns")
     parser.add_argument(
         "--max-budget-usd",
-        type=_positive_amount,
+        type=positive_amount,
         metavar="USD",
         help="stop once the model calls of this run have cost this much",
     )
@@ -200,26 +197,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
-
-
-def _positive_amount(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an amount: {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError("must be more than 0")
-    return value
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _main(argv)
@@ -233,6 +210,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["batch"]:
+        from codeloop.batch.cli import run_batch
+
+        return run_batch(argv[1:])
     if argv[:1] == ["sessions"]:
         from codeloop.cli.sessions import run_sessions
 
