@@ -40,6 +40,7 @@ async def watched(
     `IdleTimeout` when no item came for `idle_timeout` seconds (a `Stalled` warning first).
     The source is closed, its connection released, on every way out."""
     abort_wait = asyncio.ensure_future(abort.wait())
+    next_item: asyncio.Future[T] | None = None
     try:
         while True:
             if abort.is_set():
@@ -67,6 +68,10 @@ async def watched(
             yield item
     finally:
         abort_wait.cancel()
+        if next_item is not None and not next_item.done():
+            # Our caller was cancelled mid-wait: the source must stop running before it closes.
+            next_item.cancel()
+            await asyncio.gather(next_item, return_exceptions=True)
         aclose = getattr(source, "aclose", None)
         if aclose is not None:
             await aclose()

@@ -17,85 +17,8 @@ from pathlib import Path
 from codeloop.testing import batch as fixture
 from codeloop.testing.fake_server import FakeModelServer
 from codeloop.testing.scenario import Scenario, fault, tool_use, turn
-from tests.e2e.cli import provider_env, run_cli
-
-FLAGS = ["--model", "claude-sonnet-4-5", "--permission-mode", "acceptEdits"]
-
-
-def batch_args(fx: fixture.Fixture, out: Path, *extra: str) -> list[str]:
-    return [
-        "batch",
-        str(fx.tasks),
-        "--out",
-        str(out),
-        "--repos-dir",
-        str(fx.repos_dir),
-        *FLAGS,
-        *extra,
-    ]
-
-
-def env_for(server: FakeModelServer, home: Path) -> dict[str, str]:
-    return provider_env(server, "anthropic", home) | {"CODELOOP_HOME": str(home / "codeloop")}
-
-
-def check_results(fx: fixture.Fixture, out: Path) -> list[dict[str, object]]:
-    """Every task has one result; the ones that could run hold exactly their own change."""
-    results = fixture.read_jsonl(out / "results.jsonl")
-    assert sorted(r["id"] for r in results) == sorted(fx.ids)
-    by_id = {r["id"]: r for r in results}
-    for task_id in fx.ids:
-        result = by_id[task_id]
-        if task_id == "task-13":
-            assert (result["status"], result["end_reason"]) == ("failed", "max_turns")
-            assert result["diff"] == ""
-            continue
-        if task_id == "task-17":
-            assert result["status"] == "failed" and result["end_reason"] is None
-            assert "no-such-ref" in result["error"] and result["turns"] == 0
-            continue
-        assert result["status"] == "completed", result
-        assert result["final_text"] == f"{task_id}: done"
-        assert result["turns"] == 3 and result["cost_usd"] > 0
-        assert result["usage"]["input_tokens"] == 300
-        diff = str(result["diff"])
-        assert f"+owner: {task_id}\n" in diff and "-owner: nobody\n" in diff
-        assert f"+++ b/notes/{task_id}.txt" in diff
-        # Only its own: no other task's id anywhere in its diff or its files.
-        others = [t for t in fx.ids if t != task_id]
-        assert not [t for t in others if t in diff]
-        workspace = Path(str(result["workspace"]))
-        files = {
-            str(p.relative_to(workspace)): p.read_text(errors="replace")
-            for p in workspace.rglob("*")
-            if p.is_file() and ".git" not in p.relative_to(workspace).parts
-        }
-        assert files["OWNERS"] == f"owner: {task_id}\n"
-        assert [f for f in files if f.startswith("notes/")] == [f"notes/{task_id}.txt"]
-        assert not [t for t in others if any(t in text for text in files.values())]
-        assert Path(str(result["transcript"])).is_file()
-    swe = by_id["acme__widgets-00"]
-    assert swe["base_commit"] == fx.base_commit and swe["ref"] == fx.base_commit
-    return results
-
-
-def check_predictions(fx: fixture.Fixture, out: Path, tmp: Path) -> None:
-    """The SWE-bench harness's own checks on the file, then its first step for each patch:
-    `git apply` on the repository at the base commit."""
-    path = out / "predictions.jsonl"
-    assert fixture.prediction_problems(path) == []
-    predictions = fixture.read_jsonl(path)
-    assert sorted(p["instance_id"] for p in predictions) == sorted(fx.ids)
-    assert {p["model_name_or_path"] for p in predictions} == {"claude-sonnet-4-5"}
-    checkout = tmp / "apply-check"
-    fixture.git("clone", "--quiet", str(fx.repos_dir / "acme__widgets"), str(checkout), cwd=tmp)
-    fixture.git("checkout", "--quiet", fx.base_commit, cwd=checkout)
-    swe = [p for p in predictions if p["instance_id"].startswith("acme__widgets-")]
-    assert len(swe) == 5
-    for pred in swe:
-        patch = tmp / f"{pred['instance_id']}.diff"
-        patch.write_text(pred["model_patch"])
-        fixture.git("apply", "--check", str(patch), cwd=checkout)
+from tests.e2e.batch_checks import batch_args, check_predictions, check_results, env_for
+from tests.e2e.cli import run_cli
 
 
 def test_twenty_tasks_on_four_workers(tmp_path: Path) -> None:
@@ -199,3 +122,54 @@ def test_a_529_storm_on_one_task_pauses_every_worker(tmp_path: Path) -> None:
     assert any(r.arrived > last + 1 for r in busy), "the others had nothing left to do"
     results = {r["id"]: r for r in fixture.read_jsonl(out / "results.jsonl")}
     assert results[storm]["retries"] == 3 and results[storm]["status"] == "completed"
+
+
+def test_the_batch_budget_stops_new_tasks_and_counts_earlier_runs(tmp_path: Path) -> None:
+    fx = fixture.build(tmp_path / "fx")
+    out = tmp_path / "out"
+    budget = ["--workers", "1", "--max-budget-usd", "0.005"]  # a task costs $0.00153
+    with FakeModelServer(fx.scenarios) as server:
+        first = run_cli(batch_args(fx, out, *budget), cwd=tmp_path, env=env_for(server, tmp_path))
+        again = run_cli(batch_args(fx, out, *budget), cwd=tmp_path, env=env_for(server, tmp_path))
+        asked_before_more = len(server.requests)
+        more = run_cli(
+            batch_args(fx, out, "--workers", "1", "--max-budget-usd", "0.008"),
+            cwd=tmp_path,
+            env=env_for(server, tmp_path),
+        )
+    assert first.returncode == 1
+    assert "the batch budget of $0.005 is spent; 16 tasks were not started" in first.stderr
+    assert again.returncode == 1 and "ran 0 tasks" in again.stderr
+    assert asked_before_more == 4 * 3  # the second run asked nothing
+    assert more.returncode == 1 and "ran 2 tasks" in more.stderr
+    results = fixture.read_jsonl(out / "results.jsonl")
+    assert len(results) == 6 and sum(r["cost_usd"] for r in results) >= 0.008
+
+
+def test_ctrl_c_stops_the_batch_and_the_next_run_finishes_it(tmp_path: Path) -> None:
+    fx = fixture.build(tmp_path / "fx", delay=0.01)
+    out = tmp_path / "out"
+    with FakeModelServer(fx.scenarios) as server:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "codeloop", *batch_args(fx, out, "--workers", "2")],
+            cwd=tmp_path,
+            env=env_for(server, tmp_path),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 60
+        while _lines(out / "results.jsonl") < 3 and proc.poll() is None:
+            assert time.monotonic() < deadline, "the batch made no progress"
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+        assert proc.returncode == 130, stderr
+        assert "interrupted;" in stderr and "run the same command again" in stderr
+        assert "Traceback" not in stderr
+        again = run_cli(
+            batch_args(fx, out, "--workers", "2"), cwd=tmp_path, env=env_for(server, tmp_path)
+        )
+    assert again.returncode == 1, again.stderr
+    check_results(fx, out)

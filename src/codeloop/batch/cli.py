@@ -213,14 +213,15 @@ def run_batch(argv: Sequence[str]) -> int:
         else:
             asyncio.run(run_local(batch, sources, config, args.workers or 1))
     except KeyboardInterrupt:
-        progress.close()
+        batch.interrupted = True
+    progress.close()
+    if batch.interrupted:
         print(
             f"codeloop batch: interrupted; {batch.counts.done} of {len(tasks)} tasks are "
             "finished, run the same command again to go on",
             file=sys.stderr,
         )
         return 130
-    progress.close()
     ours = [results.finished[t.id] for t in tasks if t.id in results.finished]
     print(summary(ours, time.monotonic() - started, batch.ran), file=sys.stderr)
     if batch.budget_stopped:

@@ -89,12 +89,18 @@ def new_result(task: Task, config: RunConfig) -> Result:
 
 
 async def run_task(
-    task: Task, source: str, config: RunConfig, limiter: RateLimiter | None = None
+    task: Task,
+    source: str,
+    config: RunConfig,
+    limiter: RateLimiter | None = None,
+    stop: asyncio.Event | None = None,
 ) -> Result:
+    """Run `task` to its result. Once `stop` is set the session is interrupted (every tool
+    call gets its result) and the result's status is "interrupted": not a result to keep."""
     started = time.monotonic()
     result = new_result(task, config)
     try:
-        await _run(task, source, config, limiter, result)
+        await _run(task, source, config, limiter, stop or asyncio.Event(), result)
     except (workspace.WorkspaceError, OSError, ValueError) as exc:
         # ValueError covers ConfigError and bad flags; SessionError and OSError the disk.
         result["error"] = str(exc) or type(exc).__name__
@@ -106,7 +112,12 @@ async def run_task(
 
 
 async def _run(
-    task: Task, source: str, config: RunConfig, limiter: RateLimiter | None, result: Result
+    task: Task,
+    source: str,
+    config: RunConfig,
+    limiter: RateLimiter | None,
+    stop: asyncio.Event,
+    result: Result,
 ) -> None:
     from codeloop.session_store import SessionError
 
@@ -114,6 +125,9 @@ async def _run(
         workspace.prepare, source, task.ref, config.workspaces / task.id, config.cache
     )
     result["base_commit"] = ws.base_commit
+    if stop.is_set():
+        result["status"] = "interrupted"
+        return
     try:
         session = await open_session(task, ws.path, config, limiter)
     except SessionError as exc:
@@ -123,6 +137,7 @@ async def _run(
     if session.transcript is not None:
         result["transcript"] = str(session.transcript.path)
     end: LoopEnd | None = None
+    interrupter = asyncio.ensure_future(_interrupt_on(stop, session))
     try:
         async for event in session.submit(task.prompt):
             if isinstance(event, Retrying):
@@ -132,11 +147,15 @@ async def _run(
             elif isinstance(event, LoopEnd):
                 end = event
     finally:
+        interrupter.cancel()
         await session.aclose()
         result["turns"] = session.turns
         result["usage"] = session.usage.to_dict()
         result["cost_usd"] = round(session.cost_usd, 6)
     assert end is not None, "a session's run ends with a LoopEnd"
+    if stop.is_set() and end.reason.startswith("aborted"):
+        result["status"] = "interrupted"
+        return
     result["end_reason"] = end.reason
     result["final_text"] = end.final_text
     result["error"] = end.error
@@ -144,3 +163,8 @@ async def _run(
     result["status"] = "completed" if end.reason == "completed" else "failed"
     if not config.keep_workspaces:
         await asyncio.to_thread(workspace.remove, ws.path)
+
+
+async def _interrupt_on(stop: asyncio.Event, session: Session) -> None:
+    await stop.wait()
+    session.interrupt()

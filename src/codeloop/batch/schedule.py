@@ -9,6 +9,9 @@ arrives. `run_local` runs it on N asyncio workers in this process, sharing one L
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import signal
 from collections import deque
 from collections.abc import Mapping, Sequence
 
@@ -44,6 +47,7 @@ class Batch:
         self.progress.counts = self.counts
         self.ran = 0
         self.budget_stopped = False
+        self.interrupted = False
 
     def next(self) -> Task | None:
         """The next task to start, or None: none left, or the budget is spent."""
@@ -55,6 +59,11 @@ class Batch:
         self.counts.running += 1
         self.progress.changed()
         return self.pending.popleft()
+
+    def give_back(self, task: Task) -> None:
+        """A task stopped before its end (the batch was interrupted): it starts next time."""
+        self.counts.running -= 1
+        self.pending.appendleft(task)
 
     def finish(self, result: Result) -> None:
         self.results.add(result)
@@ -73,11 +82,31 @@ class Batch:
 async def run_local(
     batch: Batch, sources: Mapping[str, str], config: RunConfig, workers: int
 ) -> None:
-    """At most `workers` tasks at once, each an in-process session; one limiter for all."""
+    """At most `workers` tasks at once, each an in-process session; one limiter for all.
+    Ctrl+C interrupts the running tasks cleanly and starts no more (their results are not
+    kept: they run again next time); a second Ctrl+C exits at once."""
     gate = LocalGate()
+    stop = asyncio.Event()
+    _on_ctrl_c(stop)
 
     async def worker() -> None:
-        while (task := batch.next()) is not None:
-            batch.finish(await run_task(task, sources[task.id], config, gate))
+        while not stop.is_set() and (task := batch.next()) is not None:
+            result = await run_task(task, sources[task.id], config, gate, stop)
+            if result["status"] == "interrupted":
+                batch.give_back(task)
+            else:
+                batch.finish(result)
 
     await asyncio.gather(*(worker() for _ in range(workers)))
+    batch.interrupted = stop.is_set()
+
+
+def _on_ctrl_c(stop: asyncio.Event) -> None:
+    def pressed() -> None:
+        if stop.is_set():
+            os._exit(130)  # every finished result is already on disk
+        stop.set()
+
+    # Not the main thread, or no signal handlers here: Ctrl+C keeps its default.
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        asyncio.get_running_loop().add_signal_handler(signal.SIGINT, pressed)

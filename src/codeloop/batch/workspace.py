@@ -22,7 +22,15 @@ from pathlib import Path
 
 # Never ask for credentials: a batch has nobody to answer.
 _GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
-_BASE_IDENTITY = ("-c", "user.name=codeloop batch", "-c", "user.email=batch@codeloop.invalid")
+# A copied folder's base commit: the same folder gives the same commit id in every run.
+_BASE_COMMIT_ENV = {
+    "GIT_AUTHOR_NAME": "codeloop batch",
+    "GIT_AUTHOR_EMAIL": "batch@codeloop.invalid",
+    "GIT_AUTHOR_DATE": "2000-01-01T00:00:00+0000",
+    "GIT_COMMITTER_NAME": "codeloop batch",
+    "GIT_COMMITTER_EMAIL": "batch@codeloop.invalid",
+    "GIT_COMMITTER_DATE": "2000-01-01T00:00:00+0000",
+}
 
 
 class WorkspaceError(Exception):
@@ -35,13 +43,13 @@ class Workspace:
     base_commit: str
 
 
-def git(*args: str, cwd: Path | None = None) -> str:
+def git(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
     """Run git; its stdout, or WorkspaceError with the last lines of what it said."""
     try:
         proc = subprocess.run(
             ["git", *args],
             cwd=cwd,
-            env={**os.environ, **_GIT_ENV},
+            env={**os.environ, **_GIT_ENV, **(env or {})},
             stdin=subprocess.DEVNULL,
             capture_output=True,
             check=False,
@@ -157,7 +165,6 @@ def _copy(source: Path, dest: Path) -> Workspace:
     git("init", "--quiet", cwd=dest)
     git("add", "--all", cwd=dest)
     git(
-        *_BASE_IDENTITY,
         "commit",
         "--quiet",
         "--allow-empty",
@@ -166,6 +173,7 @@ def _copy(source: Path, dest: Path) -> Workspace:
         "-m",
         "codeloop batch: the folder as it was",
         cwd=dest,
+        env=_BASE_COMMIT_ENV,
     )
     commit = _resolve(dest, "HEAD")
     assert commit is not None

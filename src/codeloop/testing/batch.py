@@ -89,6 +89,20 @@ def task_turns(task_id: str, *, delay: float = 0.0) -> tuple[Turn, ...]:
     )
 
 
+def conversations(ids: Iterable[str], *, delay: float = 0.0) -> dict[str, Scenario]:
+    """What the fake server answers each task of the batch: read, edit, write, done."""
+    return {task_id: Scenario(turns=task_turns(task_id, delay=delay)) for task_id in ids}
+
+
+def task_ids(tasks: Path) -> list[str]:
+    """The ids in a tasks file this module wrote."""
+    return [_id(line) for line in read_jsonl(tasks)]
+
+
+def _id(line: Mapping[str, Any]) -> str:
+    return str(line.get("id") or line["instance_id"])
+
+
 def build(root: Path, count: int = 20, *, delay: float = 0.0) -> Fixture:
     """The repositories and TASKS.jsonl under `root`. Task 13 stops at its turn limit and task
     17 names a ref that does not exist: a batch goes on past both."""
@@ -103,7 +117,6 @@ def build(root: Path, count: int = 20, *, delay: float = 0.0) -> Fixture:
     plain.mkdir()
     (plain / "OWNERS").write_text(OWNERS)
     lines: list[dict[str, Any]] = []
-    scenarios: dict[str, Scenario] = {}
     for n in range(count):
         task_id = f"acme__widgets-{n:02d}" if n % 4 == 0 else f"task-{n:02d}"
         problem = f"Task {task_id}: OWNERS names nobody; put {task_id} there and leave a note."
@@ -128,7 +141,7 @@ def build(root: Path, count: int = 20, *, delay: float = 0.0) -> Fixture:
         if n == 17:
             line["ref"] = "no-such-ref"
         lines.append(line)
-        scenarios[task_id] = Scenario(turns=task_turns(task_id, delay=delay))
+    scenarios = conversations([_id(line) for line in lines], delay=delay)
     tasks = root / "tasks.jsonl"
     tasks.write_text("".join(json.dumps(line) + "\n" for line in lines))
     return Fixture(
