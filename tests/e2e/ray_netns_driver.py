@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import psutil
+import psutil  # type: ignore[import-untyped]
 
 from codeloop.testing import batch as fixture
 from codeloop.testing.fake_server import FakeModelServer
