@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from codeloop.testing import batch as fixture
 from codeloop.testing.fake_server import FakeModelServer
@@ -46,20 +47,9 @@ def test_killed_halfway_then_restarted_runs_only_what_was_left(tmp_path: Path) -
     out = tmp_path / "out"
     results = out / "results.jsonl"
     with FakeModelServer(fx.scenarios) as server:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "codeloop", *batch_args(fx, out, "--workers", "2")],
-            cwd=tmp_path,
-            env=env_for(server, tmp_path),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        proc = start_batch(fx, out, server, tmp_path, start_new_session=True)
         try:
-            deadline = time.monotonic() + 60
-            while _lines(results) < 8 and proc.poll() is None:
-                assert time.monotonic() < deadline, "the batch made no progress"
-                time.sleep(0.01)
+            wait_for_results(proc, results, 8)
         finally:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
@@ -77,6 +67,30 @@ def test_killed_halfway_then_restarted_runs_only_what_was_left(tmp_path: Path) -
     assert asked == set(fx.ids) - finished - {"task-17"}
     check_results(fx, out)  # one line each, and the interrupted ones started over cleanly
     check_predictions(fx, out, tmp_path)
+
+
+def start_batch(
+    fx: fixture.Fixture, out: Path, server: FakeModelServer, tmp: Path, **popen: Any
+) -> subprocess.Popen[str]:
+    """The batch on two workers, in the background; stderr readable once it ends."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "codeloop", *batch_args(fx, out, "--workers", "2")],
+        cwd=tmp,
+        env=env_for(server, tmp),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        **popen,
+    )
+
+
+def wait_for_results(proc: subprocess.Popen[str], path: Path, count: int) -> None:
+    """Until `count` results are on disk (the batch is then midway), for a minute at most."""
+    deadline = time.monotonic() + 60
+    while _lines(path) < count and proc.poll() is None:
+        assert time.monotonic() < deadline, "the batch made no progress"
+        time.sleep(0.01)
 
 
 def _lines(path: Path) -> int:
@@ -150,24 +164,14 @@ def test_ctrl_c_stops_the_batch_and_the_next_run_finishes_it(tmp_path: Path) -> 
     fx = fixture.build(tmp_path / "fx", delay=0.01)
     out = tmp_path / "out"
     with FakeModelServer(fx.scenarios) as server:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "codeloop", *batch_args(fx, out, "--workers", "2")],
-            cwd=tmp_path,
-            env=env_for(server, tmp_path),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        deadline = time.monotonic() + 60
-        while _lines(out / "results.jsonl") < 3 and proc.poll() is None:
-            assert time.monotonic() < deadline, "the batch made no progress"
-            time.sleep(0.01)
+        proc = start_batch(fx, out, server, tmp_path)
+        wait_for_results(proc, out / "results.jsonl", 3)
         proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=60)
         assert proc.returncode == 130, stderr
         assert "interrupted;" in stderr and "run the same command again" in stderr
         assert "Traceback" not in stderr
+    with FakeModelServer(fx.scenarios) as server:  # the interrupted tasks start over
         again = run_cli(
             batch_args(fx, out, "--workers", "2"), cwd=tmp_path, env=env_for(server, tmp_path)
         )

@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from codeloop.cli.args import Parser, positive_amount, positive_int
+from codeloop.cli.args import Parser, add_permission_flags, positive_amount, positive_int
 
 DESCRIPTION = """\
 Run many tasks, each headless in its own workspace (a clone of its repository at its ref),
@@ -110,29 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     each = parser.add_argument_group("for every task that does not set its own")
     each.add_argument("--model", help="model to use, e.g. anthropic:claude-sonnet-4-5")
-    each.add_argument(
-        "--permission-mode",
-        choices=("default", "acceptEdits", "plan", "bypassPermissions"),
-        help="permission mode (edits need acceptEdits, or allowed tools)",
-    )
-    each.add_argument(
-        "--allowedTools",
-        "--allowed-tools",
-        dest="allowed_tools",
-        action="append",
-        default=[],
-        metavar="TOOLS",
-        help='tools allowed without asking, e.g. "Edit Bash(pytest:*)" (repeatable)',
-    )
-    each.add_argument(
-        "--disallowedTools",
-        "--disallowed-tools",
-        dest="disallowed_tools",
-        action="append",
-        default=[],
-        metavar="TOOLS",
-        help="tools never allowed (repeatable)",
-    )
+    add_permission_flags(each)
     each.add_argument("--max-turns", type=positive_int, help="stop a task after this many turns")
     each.add_argument(
         "--task-budget-usd",
@@ -140,10 +118,6 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="USD",
         help="stop a task once its model calls have cost this much",
     )
-    each.add_argument(
-        "--settings", metavar="FILE_OR_JSON", help="a settings file, or inline JSON, for all"
-    )
-    each.add_argument("--sandbox", action="store_true", help="run Bash under bubblewrap")
     return parser
 
 

@@ -50,33 +50,27 @@ class TaskFileError(Exception):
     """The tasks file cannot be run as it is; the message lists every problem, by line."""
 
 
-@dataclass(frozen=True)
-class Task:
+@dataclass(frozen=True, kw_only=True)
+class Defaults:
+    """How a task runs: what the command line sets for every task that does not set it."""
+
+    model: str | None = None
+    allowed_tools: tuple[str, ...] = ()
+    disallowed_tools: tuple[str, ...] = ()
+    permission_mode: PermissionMode | None = None
+    max_turns: int | None = None
+    max_budget_usd: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Task(Defaults):
     """One unit of work, complete: the batch's defaults are already filled in."""
 
     id: str
     repo: str
     prompt: str
     ref: str | None = None
-    model: str | None = None
-    allowed_tools: tuple[str, ...] = ()
-    disallowed_tools: tuple[str, ...] = ()
-    permission_mode: PermissionMode | None = None
-    max_turns: int | None = None
-    max_budget_usd: float | None = None
     line: int = 0
-
-
-@dataclass(frozen=True)
-class Defaults:
-    """What the command line sets for every task that does not set it itself."""
-
-    model: str | None = None
-    allowed_tools: tuple[str, ...] = ()
-    disallowed_tools: tuple[str, ...] = ()
-    permission_mode: PermissionMode | None = None
-    max_turns: int | None = None
-    max_budget_usd: float | None = None
 
 
 @dataclass

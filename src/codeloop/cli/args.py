@@ -1,9 +1,12 @@
-"""Pieces every codeloop command line shares: one-line usage errors, checked numbers."""
+"""Pieces every codeloop command line shares: one-line usage errors, checked numbers, and the
+permission flags (the same for one headless run and for every task of a batch)."""
 
 from __future__ import annotations
 
 import argparse
 from typing import NoReturn
+
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 
 
 class Parser(argparse.ArgumentParser):
@@ -30,3 +33,41 @@ def positive_amount(text: str) -> float:
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError("must be more than 0")
     return value
+
+
+def add_permission_flags(group: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """--permission-mode, --settings, --sandbox, --allowedTools and --disallowedTools."""
+    group.add_argument(
+        "--permission-mode",
+        choices=PERMISSION_MODES,
+        default=None,
+        help="permission mode (default: the settings' defaultMode, else default)",
+    )
+    group.add_argument(
+        "--settings",
+        metavar="FILE_OR_JSON",
+        help="a settings file, or inline JSON, applied above every settings file",
+    )
+    group.add_argument(
+        "--sandbox",
+        action="store_true",
+        help="run Bash under bubblewrap: files read-only outside the workspace, no network",
+    )
+    group.add_argument(
+        "--allowedTools",
+        "--allowed-tools",
+        dest="allowed_tools",
+        action="append",
+        default=[],
+        metavar="TOOLS",
+        help='tools allowed without asking, e.g. "Bash Edit" (repeatable)',
+    )
+    group.add_argument(
+        "--disallowedTools",
+        "--disallowed-tools",
+        dest="disallowed_tools",
+        action="append",
+        default=[],
+        metavar="TOOLS",
+        help="tools never allowed (repeatable)",
+    )

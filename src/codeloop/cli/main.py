@@ -11,10 +11,9 @@ import sys
 from collections.abc import Sequence
 
 from codeloop import __version__
-from codeloop.cli.args import Parser, positive_amount, positive_int
+from codeloop.cli.args import Parser, add_permission_flags, positive_amount, positive_int
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
-PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 
 DESCRIPTION = """\
 codeloop: a coding agent for the terminal.
@@ -146,40 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --continue/--resume: continue in a new session, leaving the old one as it was",
     )
     parser.add_argument("--session-id", metavar="UUID", help="the id of the new session (a UUID)")
-    parser.add_argument(
-        "--permission-mode",
-        choices=PERMISSION_MODES,
-        default=None,
-        help="permission mode (default: the settings' defaultMode, else default)",
-    )
-    parser.add_argument(
-        "--settings",
-        metavar="FILE_OR_JSON",
-        help="a settings file, or inline JSON, applied above every settings file",
-    )
-    parser.add_argument(
-        "--sandbox",
-        action="store_true",
-        help="run Bash under bubblewrap: files read-only outside the workspace, no network",
-    )
-    parser.add_argument(
-        "--allowedTools",
-        "--allowed-tools",
-        dest="allowed_tools",
-        action="append",
-        default=[],
-        metavar="TOOLS",
-        help='tools allowed without asking, e.g. "Bash Edit" (repeatable)',
-    )
-    parser.add_argument(
-        "--disallowedTools",
-        "--disallowed-tools",
-        dest="disallowed_tools",
-        action="append",
-        default=[],
-        metavar="TOOLS",
-        help="tools never allowed (repeatable)",
-    )
+    add_permission_flags(parser)
     parser.add_argument("--system-prompt", help="replace the built-in system prompt")
     parser.add_argument("--append-system-prompt", help="add text to the end of the system prompt")
     parser.add_argument(
