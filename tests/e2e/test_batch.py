@@ -18,13 +18,14 @@ from typing import Any
 from codeloop.testing import batch as fixture
 from codeloop.testing.fake_server import FakeModelServer
 from codeloop.testing.scenario import Scenario, fault, tool_use, turn
+from codeloop.testing.tree import tree_digest
 from tests.e2e.batch_checks import batch_args, check_predictions, check_results, env_for
 from tests.e2e.cli import run_cli
 
 
 def test_twenty_tasks_on_four_workers(tmp_path: Path) -> None:
     fx = fixture.build(tmp_path / "fx")
-    before = {path: fixture.tree_digest(path) for path in fx.originals}
+    before = {path: tree_digest(path) for path in fx.originals}
     out = tmp_path / "out"
     with FakeModelServer(fx.scenarios) as server:
         run = run_cli(
@@ -34,7 +35,7 @@ def test_twenty_tasks_on_four_workers(tmp_path: Path) -> None:
     assert run.returncode == 1, run.stderr  # two tasks are meant to fail
     check_results(fx, out)
     check_predictions(fx, out, tmp_path)
-    assert {path: fixture.tree_digest(path) for path in fx.originals} == before
+    assert {path: tree_digest(path) for path in fx.originals} == before
     # 18 tasks × 3 requests, the one with a turn limit made 1; task-17 never reached the model
     assert len(requests) == 18 * 3 + 1
     assert "task-17" not in {r.conversation for r in requests}

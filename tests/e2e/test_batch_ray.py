@@ -19,6 +19,7 @@ import pytest
 
 from codeloop.testing import batch as fixture
 from codeloop.testing.fake_server import FakeModelServer
+from codeloop.testing.tree import tree_digest
 from tests.e2e.batch_checks import batch_args, check_predictions, check_results, env_for
 from tests.e2e.cli import run_cli
 
@@ -49,7 +50,7 @@ def ray_ready() -> None:
 @pytest.mark.usefixtures("ray_ready")
 def test_twenty_tasks_on_ray_match_the_local_workers(tmp_path: Path) -> None:
     fx = fixture.build(tmp_path / "fx")
-    before = {path: fixture.tree_digest(path) for path in fx.originals}
+    before = {path: tree_digest(path) for path in fx.originals}
 
     local_out = tmp_path / "local"
     with FakeModelServer(fx.scenarios) as server:
@@ -93,4 +94,4 @@ def test_twenty_tasks_on_ray_match_the_local_workers(tmp_path: Path) -> None:
     )
     asked = json.loads((ray_out / "requests.json").read_text())
     assert len(asked) == 18 * 3 + 1 and "task-17" not in asked
-    assert {path: fixture.tree_digest(path) for path in fx.originals} == before
+    assert {path: tree_digest(path) for path in fx.originals} == before

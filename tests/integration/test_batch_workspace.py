@@ -8,6 +8,7 @@ import pytest
 
 from codeloop.batch import workspace
 from codeloop.testing import batch as fixture
+from codeloop.testing.tree import tree_digest
 
 
 @pytest.fixture
@@ -28,7 +29,7 @@ def repo(tmp_path: Path) -> Path:
 def test_diff_holds_edits_new_files_and_commits_but_not_ignored_files(
     repo: Path, tmp_path: Path
 ) -> None:
-    before = fixture.tree_digest(repo)
+    before = tree_digest(repo)
     ws = workspace.prepare(str(repo), "old", tmp_path / "ws", tmp_path / "cache")
     assert (ws.path / "a.txt").read_text() == "one\n"
     (ws.path / "a.txt").write_text("changed\n")
@@ -41,7 +42,7 @@ def test_diff_holds_edits_new_files_and_commits_but_not_ignored_files(
     patch = workspace.diff(ws)
     assert "+changed" in patch and "+++ b/new.txt" in patch and "+++ b/later.txt" in patch
     assert "out.o" not in patch
-    assert fixture.tree_digest(repo) == before
+    assert tree_digest(repo) == before
     # The patch takes the original, at the base, to the workspace's state.
     check = tmp_path / "check"
     fixture.git("clone", "--quiet", str(repo), str(check), cwd=tmp_path)

@@ -10,7 +10,6 @@ fixed names and dates: the same fixture has the same commit ids wherever it is b
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
@@ -168,15 +167,6 @@ def comparable(results: Iterable[Mapping[str, Any]], out: Path) -> list[dict[str
         row["workspace"] = str(row["workspace"]).replace(str(out), "OUT")
         rows.append(row)
     return sorted(rows, key=lambda r: str(r["id"]))
-
-
-def tree_digest(path: Path) -> str:
-    """Every file under `path` (.git included), names and bytes: any change shows."""
-    digest = hashlib.sha256()
-    for file in sorted(p for p in path.rglob("*") if p.is_file() or p.is_symlink()):
-        digest.update(str(file.relative_to(path)).encode() + b"\0")
-        digest.update(os.readlink(file).encode() if file.is_symlink() else file.read_bytes())
-    return digest.hexdigest()
 
 
 PREDICTION_KEYS = frozenset({"instance_id", "model_name_or_path", "model_patch"})
