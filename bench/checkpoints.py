@@ -8,11 +8,13 @@ the real `Checkpoints` (the session's own code path, worker thread aside):
 - a writing turn: the checkpoint before it plus the snapshot after it, the turn editing a few
   files (median and p90 of TURNS turns), and the disk each turn adds;
 - the same from a new process (the stat cache seeded from the journal, as after a crash);
-- a dry run and a rewind to the first checkpoint, undoing every turn; and the undo of it.
+- a dry run and a rewind to the first checkpoint, undoing every turn; and the undo of it;
+- in the real CLI against the fake server: the gap from each answer to the next request in a
+  session of writing turns (Bash appending to a file), with checkpoints on and off.
 
 Printed, never asserted.
 
-    python -m bench.checkpoints [--files 10000] [--turns 20]
+    python -m bench.checkpoints [--files 10000] [--turns 20] [--cli-turns 10]
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from bench.common import median, run_cli
 from codeloop.checkpoints import Checkpoints
+from codeloop.testing.scenario import Scenario, tool_use, turn
 from codeloop.testing.tree import tree_digest
 
 T = TypeVar("T")
@@ -71,6 +75,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--turns", type=int, default=20)
+    parser.add_argument("--cli-turns", type=int, default=10)
     args = parser.parse_args()
     rng = random.Random(21)
     with tempfile.TemporaryDirectory() as tmp:
@@ -121,6 +126,29 @@ def main() -> None:
         fresh.close()
         stored = store_bytes(store) / 1e6
         print(f"store after all: {stored:.1f} MB for {len(fresh.list())} checkpoints")
+        cli_gaps(repo, args.cli_turns)
+
+
+def cli_gaps(repo: Path, turns: int) -> None:
+    """Answer-to-next-request gaps of a headless session whose every turn writes."""
+    calls = [
+        turn(f"Step {i}.", tool_use("Bash", {"command": f"echo {i} >> pkg{i}/log.txt"}))
+        for i in range(turns)
+    ]
+    scenario = Scenario(turns=(*calls, turn("Done.")))
+    flags = ["-p", "append", "--permission-mode", "bypassPermissions"]
+    for label, value in (("off", "0"), ("on", "1")):
+        with tempfile.TemporaryDirectory() as data:
+            env = {"CODELOOP_CHECKPOINTS": value, "CODELOOP_HOME": data}
+            run = run_cli(scenario, flags, cwd=repo, env=env)
+        gaps = run.gaps()
+        if run.returncode != 0 or not gaps:
+            print(f"cli run with checkpoints {label} failed: {run.stderr.strip()[:200]}")
+            return
+        print(
+            f"cli, checkpoints {label:>3}: first writing turn's gap {gaps[0] * 1000:.0f} ms, "
+            f"later ones median {median(gaps[1:]) * 1000:.0f} ms ({len(gaps)} gaps)"
+        )
 
 
 def _p90(values: list[float]) -> float:

@@ -26,6 +26,7 @@ from codeloop.testing.tree import tree_digest
 from codeloop.tools.base import Workspace
 from codeloop.tools.registry import default_tools
 from codeloop.transcript import TranscriptWriter, read_transcript
+from codeloop.types import ToolUseBlock
 
 
 def checkpoints(tmp: Path, *roots: Path, limits: Limits | None = None) -> Checkpoints:
@@ -504,3 +505,14 @@ def test_git_runs_never(tmp_path: Path, ws: Path, monkeypatch: pytest.MonkeyPatc
     cps.rewind(cp.number, history=[])
     assert calls == []
     (ws / "locked").chmod(0o755)
+
+
+async def test_a_checkpoint_that_cannot_be_taken_costs_a_warning_not_the_write(
+    tmp_path: Path, ws: Path
+) -> None:
+    cps = checkpoints(tmp_path)
+    cps.close()  # closing stops any snapshot still running, and every later one
+    call = ToolUseBlock("toolu_1", "Bash", {"command": "echo x > f"})
+    warning = await cps.before_write((), call)
+    assert warning is not None
+    assert warning.startswith("no checkpoint for this turn, so it cannot be rewound: the session")

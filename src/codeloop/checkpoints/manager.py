@@ -26,7 +26,7 @@ from pathlib import Path
 from codeloop.checkpoints.journal import JOURNAL, Checkpoint, Journal, Kind
 from codeloop.checkpoints.objects import CorruptObject, ObjectStore
 from codeloop.checkpoints.restore import Applied, Plan, apply, make_plan
-from codeloop.checkpoints.snapshot import Limits, Scanner, ScanStats
+from codeloop.checkpoints.snapshot import Limits, Scanner, ScanStats, Stopped
 from codeloop.checkpoints.watch import Watcher
 from codeloop.types import Message, ToolResultBlock, ToolUseBlock
 
@@ -39,6 +39,10 @@ class CheckpointError(Exception):
 
 class CheckpointsBusy(CheckpointError):
     """Another process has the session's checkpoints open."""
+
+
+# What can keep a snapshot from being taken: it costs the turn its checkpoint, never the run.
+_FAILURES = (OSError, CheckpointError, Stopped)
 
 
 @dataclass
@@ -73,6 +77,7 @@ class Checkpoints:
         self.last_stats: ScanStats | None = None
         self._warned = False  # about the file-count limit, once a session
         self._warming: threading.Thread | None = None
+        self._stop = threading.Event()
 
     # --- opening --------------------------------------------------------------------------
 
@@ -89,7 +94,7 @@ class Checkpoints:
                     f"({self.directory}); let it finish first"
                 ) from None
             store = ObjectStore(self.directory)
-            scanner = Scanner(store, self.limits, self._exclude, Watcher.create())
+            scanner = Scanner(store, self.limits, self._exclude, Watcher.create(), self._stop)
             journal = Journal(self.directory)
             self._checkpoints = journal.read()
             self._seed(scanner)
@@ -186,7 +191,7 @@ class Checkpoints:
             self._warming.start()
 
     def _warm(self) -> None:
-        with contextlib.suppress(OSError, CheckpointError), self._mutex:
+        with contextlib.suppress(*_FAILURES), self._mutex:
             self._scan()
 
     # --- the loop's side: async, one turn at a time ----------------------------------------
@@ -195,16 +200,20 @@ class Checkpoints:
         """Called before the first writer of a turn runs; returns once the checkpoint is on
         disk, or a warning for the user when it could not be taken (the write goes on)."""
         await self.settle()
-        try:
-            cp = await asyncio.to_thread(
+        taking = asyncio.ensure_future(
+            asyncio.to_thread(
                 self.take,
                 [m.uuid for m in messages],
                 prompt=_prompt_of(messages),
                 label=describe_call(call),
             )
-        except (OSError, CheckpointError) as exc:
+        )
+        # Even if the call is cancelled meanwhile, a checkpoint that got recorded gets its end.
+        taking.add_done_callback(self._turn_started)
+        try:
+            await asyncio.shield(taking)
+        except _FAILURES as exc:
             return f"no checkpoint for this turn, so it cannot be rewound: {_reason(exc)}"
-        self._open_turn = cp.number
         if self.last_stats is not None and self.last_stats.limited and not self._warned:
             self._warned = True
             return (
@@ -212,6 +221,10 @@ class Checkpoints:
                 "skip the rest, and a rewind leaves them as they are (checkpoints.maxFiles)"
             )
         return None
+
+    def _turn_started(self, taking: asyncio.Future[Checkpoint]) -> None:
+        if not taking.cancelled() and taking.exception() is None:
+            self._open_turn = taking.result().number
 
     def turn_done(self) -> None:
         """The turn's tools have finished: snapshot what they left, in the background."""
@@ -221,7 +234,7 @@ class Checkpoints:
 
     def _finish_quietly(self, number: int) -> None:
         # Without it, a rewind counts what followed the turn as the agent's: no harm done.
-        with contextlib.suppress(OSError, CheckpointError):
+        with contextlib.suppress(*_FAILURES):
             self.finish(number)
 
     async def settle(self) -> None:
@@ -266,6 +279,7 @@ class Checkpoints:
         self.close()
 
     def close(self) -> None:
+        self._stop.set()  # a snapshot still running (a huge first one) gives up
         if self._warming is not None:
             self._warming.join()
         with self._mutex:

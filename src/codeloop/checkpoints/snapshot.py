@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -36,6 +37,10 @@ NEVER = frozenset({".git"})
 RACY_NS = 2_000_000_000
 TOO_BIG = "bigger than the checkpoint size limit"
 TOO_MANY = "past the checkpoint file-count limit"
+
+
+class Stopped(Exception):
+    """The snapshot was abandoned half-way (the session is closing): nothing refers to it."""
 
 
 @dataclass(frozen=True)
@@ -124,8 +129,11 @@ class Scanner:
         limits: Limits,
         exclude: frozenset[Path],
         watcher: Watcher | None = None,
+        stop: threading.Event | None = None,
     ) -> None:
         self.store = store
+        # Set when the session closes: a long snapshot then stops between folders.
+        self._stop = stop or threading.Event()
         self.limits = limits
         self._exclude = {str(p) for p in exclude}
         self.watcher = watcher
@@ -163,6 +171,8 @@ class Scanner:
 
     def _scan_dir(self, path: str, scan: _Scan) -> str:
         """The tree id of one directory; OSError when it cannot be listed."""
+        if self._stop.is_set():
+            raise Stopped("the session closed before the snapshot was complete")
         stats = scan.stats
         watcher, last = self.watcher, self._dirs.get(path)
         known = last is not None and watcher is not None and watcher.watching(path)
@@ -249,7 +259,7 @@ class Scanner:
             stats.skipped += 1
             return Entry(SKIPPED, perms, TOO_BIG, *stamp)
         try:
-            data = _read_file(path, self.limits.max_file_bytes)
+            data = _read_file(path, st.st_size, self.limits.max_file_bytes)
         except OSError as exc:
             stats.skipped += 1
             return Entry(SKIPPED, perms, f"unreadable: {exc.strerror}", *stamp)
@@ -287,18 +297,22 @@ class Scanner:
         return self.store.get(entry.id)
 
 
-def _read_file(path: str, limit: int) -> bytes | None:
+def _read_file(path: str, size: int, limit: int) -> bytes | None:
     """The file's bytes, or None past `limit`; never follows a link swapped in, never blocks on
-    a FIFO swapped in."""
+    a FIFO swapped in. One read for a file that still has the size its lstat said."""
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         chunks = []
         total = 0
-        while chunk := os.read(fd, 1 << 20):
+        want = size + 1  # a short read is the end of a regular file
+        while chunk := os.read(fd, max(want, 1 << 16)):
             total += len(chunk)
             if total > limit:
                 return None
             chunks.append(chunk)
+            if len(chunk) < want:
+                break
+            want = 1 << 20
         return b"".join(chunks)
     finally:
         os.close(fd)
