@@ -144,7 +144,8 @@ def _run_and_kill(
         killed = proc.poll() is None
         proc.kill()
         proc.wait()
-    requests = server.requests
+    # A request the kill cut off mid-body reached no model: it is recorded without one.
+    requests = [r for r in server.requests if r.body is not None]
     sent = [_wire(m) for m in requests[-1].body["messages"]] if requests else []
     lines = printed.finish()
     shown = [_wire(line["message"]) for line in lines if line.get("type") in ("user", "assistant")]
