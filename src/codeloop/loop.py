@@ -336,14 +336,19 @@ async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]
         if not assistant.tool_uses and not recovering:
             if params.hooks is not None:
                 active = state.stop_hook_continuations > 0
-                stop = await params.hooks.run(params.stop_event, {"stop_hook_active": active})
+                stop = await params.hooks.run(
+                    params.stop_event,
+                    {"stop_hook_active": active, "last_assistant_message": _text_of(assistant)},
+                )
                 for text in stop.system_messages:
                     yield Notice("warning", text)
                 if stop.stop:
                     why = stop.stop_reason or "a Stop hook ended the run"
                     yield end("stop_hook_prevented", (*messages, assistant), why)
                     return
-                if stop.blocked and state.stop_hook_continuations < MAX_STOP_HOOK_CONTINUATIONS:
+                # A block, or a Stop hook's additionalContext, sends the model back to work.
+                goes_on = stop.blocked or bool(stop.additional_context)
+                if goes_on and state.stop_hook_continuations < MAX_STOP_HOOK_CONTINUATIONS:
                     feedback = Message(
                         "user", (TextBlock(stop.for_model()),), uuid=deps.uuid(), is_meta=True
                     )
@@ -355,7 +360,7 @@ async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]
                         transition=Transition("stop_hook_blocking"),
                     )
                     continue
-                if stop.blocked:
+                if goes_on:
                     yield Notice(
                         "warning",
                         f"a Stop hook blocked {MAX_STOP_HOOK_CONTINUATIONS} times; the run ends",
@@ -399,6 +404,8 @@ async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]
             _explain_truncated_calls(attempt.results, assistant) if truncated else (attempt.results)
         )
         content: tuple[ToolResultBlock | TextBlock, ...] = tuple(results)
+        if batch_context := await executor.finish_batch():
+            content = (*content, TextBlock(batch_context))
         if recovering:
             content = (*content, TextBlock(OUTPUT_RECOVERY_PROMPT))
         user_message = Message("user", content, uuid=deps.uuid(), is_meta=not results)
@@ -497,6 +504,10 @@ async def _keep_partial(attempt: _Attempt, deps: LoopDeps) -> _Kept:
     tool_message = Message("user", tuple(attempt.results), uuid=deps.uuid())
     events.append(UserTurn(tool_message))
     return _Kept((assistant, tool_message), tuple(events))
+
+
+def _text_of(message: Message) -> str:
+    return "\n".join(b.text for b in message.content if isinstance(b, TextBlock))
 
 
 def _explain_truncated_calls(

@@ -12,27 +12,46 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from codeloop.context.compact import SummaryModel
+from codeloop.context.environment import find_repo_root
 from codeloop.context.pipeline import ContextManager, ContextSettings
 from codeloop.context.system_prompt import build_system_prompt, gather_prompt_context
 from codeloop.context.tokens import context_limits
-from codeloop.deps import LoopDeps
+from codeloop.deps import CallModel, LoopDeps
+from codeloop.events import Notice
+from codeloop.extensions.agents import Agents, agent_dirs, load_agents, task_description
+from codeloop.hook_handlers import HttpPolicy, model_judge
 from codeloop.hooks import HookRunner
 from codeloop.models.catalog import model_info
 from codeloop.models.factory import fallback_model_name, resolve_model
 from codeloop.models.retry import RetryPolicy
 from codeloop.paths import codeloop_home
-from codeloop.permissions.policy import PermissionMode, Policy, rules_from, split_rules
+from codeloop.permissions.decision import Decision
+from codeloop.permissions.policy import (
+    HookVerdict,
+    PermissionMode,
+    Policy,
+    rules_from,
+    split_rules,
+)
 from codeloop.permissions.rules import Rule
 from codeloop.permissions.sandbox import sandbox_for
 from codeloop.repair import repair_history
 from codeloop.session import Session, SessionConfig
 from codeloop.session_store import SessionError, SessionStore
-from codeloop.settings import RULE_KINDS, Settings, load_settings
+from codeloop.settings import RULE_KINDS, Settings, load_settings, managed_dir, user_dirs
+from codeloop.settings_apply import (
+    SettingsError,
+    permission_mode,
+    session_env,
+    sweep_transcripts,
+    unsupported_report,
+)
+from codeloop.subagents import AgentRunner
 from codeloop.tools.base import AnyTool, Workspace
-from codeloop.tools.registry import ToolFactory, default_tools
+from codeloop.tools.registry import ToolFactory, default_tools, described
 from codeloop.transcript import TranscriptWriter, read_transcript
 from codeloop.types import Message, new_uuid
 
@@ -72,6 +91,10 @@ class Options:
     fork_session: bool = False
     # None: the process environment.
     env: Mapping[str, str] | None = None
+    # --setting-sources: which settings files load (user, project, local); None: all.
+    setting_sources: Sequence[str] | None = None
+    # --agents: custom agents as JSON (the Agent SDK passes them so).
+    agents: str | None = None
 
 
 @dataclass(frozen=True)
@@ -86,9 +109,11 @@ def build_session(options: Options) -> Session:
     transcript. Raises ConfigError, SessionError or ValueError with a message for the user."""
     base_env = os.environ if options.env is None else options.env
     cwd = (options.cwd or Path.cwd()).resolve()
-    settings = load_settings(cwd, cli=options.settings, env=base_env)
-    warnings = list(settings.warnings)
-    env = {**base_env, **settings.env}
+    settings = load_settings(
+        cwd, cli=options.settings, env=base_env, sources=options.setting_sources
+    )
+    warnings: list[str | Notice] = [*settings.warnings, *unsupported_report(settings)]
+    env = session_env(settings, base_env, cwd)
     extra_dirs = [_existing_dir(cwd, d) for d in options.add_dirs]
     for raw in settings.permissions.additional_directories:
         path = (cwd / Path(raw).expanduser()).resolve()
@@ -101,17 +126,19 @@ def build_session(options: Options) -> Session:
         options.model or settings.model, env, record=options.record, replay=options.replay, cwd=cwd
     )
     tools = default_tools(_sandboxed_bash(options, settings, roots, warnings))
+    agents = _agents(options, cwd, base_env, warnings)
+    if len(agents.by_name) > 1:  # custom agents: the Task tool lists them
+        task = tools["Task"]
+        tools["Task"] = described(task, task_description(task.description, agents, list(tools)))
     policy = _policy(options, settings, tools, roots, warnings)
     # Without the git state and memory: the session gathers those at its first prompt (with
     # `gather` below, the same arguments) and replaces this then.
+    append = _with_attribution(options.append_system_prompt, settings)
     system = build_system_prompt(
-        cwd,
-        model,
-        extra_dirs=extra_dirs,
-        override=options.system_prompt,
-        append=options.append_system_prompt,
+        cwd, model, extra_dirs=extra_dirs, override=options.system_prompt, append=append
     )
     info = model_info(model, env)
+    fallback = options.fallback_model or next(iter(settings.fallback_models), None)
     config = SessionConfig(
         model=model,
         system=system,
@@ -119,24 +146,20 @@ def build_session(options: Options) -> Session:
         max_output_tokens=info.max_output_tokens,
         max_turns=options.max_turns,
         max_budget_usd=options.max_budget_usd,
-        fallback_model=(
-            fallback_model_name(options.fallback_model, client.provider, env)
-            if options.fallback_model
-            else None
-        ),
+        fallback_model=fallback_model_name(fallback, client.provider, env) if fallback else None,
         token_budget=options.token_budget,
         retry=RetryPolicy.from_env(dict(env)),
         policy=policy,
+        start_source=_start_source(options),
     )
-    workspace = Workspace(cwd=cwd, extra_dirs=extra_dirs)
     store = SessionStore(cwd, env)
+    if settings.cleanup_period_days is not None:
+        sweep_transcripts(store.directory.parent, settings.cleanup_period_days)
     opened = _open_transcript(options, store)
     transcript = opened.transcript
-    hooks = (
-        HookRunner(settings.hooks, transcript.session_id, transcript.path, cwd, env=env)
-        if settings.hooks
-        else None
-    )
+    session_dir = store.directory / transcript.session_id
+    workspace = Workspace(cwd=cwd, extra_dirs=extra_dirs, env=env, env_file=session_dir / "env.sh")
+    hooks = _hooks(settings, transcript, cwd, env, policy, tools, client.stream, model, workspace)
     specs = tuple(tool.spec() for tool in tools.values())
     context = ContextManager(
         SummaryModel(client.stream, model, system, specs),
@@ -144,8 +167,11 @@ def build_session(options: Options) -> Session:
         workspace,
         store.directory / transcript.session_id / "tool-results",
         # CODELOOP_AUTOCOMPACT=0: never summarise; a full window then ends the run instead.
-        settings=ContextSettings(autocompact=env.get("CODELOOP_AUTOCOMPACT", "1") != "0"),
-        pre_compact=hooks.pre_compact if hooks else None,
+        settings=ContextSettings(
+            autocompact=env.get("CODELOOP_AUTOCOMPACT", "1") != "0"
+            and settings.autocompact is not False
+        ),
+        pre_compact=hooks.pre_compact,
     )
     deps = LoopDeps(call_model=client.stream, reactive_compact=context.reactive_compact)
     gather = functools.partial(
@@ -154,10 +180,10 @@ def build_session(options: Options) -> Session:
         model,
         extra_dirs=extra_dirs,
         override=options.system_prompt,
-        append=options.append_system_prompt,
+        append=append,
         env=env,
     )
-    return Session(
+    session = Session(
         client,
         tools,
         workspace,
@@ -171,6 +197,114 @@ def build_session(options: Options) -> Session:
         hooks=hooks,
         prompt_context=gather,
     )
+    session.agents = AgentRunner(agents, bypass_disabled=settings.permissions.disable_bypass)
+    return session
+
+
+def _agents(
+    options: Options, cwd: Path, env: Mapping[str, str], warnings: list[str | Notice]
+) -> Agents:
+    dirs = user_dirs(env)
+    found = load_agents(
+        agent_dirs(cwd, find_repo_root(cwd), dirs.claude, dirs.codeloop, managed_dir(env)),
+        cli_json=options.agents,
+    )
+    warnings += [Notice("info", note) for note in found.notes]
+    return found
+
+
+def _with_attribution(append: str | None, settings: Settings) -> str | None:
+    """The settings' `attribution` text, as instructions for the commits and pull requests
+    the model makes (codeloop adds no byline of its own)."""
+    lines = []
+    if settings.commit_attribution:
+        lines.append(
+            f"When you create a git commit, end its message with:\n{settings.commit_attribution}"
+        )
+    if settings.pr_attribution:
+        lines.append(
+            f"When you open a pull request, end its description with:\n{settings.pr_attribution}"
+        )
+    if not lines:
+        return append
+    return "\n\n".join([*([append] if append else []), *lines])
+
+
+def _start_source(options: Options) -> str:
+    if options.fork_session:
+        return "fork"
+    return "resume" if options.continue_conversation or options.resume else "startup"
+
+
+def _hooks(
+    settings: Settings,
+    transcript: TranscriptWriter,
+    cwd: Path,
+    env: Mapping[str, str],
+    policy: Policy,
+    tools: Mapping[str, AnyTool],
+    call_model: CallModel,
+    model: str,
+    workspace: Workspace,
+) -> HookRunner:
+    """The session's hooks, with everything they act through: the policy's rule matching
+    for `if`, the model for prompt hooks, the env file SessionStart hooks export into."""
+
+    def if_matcher(rule: str, name: str, tool_input: Mapping[str, Any], where: Path) -> bool:
+        tool = tools.get(name)
+        if tool is None:
+            return True
+        return policy.rule_matches(rule, tool, tool.parse(dict(tool_input)), Workspace(where))
+
+    runner = HookRunner(
+        settings.hooks,
+        transcript.session_id,
+        transcript.path,
+        cwd,
+        env=env,
+        permission_mode=lambda: policy.mode,
+        judge=model_judge(call_model, model),
+        if_matcher=if_matcher,
+        http=HttpPolicy(settings.allowed_http_hook_urls, settings.http_hook_env_vars),
+        env_file=workspace.env_file,
+    )
+    policy.request_hook = functools.partial(_permission_request, runner)
+    return runner
+
+
+async def _permission_request(
+    runner: HookRunner, tool_name: str, tool_input: dict[str, Any], decision: Decision
+) -> HookVerdict | None:
+    suggestions = (
+        [
+            {
+                "type": "addRules",
+                "rules": [_rule_entry(text) for text in decision.suggestions],
+                "behavior": "allow",
+                "destination": "localSettings",
+            }
+        ]
+        if decision.suggestions
+        else []
+    )
+    outcome = await runner.run(
+        "PermissionRequest",
+        {"tool_input": tool_input, "permission_suggestions": suggestions},
+        tool_name,
+    )
+    if outcome.request_behavior is None:
+        return None
+    return HookVerdict(
+        outcome.request_behavior, outcome.request_message, outcome.updated_input, outcome.interrupt
+    )
+
+
+def _rule_entry(text: str) -> dict[str, str]:
+    tool, _, rest = text.partition("(")
+    entry = {"toolName": tool}
+    if rest.endswith(")"):
+        entry["ruleContent"] = rest[:-1]
+    return entry
 
 
 def _checkpoints(
@@ -197,12 +331,14 @@ def _checkpoints(
 
 
 def _sandboxed_bash(
-    options: Options, settings: Settings, roots: list[Path], warnings: list[str]
+    options: Options, settings: Settings, roots: list[Path], warnings: list[str | Notice]
 ) -> dict[str, ToolFactory]:
     """Bash under bubblewrap when --sandbox or the settings ask for it (and bwrap can run)."""
     if not (options.sandbox or settings.sandbox):
         return {}
     sandbox, warning = sandbox_for(roots, allow_network=settings.sandbox_network)
+    if warning and settings.sandbox_required:
+        raise SettingsError(f"{warning} (the settings' sandbox.failIfUnavailable forbids that)")
     if warning:
         warnings.append(warning)
     if sandbox is None:
@@ -221,7 +357,7 @@ def _policy(
     settings: Settings,
     tools: Mapping[str, AnyTool],
     roots: list[Path],
-    warnings: list[str],
+    warnings: list[str | Notice],
 ) -> Policy:
     """Rules from the flags (checked: a mistake there is the user's to fix now) and from every
     settings file (a bad one is a warning), each tagged with where it came from."""
@@ -238,9 +374,11 @@ def _policy(
             parsed, bad = rules_from(getattr(rule_set, kind), rule_set.source, base)
             rules[kind] += parsed
             warnings += bad
-    mode = options.permission_mode or settings.permissions.default_mode or "default"
+    notices: list[Notice] = []
+    mode = permission_mode(options.permission_mode, settings, notices)
+    warnings += notices
     return Policy(
-        mode,  # type: ignore[arg-type]  # checked against PERMISSION_MODES by the settings
+        mode,  # type: ignore[arg-type]  # one of PERMISSION_MODES: settings and flags check it
         [*cli_allow, *rules["allow"]],
         [*cli_deny, *rules["deny"]],
         rules["ask"],

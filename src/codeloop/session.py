@@ -19,11 +19,13 @@ from codeloop.context.system_prompt import PromptContext
 from codeloop.costs import total_cost_usd, usage_by_model
 from codeloop.deps import LoopDeps
 from codeloop.events import AssistantTurn, CompactBoundary, Event, LoopEnd, Notice, UserTurn
+from codeloop.extensions.agents import GENERAL, Agents
 from codeloop.hooks import HookRunner
 from codeloop.loop import LoopParams, query_loop
 from codeloop.models.base import ModelClient
 from codeloop.models.retry import RetryPolicy
 from codeloop.permissions.policy import Policy
+from codeloop.subagents import AgentRunner
 from codeloop.token_budget import parse_budget_marker
 from codeloop.tools.base import AnyTool, ToolResult, Workspace
 from codeloop.transcript import TranscriptWriter
@@ -48,6 +50,8 @@ class SessionConfig:
     token_budget: int | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     policy: Policy = field(default_factory=Policy)
+    # How the session began, as SessionStart hooks see it: startup, resume or fork.
+    start_source: str = "startup"
 
 
 class Session:
@@ -67,7 +71,7 @@ class Session:
         deps: LoopDeps | None = None,
         history: Sequence[Message] = (),
         transcript: TranscriptWriter | None = None,
-        notices: Sequence[str] = (),
+        notices: Sequence[str | Notice] = (),
         context: ContextManager | None = None,
         hooks: HookRunner | None = None,
         prompt_context: Callable[[], Awaitable[PromptContext]] | None = None,
@@ -88,7 +92,9 @@ class Session:
         self.messages: tuple[Message, ...] = tuple(history)
         self.transcript = transcript
         self.context = context
-        self._notices = [Notice("warning", text) for text in notices]
+        self._notices = [n if isinstance(n, Notice) else Notice("warning", n) for n in notices]
+        # Runs a Task call: the general-purpose agent, and the custom agents the assembler adds.
+        self.agents: AgentSpawner = AgentRunner(Agents({GENERAL.name: GENERAL}))
         self.usage_by_model: dict[str, Usage] = {}
         self.api_duration_ms = 0.0
         self.turns = 0
@@ -96,6 +102,7 @@ class Session:
         self.hooks = hooks
         self._prompt_context = prompt_context
         self._started = False
+        self._setup_context: list[Message] = []
         # Sent ahead of the history in every request (the memory message), built at the start.
         self.user_context: tuple[Message, ...] = ()
 
@@ -115,7 +122,10 @@ class Session:
             async for event in self._start():
                 yield event
         added: tuple[Message, ...] = ()
+        self.config.policy.clear_grants()  # a skill's allowed-tools last one prompt
         if self.hooks is not None:
+            if pending := self.hooks.take_async_context():
+                added = (Message.user(system_reminder("\n\n".join(pending)), is_meta=True),)
             submitted = await self.hooks.run("UserPromptSubmit", {"prompt": prompt})
             for text in submitted.system_messages:
                 yield Notice("warning", text)
@@ -125,7 +135,7 @@ class Session:
                 yield LoopEnd("hook_stopped", 0, Usage(), self.messages, error=error)
                 return
             if context := submitted.for_model():
-                added = (Message.user(system_reminder(context), is_meta=True),)
+                added = (*added, Message.user(system_reminder(context), is_meta=True))
         message = Message.user(prompt)
         for item in (message, *added):
             if (failed := self._persist(item)) is not None:
@@ -157,43 +167,50 @@ class Session:
                 self.checkpoints.turn_done()  # the turn's tools have all finished
             if isinstance(event, LoopEnd):
                 self._record(event)
+                if self.hooks is not None and event.reason in FAILURE_ENDS:
+                    await self._stop_failure(event)
             yield event
 
-    async def _run_subagent(self, description: str, prompt: str) -> ToolResult:
-        """One Task call: a fresh loop on `prompt` alone, with the session's model, tools (but
-        Task), permissions, memory and hooks; its cost counts towards the session's."""
-        params = LoopParams(
-            messages=(Message.user(prompt),),
-            model=self.config.model,
-            tools={name: tool for name, tool in self.tools.items() if name != "Task"},
-            # Its own working directory and read state: its `cd` does not move the caller.
-            workspace=Workspace(self.workspace.cwd, list(self.workspace.extra_dirs)),
-            can_use_tool=self.config.policy.can_use_tool,
-            system=f"{self.config.system}\n\n{SUBAGENT_NOTE}",
-            max_tokens=self.config.max_tokens,
-            max_output_tokens=self.config.max_output_tokens,
-            max_turns=self.config.max_turns,
-            fallback_model=self.config.fallback_model,
-            retry=self.config.retry,
-            user_context=self.user_context,
-            hooks=self.hooks,
-            stop_event="SubagentStop",
-            abort=self._abort,
+    async def _stop_failure(self, end: LoopEnd) -> None:
+        """StopFailure hooks: the turn ended on an API error (their output is ignored)."""
+        assert self.hooks is not None
+        error = end.error or end.reason
+        await self.hooks.run(
+            "StopFailure",
+            {
+                "error": stop_failure_type(end.reason, error),
+                "error_details": error,
+                "last_assistant_message": f"API Error: {error}",
+            },
         )
-        # The session's compactor belongs to the main history; a sub-agent trims its own.
-        deps = LoopDeps(call_model=self.deps.call_model, sleep=self.deps.sleep)
-        end: LoopEnd | None = None
-        async for event in query_loop(params, deps):
-            if isinstance(event, LoopEnd):
-                end = event
-        assert end is not None
-        both = (*self.usage_by_model.items(), *end.usage_by_model.items())
-        self.usage_by_model = usage_by_model(both)
-        answer = end.final_text
-        if end.reason != "completed":
-            why = end.error or end.reason.replace("_", " ")
-            return ToolResult.error(f"The sub-agent ({description}) stopped: {why}\n{answer}")
-        return ToolResult(answer or f"The sub-agent ({description}) gave no answer.")
+
+    async def setup(self, trigger: str) -> AsyncIterator[Event]:
+        """Setup hooks (`--init`, `--init-only`, `--maintenance`), before anything else."""
+        if self.hooks is None:
+            return
+        outcome = await self.hooks.run("Setup", {"trigger": trigger})
+        for text in outcome.system_messages:
+            yield Notice("warning", text)
+        if text := outcome.for_model():
+            self._setup_context.append(Message.user(system_reminder(text), is_meta=True))
+
+    async def start(self) -> AsyncIterator[Event]:
+        """Gather the context and run the SessionStart hooks now (they run on the first prompt
+        otherwise); `--init-only` stops after this."""
+        if not self._started:
+            self._started = True
+            async for event in self._start():
+                yield event
+
+    async def _run_subagent(
+        self, description: str, prompt: str, subagent_type: str = "general-purpose"
+    ) -> ToolResult:
+        """One Task call, run by the session's agents (subagents.py)."""
+        return await self.agents(self, description, prompt, subagent_type)
+
+    @property
+    def abort_event(self) -> asyncio.Event:
+        return self._abort
 
     async def compact(self, instructions: str | None = None) -> CompactBoundary:
         """Summarise the history now (the manual compact command), keeping the latest request."""
@@ -217,9 +234,12 @@ class Session:
                 yield Notice("warning", text)
             if gathered.user_context is not None:
                 context.append(gathered.user_context)
+        context[:0] = self._setup_context
         if self.hooks is not None:
-            source = "resume" if self.messages else "startup"
-            started = await self.hooks.run("SessionStart", {"source": source})
+            source = self.config.start_source
+            started = await self.hooks.run(
+                "SessionStart", {"source": source, "model": self.config.model}
+            )
             for text in started.system_messages:
                 yield Notice("warning", text)
             if text := started.for_model():
@@ -317,6 +337,7 @@ class Session:
         try:
             if self.hooks is not None:
                 await self.hooks.run("SessionEnd", {"reason": "other"})
+                await self.hooks.aclose()
             if self.transcript is not None:
                 self.transcript.close()
             if self.checkpoints is not None:
@@ -325,11 +346,29 @@ class Session:
             await self.client.aclose()
 
 
-SUBAGENT_NOTE = (
-    "You are a sub-agent: another agent gave you the task in the user's message. Carry it out "
-    "on your own, then answer with a concise report of what you found or did; that report is "
-    "all the other agent will see."
-)
+# A run that ended on an API error: StopFailure hooks fire instead of Stop.
+FAILURE_ENDS = frozenset({"model_error", "prompt_too_long", "image_error"})
+# Runs one Task call: (session, description, prompt, subagent_type) -> the agent's answer.
+AgentSpawner = Callable[["Session", str, str, str], Awaitable[ToolResult]]
+
+
+def stop_failure_type(reason: str, error: str) -> str:
+    """Claude Code's StopFailure `error` values, from how the run ended."""
+    text = error.lower()
+    for needle, kind in (
+        ("rate limit", "rate_limit"),
+        ("overloaded", "overloaded"),
+        ("401", "authentication_failed"),
+        ("403", "authentication_failed"),
+        ("404", "model_not_found"),
+        ("connection", "server_error"),
+        ("http 5", "server_error"),
+    ):
+        if needle in text:
+            return kind
+    if reason in ("prompt_too_long", "image_error") or "http 400" in text:
+        return "invalid_request"
+    return "unknown"
 
 
 def _remaining(budget: float | None, spent: float) -> float | None:

@@ -1,45 +1,39 @@
 """Settings: Claude Code's settings files and codeloop's own, merged lowest to highest.
 
 Sources, lowest first: ~/.claude/settings.json, ~/.codeloop/settings.json, .claude/settings.json,
-.codeloop/settings.json, .claude/settings.local.json, .codeloop/settings.local.json, then
-`--settings` (a file or inline JSON). As in Claude Code, lists concatenate (without repeats),
-objects merge key by key and a scalar from a higher source replaces a lower one, so hooks and
-permission rules from every file all apply.
+.codeloop/settings.json, .claude/settings.local.json, .codeloop/settings.local.json, `--settings`
+(a file or inline JSON), then the managed (system-wide) settings an organization deploys
+(/etc/claude-code/managed-settings.json and managed-settings.d/*.json), which nothing overrides.
+As in Claude Code, lists concatenate (without repeats), objects merge key by key and a scalar
+from a higher source replaces a lower one, so hooks and permission rules from every file apply.
 
 A file that is not valid JSON, or a value of the wrong kind, becomes a warning naming the file
 and the place; everything else still loads, so one typo never costs the user their other
-settings. Keys codeloop does not use (Claude Code has many) are ignored without a word.
+settings. Keys codeloop does not act on are listed in `unsupported` (settings_keys.py says why)
+for the start-up report.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
-from collections.abc import Callable, Iterable, Mapping
+import sys
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
+from codeloop.hook_config import HooksConfig, Warn, kind, merge_hooks, parse_hooks, shown
 from codeloop.paths import codeloop_home
+from codeloop.settings_keys import Unsupported, unsupported_keys
 
-HookEvent = Literal[
-    "PreToolUse",
-    "PostToolUse",
-    "UserPromptSubmit",
-    "Stop",
-    "SubagentStop",
-    "SessionStart",
-    "SessionEnd",
-    "PreCompact",
-    "Notification",
-]
-HOOK_EVENTS: tuple[HookEvent, ...] = get_args(HookEvent)
 RULE_KINDS = ("allow", "deny", "ask")
 PERMISSION_LISTS = (*RULE_KINDS, "additionalDirectories")
 CLI_SOURCE = "--settings"
-
-Warn = Callable[[str, str], None]  # (where, problem)
+# Claude Code's permission modes; `manual` is its alias for `default`.
+MODE_NAMES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto", "manual")
+SettingSource = Literal["user", "project", "local"]
+SETTING_SOURCES: tuple[SettingSource, ...] = ("user", "project", "local")
 
 
 @dataclass(frozen=True)
@@ -58,22 +52,15 @@ def user_dirs(env: Mapping[str, str] | None = None) -> UserDirs:
     return UserDirs(home, claude.expanduser(), codeloop_home(env))
 
 
-@dataclass(frozen=True)
-class HookCommand:
-    command: str
-    # Seconds; None: the runner's default (60 s, as in Claude Code).
-    timeout: float | None = None
-
-
-@dataclass(frozen=True)
-class HookMatcher:
-    """Hooks that run when `matcher` matches (a tool name for tool events; empty: always)."""
-
-    matcher: str
-    hooks: tuple[HookCommand, ...]
-
-
-HooksConfig = Mapping[str, tuple[HookMatcher, ...]]
+def managed_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The system folder of managed settings, CLAUDE.md, agents and styles (Claude Code's);
+    CODELOOP_MANAGED_DIR moves it (tests, containers)."""
+    env = os.environ if env is None else env
+    if env.get("CODELOOP_MANAGED_DIR"):
+        return Path(env["CODELOOP_MANAGED_DIR"])
+    if sys.platform == "darwin":
+        return Path("/Library/Application Support/ClaudeCode")
+    return Path("/etc/claude-code")
 
 
 @dataclass(frozen=True)
@@ -83,6 +70,8 @@ class Permissions:
     ask: tuple[str, ...] = ()
     default_mode: str | None = None
     additional_directories: tuple[str, ...] = ()
+    # `permissions.disableBypassPermissionsMode: "disable"`: bypassPermissions is refused.
+    disable_bypass: bool = False
 
 
 @dataclass(frozen=True)
@@ -108,6 +97,15 @@ class CheckpointSettings:
 
 
 @dataclass(frozen=True)
+class Marketplace:
+    """A marketplace a settings file declares (`extraKnownMarketplaces`)."""
+
+    name: str
+    source: Mapping[str, Any]
+    declared_in: str
+
+
+@dataclass(frozen=True)
 class Settings:
     model: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
@@ -118,66 +116,161 @@ class Settings:
     # Run Bash under bubblewrap (settings key `sandbox.enabled`), with or without network.
     sandbox: bool = False
     sandbox_network: bool = False
+    # `sandbox.failIfUnavailable`: refuse to start rather than run Bash unsandboxed.
+    sandbox_required: bool = False
     checkpoints: CheckpointSettings = field(default_factory=CheckpointSettings)
+    api_key_helper: str | None = None
+    cleanup_period_days: int | None = None
+    # Commit and pull-request attribution text (`attribution`, or includeCoAuthoredBy false).
+    commit_attribution: str | None = None
+    pr_attribution: str | None = None
+    enabled_plugins: Mapping[str, bool] = field(default_factory=dict)
+    marketplaces: tuple[Marketplace, ...] = ()
+    blocked_marketplaces: tuple[Mapping[str, Any], ...] = ()
+    # None: every marketplace source may be added; else only these.
+    strict_marketplaces: tuple[Mapping[str, Any], ...] | None = None
+    output_style: str | None = None
+    agent: str | None = None
+    claude_md_excludes: tuple[str, ...] = ()
+    # Managed-settings CLAUDE.md text (`claudeMd`, honoured from managed settings only).
+    managed_claude_md: str | None = None
+    autocompact: bool | None = None
+    fallback_models: tuple[str, ...] = ()
+    allowed_http_hook_urls: tuple[str, ...] | None = None
+    http_hook_env_vars: tuple[str, ...] | None = None
+    skill_shell_disabled: bool = False
+    skill_overrides: Mapping[str, str] = field(default_factory=dict)
+    # For MCP support (issue 19): which .mcp.json servers the project may start.
+    enable_all_project_mcp_servers: bool | None = None
+    enabled_mcpjson_servers: tuple[str, ...] = ()
+    disabled_mcpjson_servers: tuple[str, ...] = ()
     # The sources that loaded (file paths, or "--settings" for inline JSON), lowest first.
     sources: tuple[str, ...] = ()
     # One line each, naming the file and the place; meant for the user.
     warnings: tuple[str, ...] = ()
+    # Keys set somewhere that codeloop does not act on, for the start-up report.
+    unsupported: tuple[Unsupported, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Source:
+    label: str
+    text: str
+    scope: str  # user, project, local, cli, managed
 
 
 def settings_files(cwd: Path, env: Mapping[str, str] | None = None) -> list[Path]:
     """The settings files in the order they apply, lowest first (existing or not)."""
+    return [path for path, _ in _files(cwd, env)]
+
+
+def _files(cwd: Path, env: Mapping[str, str] | None) -> list[tuple[Path, SettingSource]]:
     dirs = user_dirs(env)
     project = [cwd / ".claude", cwd / ".codeloop"]
     return [
-        dirs.claude / "settings.json",
-        dirs.codeloop / "settings.json",
-        *(d / "settings.json" for d in project),
-        *(d / "settings.local.json" for d in project),
+        (dirs.claude / "settings.json", "user"),
+        (dirs.codeloop / "settings.json", "user"),
+        *((d / "settings.json", "project") for d in project),
+        *((d / "settings.local.json", "local") for d in project),
     ]
 
 
+def managed_files(env: Mapping[str, str] | None = None) -> list[Path]:
+    """managed-settings.json, then every managed-settings.d/*.json in name order."""
+    root = managed_dir(env)
+    drop_ins = root / "managed-settings.d"
+    found = drop_ins.glob("*.json") if drop_ins.is_dir() else ()
+    extra = sorted(p for p in found if not p.name.startswith("."))
+    return [root / "managed-settings.json", *extra]
+
+
 def load_settings(
-    cwd: Path, *, cli: str | None = None, env: Mapping[str, str] | None = None
+    cwd: Path,
+    *,
+    cli: str | None = None,
+    env: Mapping[str, str] | None = None,
+    sources: Iterable[str] | None = None,
 ) -> Settings:
     """Every source merged; problems come back in `warnings`, never as exceptions.
 
     `cli` is the `--settings` value: inline JSON when it starts with `{`, else a file path
-    (relative to `cwd`).
+    (relative to `cwd`). `sources` (`--setting-sources`) limits the files read to those scopes
+    (user, project, local); `--settings` and managed settings always apply.
     """
     warnings: list[str] = []
+    wanted = set(SETTING_SOURCES if sources is None else sources)
     merged: dict[str, Any] = {}
-    sources: list[str] = []
+    managed: dict[str, Any] = {}
+    loaded: list[str] = []
     rule_sets: list[RuleSet] = []
-    for label, text in _read_sources(cwd, cli, env, warnings):
-        data = _parse(label, text, warnings)
+    hooks: list[tuple[str, HooksConfig]] = []
+    raw_seen: list[tuple[str, Mapping[str, Any]]] = []
+    for source in _read_sources(cwd, cli, env, warnings, wanted):
+        data = _parse(source.label, source.text, warnings)
         if data is None:
             continue
-        sources.append(label)
-        clean = _validated(label, data, warnings)
+        loaded.append(source.label)
+        raw_seen.append((source.label, data))
+        clean = _validated(source.label, data, warnings)
+        if source.scope == "managed":
+            managed = _merge(managed, clean)
         merged = _merge(merged, clean)
+        if "fallbackModel" in clean:  # an ordered chain: the highest file gives all of it
+            merged["fallbackModel"] = clean["fallbackModel"]
         rules = {k: tuple(v) for k, v in clean.get("permissions", {}).items() if k in RULE_KINDS}
         if rules:
-            rule_sets.append(RuleSet(label, **rules))
-    return _build(merged, tuple(rule_sets), tuple(sources), tuple(warnings))
+            rule_sets.append(RuleSet(source.label, **rules))
+        if "hooks" in data:
+            hooks.append((source.scope, _hooks_of(source.label, data["hooks"], warnings)))
+    if managed.get("allowManagedPermissionRulesOnly") is True:
+        managed_labels = set(_managed_labels(env))
+        rule_sets = [r for r in rule_sets if r.source in managed_labels]
+    only_managed_hooks = managed.get("allowManagedHooksOnly") is True
+    hook_configs = [h for scope, h in hooks if scope == "managed" or not only_managed_hooks]
+    if merged.get("disableAllHooks") is True:
+        # Only a managed disableAllHooks turns off managed hooks.
+        keep = "managed" if managed.get("disableAllHooks") is not True else None
+        hook_configs = [h for scope, h in hooks if scope == keep]
+    return _build(
+        merged,
+        managed,
+        tuple(rule_sets),
+        merge_hooks(*hook_configs),
+        tuple(loaded),
+        tuple(warnings),
+        tuple(unsupported_keys(raw_seen)),
+    )
+
+
+def _managed_labels(env: Mapping[str, str] | None) -> list[str]:
+    return [str(p) for p in managed_files(env)]
 
 
 def _read_sources(
-    cwd: Path, cli: str | None, env: Mapping[str, str] | None, warnings: list[str]
-) -> Iterable[tuple[str, str]]:
-    for path in settings_files(cwd, env):
+    cwd: Path,
+    cli: str | None,
+    env: Mapping[str, str] | None,
+    warnings: list[str],
+    wanted: set[str],
+) -> Iterable[_Source]:
+    for path, scope in _files(cwd, env):
+        if scope not in wanted:
+            continue
         text = _read(path, warnings, missing_ok=True)
         if text is not None:
-            yield str(path), text
-    if cli is None:
-        return
-    if cli.lstrip().startswith("{"):
-        yield CLI_SOURCE, cli
-        return
-    path = (cwd / Path(cli).expanduser()).resolve()
-    text = _read(path, warnings, missing_ok=False)
-    if text is not None:
-        yield str(path), text
+            yield _Source(str(path), text, scope)
+    if cli is not None:
+        if cli.lstrip().startswith("{"):
+            yield _Source(CLI_SOURCE, cli, "cli")
+        else:
+            path = (cwd / Path(cli).expanduser()).resolve()
+            text = _read(path, warnings, missing_ok=False)
+            if text is not None:
+                yield _Source(str(path), text, "cli")
+    for path in managed_files(env):
+        text = _read(path, warnings, missing_ok=True)
+        if text is not None:
+            yield _Source(str(path), text, "managed")
 
 
 def _read(path: Path, warnings: list[str], *, missing_ok: bool) -> str | None:
@@ -201,9 +294,16 @@ def _parse(label: str, text: str, warnings: list[str]) -> dict[str, Any] | None:
         warnings.append(f"{label}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}; skipped")
         return None
     if not isinstance(data, dict):
-        warnings.append(f"{label}: settings must be a JSON object, not {_kind(data)}; skipped")
+        warnings.append(f"{label}: settings must be a JSON object, not {kind(data)}; skipped")
         return None
     return data
+
+
+def _hooks_of(label: str, raw: Any, warnings: list[str]) -> HooksConfig:
+    def warn(where: str, problem: str) -> None:
+        warnings.append(f"{label}: {where}: {problem}; ignored")
+
+    return parse_hooks(raw, warn)
 
 
 # --- validation: keep what is valid, warn about the rest, in the JSON's own shape -----------
@@ -214,72 +314,66 @@ def _validated(label: str, data: Mapping[str, Any], warnings: list[str]) -> dict
         warnings.append(f"{label}: {where}: {problem}; ignored")
 
     clean: dict[str, Any] = {}
-    if "model" in data:
-        if isinstance(data["model"], str) and data["model"].strip():
-            clean["model"] = data["model"].strip()
-        else:
-            warn("model", f"expected a model name, got {_shown(data['model'])}")
-    if "env" in data:
-        clean["env"] = _env(data["env"], warn)
-    if "permissions" in data:
-        clean["permissions"] = _permissions(data["permissions"], warn)
-    if "hooks" in data:
-        clean["hooks"] = _hooks(data["hooks"], warn)
-    if "sandbox" in data:
-        clean["sandbox"] = _sandbox(data["sandbox"], warn)
-    if "checkpoints" in data:
-        clean["checkpoints"] = _checkpoints(data["checkpoints"], warn)
+    for key, value in data.items():
+        check = _CHECKS.get(key)
+        if check is None:
+            continue
+        result = check(key, value, warn)
+        if result is not _INVALID:
+            clean[key] = result
     return clean
 
 
-def _checkpoints(raw: Any, warn: Warn) -> dict[str, Any]:
-    """`{"enabled": true, "maxFileSizeMB": 16, "maxFiles": 100000}`."""
-    if not isinstance(raw, dict):
-        warn("checkpoints", f"expected an object, got {_kind(raw)}")
-        return {}
-    out: dict[str, Any] = {}
-    if "enabled" in raw:
-        if isinstance(raw["enabled"], bool):
-            out["enabled"] = raw["enabled"]
+_INVALID: Any = object()
+
+
+def _string(key: str, value: Any, warn: Warn) -> Any:
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    warn(key, f"expected a string, got {shown(value)}")
+    return _INVALID
+
+
+def _boolean(key: str, value: Any, warn: Warn) -> Any:
+    if isinstance(value, bool):
+        return value
+    warn(key, f"expected true or false, got {shown(value)}")
+    return _INVALID
+
+
+def _strings(key: str, value: Any, warn: Warn) -> Any:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        warn(key, f"expected a list of strings, got {kind(value)}")
+        return _INVALID
+    kept = []
+    for i, item in enumerate(value):
+        if isinstance(item, str) and item.strip():
+            kept.append(item.strip())
         else:
-            warn("checkpoints.enabled", f"expected true or false, got {_shown(raw['enabled'])}")
-    for key in ("maxFileSizeMB", "maxFiles"):
-        if key not in raw:
-            continue
-        value = raw[key]
-        whole = key == "maxFiles"
-        if (
-            isinstance(value, int | float)
-            and not isinstance(value, bool)
-            and value > 0
-            and (not whole or float(value).is_integer())
-        ):
-            out[key] = int(value) if whole else float(value)
-        else:
-            wanted = "a positive whole number" if whole else "a positive number"
-            warn(f"checkpoints.{key}", f"expected {wanted}, got {_shown(value)}")
-    return out
+            warn(f"{key}[{i}]", f"expected a string, got {shown(item)}")
+    return kept
 
 
-def _sandbox(raw: Any, warn: Warn) -> dict[str, bool]:
-    """`{"enabled": true, "allowNetwork": false}`: run Bash under bubblewrap."""
+def _objects(key: str, value: Any, warn: Warn) -> Any:
+    if not isinstance(value, list):
+        warn(key, f"expected a list of objects, got {kind(value)}")
+        return _INVALID
+    return [item for item in value if isinstance(item, dict)]
+
+
+def _days(key: str, value: Any, warn: Warn) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value
+    warn(key, f"expected a whole number of days, at least 1, got {shown(value)}")
+    return _INVALID
+
+
+def _env(key: str, raw: Any, warn: Warn) -> Any:
     if not isinstance(raw, dict):
-        warn("sandbox", f"expected an object, got {_kind(raw)}")
-        return {}
-    out: dict[str, bool] = {}
-    for key in ("enabled", "allowNetwork"):
-        if key in raw:
-            if isinstance(raw[key], bool):
-                out[key] = raw[key]
-            else:
-                warn(f"sandbox.{key}", f"expected true or false, got {_shown(raw[key])}")
-    return out
-
-
-def _env(raw: Any, warn: Warn) -> dict[str, str]:
-    if not isinstance(raw, dict):
-        warn("env", f"expected an object of variables, got {_kind(raw)}")
-        return {}
+        warn("env", f"expected an object of variables, got {kind(raw)}")
+        return _INVALID
     out: dict[str, str] = {}
     for name, value in raw.items():
         if isinstance(value, bool):
@@ -287,117 +381,171 @@ def _env(raw: Any, warn: Warn) -> dict[str, str]:
         elif isinstance(value, str | int | float):
             out[name] = str(value)
         else:
-            warn(f"env.{name}", f"expected a string, got {_kind(value)}")
+            warn(f"env.{name}", f"expected a string, got {kind(value)}")
     return out
 
 
-def _permissions(raw: Any, warn: Warn) -> dict[str, Any]:
+def _flags(key: str, raw: Any, warn: Warn) -> Any:
+    """An object of name → true/false (enabledPlugins)."""
     if not isinstance(raw, dict):
-        warn("permissions", f"expected an object, got {_kind(raw)}")
-        return {}
+        warn(key, f"expected an object of name: true/false, got {kind(raw)}")
+        return _INVALID
+    out: dict[str, bool] = {}
+    for name, value in raw.items():
+        if isinstance(value, bool):
+            out[name] = value
+        elif isinstance(value, list):  # an old form: a list of versions means enabled
+            out[name] = True
+        else:
+            warn(f"{key}.{name}", f"expected true or false, got {shown(value)}")
+    return out
+
+
+def _names(key: str, raw: Any, warn: Warn) -> Any:
+    """An object of name → string (skillOverrides)."""
+    if not isinstance(raw, dict):
+        warn(key, f"expected an object, got {kind(raw)}")
+        return _INVALID
+    return {str(k): v for k, v in raw.items() if isinstance(v, str)}
+
+
+def _marketplaces(key: str, raw: Any, warn: Warn) -> Any:
+    if not isinstance(raw, dict):
+        warn(key, f"expected an object of marketplaces, got {kind(raw)}")
+        return _INVALID
     out: dict[str, Any] = {}
-    for key in PERMISSION_LISTS:
-        if key not in raw:
+    for name, entry in raw.items():
+        source = entry.get("source") if isinstance(entry, dict) else None
+        if isinstance(source, dict) and isinstance(source.get("source"), str):
+            out[name] = {"source": source}
+        else:
+            warn(f"{key}.{name}", 'expected {"source": {"source": ..., ...}}')
+    return out
+
+
+def _attribution(key: str, raw: Any, warn: Warn) -> Any:
+    if not isinstance(raw, dict):
+        warn(key, f"expected an object with commit and pr, got {kind(raw)}")
+        return _INVALID
+    return {k: v for k, v in raw.items() if k in ("commit", "pr") and isinstance(v, str)}
+
+
+def _sandbox(key: str, raw: Any, warn: Warn) -> Any:
+    """`{"enabled": true, "failIfUnavailable": true, "allowNetwork": false}`."""
+    if not isinstance(raw, dict):
+        warn("sandbox", f"expected an object, got {kind(raw)}")
+        return _INVALID
+    out: dict[str, bool] = {}
+    for sub in ("enabled", "allowNetwork", "failIfUnavailable"):
+        if sub in raw:
+            if isinstance(raw[sub], bool):
+                out[sub] = raw[sub]
+            else:
+                warn(f"sandbox.{sub}", f"expected true or false, got {shown(raw[sub])}")
+    return out
+
+
+def _checkpoints(key: str, raw: Any, warn: Warn) -> Any:
+    """`{"enabled": true, "maxFileSizeMB": 16, "maxFiles": 100000}`."""
+    if not isinstance(raw, dict):
+        warn("checkpoints", f"expected an object, got {kind(raw)}")
+        return _INVALID
+    out: dict[str, Any] = {}
+    if "enabled" in raw:
+        if isinstance(raw["enabled"], bool):
+            out["enabled"] = raw["enabled"]
+        else:
+            warn("checkpoints.enabled", f"expected true or false, got {shown(raw['enabled'])}")
+    for sub in ("maxFileSizeMB", "maxFiles"):
+        if sub not in raw:
             continue
-        value = raw[key]
+        value = raw[sub]
+        whole = sub == "maxFiles"
+        if (
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and value > 0
+            and (not whole or float(value).is_integer())
+        ):
+            out[sub] = int(value) if whole else float(value)
+        else:
+            wanted = "a positive whole number" if whole else "a positive number"
+            warn(f"checkpoints.{sub}", f"expected {wanted}, got {shown(value)}")
+    return out
+
+
+def _permissions(key: str, raw: Any, warn: Warn) -> Any:
+    if not isinstance(raw, dict):
+        warn("permissions", f"expected an object, got {kind(raw)}")
+        return _INVALID
+    out: dict[str, Any] = {}
+    for sub in PERMISSION_LISTS:
+        if sub not in raw:
+            continue
+        value = raw[sub]
         if not isinstance(value, list):
-            warn(f"permissions.{key}", f"expected a list of strings, got {_kind(value)}")
+            warn(f"permissions.{sub}", f"expected a list of strings, got {kind(value)}")
             continue
         kept = []
         for i, item in enumerate(value):
             if isinstance(item, str) and item.strip():
                 kept.append(item.strip())
             else:
-                warn(f"permissions.{key}[{i}]", f"expected a rule string, got {_shown(item)}")
-        out[key] = kept
+                warn(f"permissions.{sub}[{i}]", f"expected a rule string, got {shown(item)}")
+        out[sub] = kept
     if "defaultMode" in raw:
-        # Imported here: the executor imports hooks, which import this module.
-        from codeloop.permissions.policy import PERMISSION_MODES
-
         mode = raw["defaultMode"]
-        if mode in PERMISSION_MODES:
+        if mode in MODE_NAMES:
             out["defaultMode"] = mode
         else:
-            known = ", ".join(PERMISSION_MODES)
-            warn("permissions.defaultMode", f"{_shown(mode)} is not one of {known}")
-    return out
-
-
-def _hooks(raw: Any, warn: Warn) -> dict[str, list[dict[str, Any]]]:
-    if not isinstance(raw, dict):
-        warn("hooks", f"expected an object of events, got {_kind(raw)}")
-        return {}
-    out: dict[str, list[dict[str, Any]]] = {}
-    for event, entries in raw.items():
-        where = f"hooks.{event}"
-        if event not in HOOK_EVENTS:
-            warn(where, f"unknown hook event (codeloop runs {', '.join(HOOK_EVENTS)})")
-            continue
-        if not isinstance(entries, list):
-            warn(where, f"expected a list of matchers, got {_kind(entries)}")
-            continue
-        kept = [m for i, e in enumerate(entries) if (m := _matcher(e, f"{where}[{i}]", warn))]
-        out[event] = kept
-    return out
-
-
-def _matcher(raw: Any, where: str, warn: Warn) -> dict[str, Any] | None:
-    if not isinstance(raw, dict):
-        warn(where, f"expected an object with 'matcher' and 'hooks', got {_kind(raw)}")
-        return None
-    matcher = raw.get("matcher", "")
-    if matcher is None:
-        matcher = ""
-    if not isinstance(matcher, str):
-        warn(f"{where}.matcher", f"expected a string, got {_kind(matcher)}")
-        return None
-    try:
-        if matcher != "*":  # "*" is Claude Code's match-all, not a pattern
-            re.compile(matcher)
-    except re.error as exc:
-        warn(f"{where}.matcher", f"{matcher!r} is not a valid pattern ({exc})")
-        return None
-    commands = raw.get("hooks")
-    if not isinstance(commands, list):
-        warn(f"{where}.hooks", f"expected a list of hooks, got {_kind(commands)}")
-        return None
-    kept = [c for i, h in enumerate(commands) if (c := _command(h, f"{where}.hooks[{i}]", warn))]
-    return {"matcher": matcher, "hooks": kept} if kept else None
-
-
-def _command(raw: Any, where: str, warn: Warn) -> dict[str, Any] | None:
-    if not isinstance(raw, dict):
-        warn(where, f"expected an object, got {_kind(raw)}")
-        return None
-    kind = raw.get("type", "command")
-    if kind != "command":
-        warn(f"{where}.type", f"{_shown(kind)} hooks are not supported (only 'command')")
-        return None
-    command = raw.get("command")
-    if not isinstance(command, str) or not command.strip():
-        warn(f"{where}.command", f"expected a shell command, got {_shown(command)}")
-        return None
-    out: dict[str, Any] = {"type": "command", "command": command}
-    if "timeout" in raw:
-        timeout = raw["timeout"]
-        if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
-            out["timeout"] = timeout
-        else:
+            warn("permissions.defaultMode", f"{shown(mode)} is not one of {', '.join(MODE_NAMES)}")
+    if "disableBypassPermissionsMode" in raw:
+        value = raw["disableBypassPermissionsMode"]
+        if value in ("disable", True):
+            out["disableBypassPermissionsMode"] = "disable"
+        elif value not in (None, False, ""):
             warn(
-                f"{where}.timeout", f"expected a positive number of seconds, got {_shown(timeout)}"
+                "permissions.disableBypassPermissionsMode",
+                f'expected "disable", got {shown(value)}',
             )
     return out
 
 
-def _kind(value: Any) -> str:
-    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}
-    if value is None:
-        return "null"
-    return names.get(type(value), "a number" if isinstance(value, int | float) else "a value")
-
-
-def _shown(value: Any) -> str:
-    return json.dumps(value) if isinstance(value, str | int | float | bool) else _kind(value)
+_CHECKS: dict[str, Any] = {
+    "model": _string,
+    "env": _env,
+    "permissions": _permissions,
+    "sandbox": _sandbox,
+    "checkpoints": _checkpoints,
+    "apiKeyHelper": _string,
+    "cleanupPeriodDays": _days,
+    "includeCoAuthoredBy": _boolean,
+    "attribution": _attribution,
+    "enabledPlugins": _flags,
+    "extraKnownMarketplaces": _marketplaces,
+    "additionalMarketplaces": _marketplaces,
+    "blockedMarketplaces": _objects,
+    "strictKnownMarketplaces": _objects,
+    "allowedMarketplaces": _objects,
+    "outputStyle": _string,
+    "agent": _string,
+    "claudeMdExcludes": _strings,
+    "claudeMd": _string,
+    "autoCompactEnabled": _boolean,
+    "fallbackModel": _strings,
+    "allowedHttpHookUrls": _strings,
+    "httpHookAllowedEnvVars": _strings,
+    "disableSkillShellExecution": _boolean,
+    "skillOverrides": _names,
+    "disableAllHooks": _boolean,
+    "allowManagedHooksOnly": _boolean,
+    "allowManagedPermissionRulesOnly": _boolean,
+    "enableAllProjectMcpServers": _boolean,
+    "enabledMcpjsonServers": _strings,
+    "disabledMcpjsonServers": _strings,
+    # Claude Code's top-level spelling in some files; permissions.* is the documented one.
+    "disableBypassPermissionsMode": lambda k, v, w: v,
+}
 
 
 # --- merging and the typed result ------------------------------------------------------------
@@ -417,11 +565,25 @@ def _merge(low: Any, high: Any) -> Any:
 
 def _build(
     merged: Mapping[str, Any],
+    managed: Mapping[str, Any],
     rule_sets: tuple[RuleSet, ...],
+    hooks: HooksConfig,
     sources: tuple[str, ...],
     warnings: tuple[str, ...],
+    unsupported: tuple[Unsupported, ...],
 ) -> Settings:
     perms = merged.get("permissions", {})
+    sandbox = merged.get("sandbox", {})
+    bypass_off = perms.get("disableBypassPermissionsMode") == "disable" or merged.get(
+        "disableBypassPermissionsMode"
+    ) in ("disable", True)
+    commit, pr = _attributions(merged)
+    marketplaces = {
+        **merged.get("additionalMarketplaces", {}),
+        **merged.get("extraKnownMarketplaces", {}),
+    }
+    strict = merged.get("strictKnownMarketplaces", merged.get("allowedMarketplaces"))
+    fallback = merged.get("fallbackModel", [])
     return Settings(
         model=merged.get("model"),
         env=dict(merged.get("env", {})),
@@ -431,24 +593,40 @@ def _build(
             ask=tuple(perms.get("ask", ())),
             default_mode=perms.get("defaultMode"),
             additional_directories=tuple(perms.get("additionalDirectories", ())),
+            disable_bypass=bypass_off,
         ),
         rule_sets=rule_sets,
-        hooks={
-            event: tuple(
-                HookMatcher(
-                    m["matcher"],
-                    tuple(HookCommand(h["command"], h.get("timeout")) for h in m["hooks"]),
-                )
-                for m in entries
-            )
-            for event, entries in merged.get("hooks", {}).items()
-            if entries
-        },
-        sandbox=merged.get("sandbox", {}).get("enabled", False),
-        sandbox_network=merged.get("sandbox", {}).get("allowNetwork", False),
+        hooks=hooks,
+        sandbox=sandbox.get("enabled", False),
+        sandbox_network=sandbox.get("allowNetwork", False),
+        sandbox_required=sandbox.get("failIfUnavailable", False),
         checkpoints=_checkpoint_settings(merged.get("checkpoints", {})),
+        api_key_helper=merged.get("apiKeyHelper"),
+        cleanup_period_days=merged.get("cleanupPeriodDays"),
+        commit_attribution=commit,
+        pr_attribution=pr,
+        enabled_plugins=dict(merged.get("enabledPlugins", {})),
+        marketplaces=tuple(
+            Marketplace(name, entry["source"], "settings") for name, entry in marketplaces.items()
+        ),
+        blocked_marketplaces=tuple(managed.get("blockedMarketplaces", ())),
+        strict_marketplaces=None if strict is None else tuple(strict),
+        output_style=merged.get("outputStyle"),
+        agent=merged.get("agent"),
+        claude_md_excludes=tuple(merged.get("claudeMdExcludes", ())),
+        managed_claude_md=managed.get("claudeMd"),
+        autocompact=merged.get("autoCompactEnabled"),
+        fallback_models=tuple(fallback),
+        allowed_http_hook_urls=_optional(merged, "allowedHttpHookUrls"),
+        http_hook_env_vars=_optional(merged, "httpHookAllowedEnvVars"),
+        skill_shell_disabled=merged.get("disableSkillShellExecution") is True,
+        skill_overrides=dict(merged.get("skillOverrides", {})),
+        enable_all_project_mcp_servers=merged.get("enableAllProjectMcpServers"),
+        enabled_mcpjson_servers=tuple(merged.get("enabledMcpjsonServers", ())),
+        disabled_mcpjson_servers=tuple(merged.get("disabledMcpjsonServers", ())),
         sources=sources,
         warnings=warnings,
+        unsupported=unsupported,
     )
 
 
@@ -459,3 +637,18 @@ def _checkpoint_settings(raw: Mapping[str, Any]) -> CheckpointSettings:
         max_file_mb=raw.get("maxFileSizeMB", default.max_file_mb),
         max_files=raw.get("maxFiles", default.max_files),
     )
+
+
+def _optional(merged: Mapping[str, Any], key: str) -> tuple[str, ...] | None:
+    return tuple(merged[key]) if key in merged else None
+
+
+def _attributions(merged: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """`attribution.commit`/`.pr` win; else includeCoAuthoredBy false hides both (""); else
+    None: codeloop's own default, which adds no byline."""
+    attribution = merged.get("attribution", {})
+    if "commit" in attribution or "pr" in attribution:
+        return attribution.get("commit"), attribution.get("pr")
+    if merged.get("includeCoAuthoredBy") is False:
+        return "", ""
+    return None, None

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from codeloop.hooks import MAX_STOP_HOOK_CONTINUATIONS
 from codeloop.testing.fake_server import FakeModelServer
 from codeloop.testing.scenario import Scenario, UsageSpec, tool_use, turn
 from tests.e2e.cli import PROVIDER_MODELS, CliRun, provider_env, run_cli
@@ -353,9 +354,10 @@ def test_stop_hook_sends_the_model_back_once_then_lets_it_stop(tmp_path: Path) -
 def test_a_stop_hook_that_always_blocks_cannot_keep_the_loop_going(tmp_path: Path) -> None:
     project = make_project(tmp_path)
     one_hook(project, "Stop", "never.py", "print('not yet', file=sys.stderr)\nsys.exit(2)\n")
-    scenario = Scenario(turns=tuple(turn(f"Done {i}.") for i in range(10)))
+    scenario = Scenario(turns=tuple(turn(f"Done {i}.") for i in range(12)))
     result, bodies = run(project, tmp_path, scenario, "--output-format", "json")
-    assert len(bodies) == 4  # the answer, then three continuations
+    # The answer, then as many continuations as Claude Code allows in a row (8).
+    assert len(bodies) == 1 + MAX_STOP_HOOK_CONTINUATIONS
     assert "not yet" in json.dumps(bodies[-1]["messages"][-1])
     assert result.returncode == 0, result.stderr
     assert "Stop hook" in result.stderr

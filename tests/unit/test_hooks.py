@@ -12,8 +12,8 @@ from typing import Any
 import psutil  # type: ignore[import-untyped]
 import pytest
 
+from codeloop.hook_config import HookCommand, HookMatcher, HooksConfig
 from codeloop.hooks import HookRunner, matches, tool_response
-from codeloop.settings import HookCommand, HookEvent, HookMatcher, HooksConfig
 
 
 def hook(tmp_path: Path, name: str, body: str) -> str:
@@ -57,6 +57,7 @@ async def test_payload_environment_and_working_directory(tmp_path: Path) -> None
         "session_id": "sess-1",
         "transcript_path": str(tmp_path / "t.jsonl"),
         "cwd": str(moved),
+        "permission_mode": "default",
         "hook_event_name": "PreToolUse",
         "tool_name": "Bash",
         "tool_input": {"command": "ls"},
@@ -90,7 +91,7 @@ async def test_other_exit_codes_are_shown_to_the_user_and_do_not_block(tmp_path:
     outcome = await runner(tmp_path, on("PostToolUse", fail)).run("PostToolUse", {}, "Edit")
     assert not outcome.blocked
     (message,) = outcome.system_messages
-    assert "exit 1" in message and "formatter crashed" in message
+    assert "status code 1" in message and "formatter crashed" in message
 
 
 async def test_permission_decisions_fold_deny_over_ask_over_allow(tmp_path: Path) -> None:
@@ -163,7 +164,7 @@ async def test_stop_hook_block_reason_goes_to_the_model(tmp_path: Path) -> None:
 
 async def test_plain_stdout_is_context_only_where_claude_code_makes_it_so(tmp_path: Path) -> None:
     say = hook(tmp_path, "say", 'print("today is release day")')
-    events: tuple[HookEvent, ...] = ("UserPromptSubmit", "SessionStart")
+    events: tuple[str, ...] = ("UserPromptSubmit", "SessionStart")
     for event in events:
         outcome = await runner(tmp_path, on(event, say)).run(event, {"source": "startup"})
         assert outcome.additional_context == ("today is release day",)

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from codeloop.settings import HookCommand, HookMatcher, RuleSet, load_settings, settings_files
+from codeloop.hook_config import HookCommand, HookMatcher
+from codeloop.settings import RuleSet, load_settings, settings_files
 
 
 @pytest.fixture
@@ -157,7 +158,7 @@ def test_wrong_values_are_dropped_with_their_key_path(
                 "PreToolUse": [
                     {"matcher": "Bash", "hooks": [{"type": "command", "command": "ok.sh"}]},
                     {"matcher": "(", "hooks": [{"type": "command", "command": "x.sh"}]},
-                    {"matcher": "Edit", "hooks": [{"type": "prompt", "prompt": "judge"}]},
+                    {"matcher": "Edit", "hooks": [{"type": "agent", "prompt": "judge"}]},
                     {"hooks": [{"type": "command", "command": "t.sh", "timeout": -1}]},
                 ],
                 "BeforeEverything": [],
@@ -232,3 +233,92 @@ def test_sandbox_setting_is_read_and_checked(tmp_path: Path) -> None:
     assert settings.sandbox is True
     assert settings.sandbox_network is False
     assert any("sandbox.allowNetwork" in w for w in settings.warnings)
+
+
+def test_managed_settings_win_and_their_policy_keys_apply(
+    dirs: tuple[Path, Path, dict[str, str]],
+) -> None:
+    home, project, env = dirs
+    managed = home / "managed"
+    env["CODELOOP_MANAGED_DIR"] = str(managed)
+    write(managed / "managed-settings.json", {"model": "org-model", "allowManagedHooksOnly": True})
+    write(managed / "managed-settings.d" / "20-rules.json", {"permissions": {"deny": ["Bash"]}})
+    write(managed / "managed-settings.d" / ".hidden.json", {"model": "never"})
+    hook = {"hooks": [{"type": "command", "command": "user.sh"}]}
+    write(project / ".claude" / "settings.json", {"model": "mine", "hooks": {"Stop": [hook]}})
+    settings = load_settings(project, env=env, cli='{"model": "cli"}')
+    assert settings.model == "org-model"  # nothing overrides managed settings
+    assert settings.permissions.deny == ("Bash",)
+    assert settings.hooks == {}  # allowManagedHooksOnly: the project's hook does not run
+    assert settings.sources[-2:] == (
+        str(managed / "managed-settings.json"),
+        str(managed / "managed-settings.d" / "20-rules.json"),
+    )
+
+
+def test_setting_sources_choose_the_files(dirs: tuple[Path, Path, dict[str, str]]) -> None:
+    home, project, env = dirs
+    write(home / ".claude" / "settings.json", {"env": {"U": "1"}})
+    write(project / ".claude" / "settings.json", {"env": {"P": "1"}})
+    write(project / ".claude" / "settings.local.json", {"env": {"L": "1"}})
+    assert load_settings(project, env=env, sources=["project"]).env == {"P": "1"}
+    assert load_settings(project, env=env, sources=[]).env == {}
+    assert load_settings(project, env=env).env == {"U": "1", "P": "1", "L": "1"}
+
+
+def test_claude_code_keys_are_typed_or_reported(dirs: tuple[Path, Path, dict[str, str]]) -> None:
+    home, project, env = dirs
+    write(home / ".claude" / "settings.json", {"fallbackModel": ["a", "b"], "theme": "dark"})
+    write(
+        project / ".claude" / "settings.json",
+        {
+            "$schema": "https://json.schemastore.org/claude-code-settings.json",
+            "permissions": {"disableBypassPermissionsMode": "disable", "defaultMode": "manual"},
+            "fallbackModel": ["c"],
+            "includeCoAuthoredBy": False,
+            "cleanupPeriodDays": 7,
+            "enabledPlugins": {"fmt@team": True, "old@team": False},
+            "extraKnownMarketplaces": {"team": {"source": {"source": "git", "url": "x.git"}}},
+            "enableAllProjectMcpServers": True,
+            "disabledMcpjsonServers": ["db"],
+            "availableModels": ["sonnet"],
+            "sandbox": {"enabled": True, "filesystem": {"denyRead": ["~/.ssh"]}},
+            "spinnerVerbs": {"mode": "append", "verbs": ["Brewing"]},
+        },
+    )
+    settings = load_settings(project, env=env)
+    assert settings.warnings == ()
+    assert settings.permissions.disable_bypass and settings.permissions.default_mode == "manual"
+    assert settings.fallback_models == ("c",)  # a chain: the highest file gives all of it
+    assert (settings.commit_attribution, settings.pr_attribution) == ("", "")
+    assert settings.cleanup_period_days == 7
+    assert settings.enabled_plugins == {"fmt@team": True, "old@team": False}
+    assert [m.name for m in settings.marketplaces] == ["team"]
+    assert settings.enable_all_project_mcp_servers is True
+    assert settings.disabled_mcpjson_servers == ("db",)
+    unsupported = {u.key: u for u in settings.unsupported}
+    # (MCP's keys are read for the MCP support, and reported until it acts on them.)
+    assert set(unsupported) == {
+        "theme",
+        "availableModels",
+        "sandbox.filesystem",
+        "spinnerVerbs",
+        "enableAllProjectMcpServers",
+        "disabledMcpjsonServers",
+    }
+    assert unsupported["availableModels"].unsafe and unsupported["sandbox.filesystem"].unsafe
+    assert not unsupported["theme"].unsafe
+    assert unsupported["theme"].sources == (str(home / ".claude" / "settings.json"),)
+
+
+def test_disable_all_hooks_spares_managed_hooks(dirs: tuple[Path, Path, dict[str, str]]) -> None:
+    home, project, env = dirs
+    env["CODELOOP_MANAGED_DIR"] = str(home / "managed")
+    hook = {"hooks": [{"type": "command", "command": "org.sh"}]}
+    write(home / "managed" / "managed-settings.json", {"hooks": {"Stop": [hook]}})
+    write(
+        project / ".claude" / "settings.json",
+        {"disableAllHooks": True, "hooks": {"Stop": [{"hooks": [{"command": "mine.sh"}]}]}},
+    )
+    (group,) = load_settings(project, env=env).hooks["Stop"]
+    assert group.hooks[0].command == "org.sh"

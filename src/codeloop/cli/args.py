@@ -6,7 +6,16 @@ from __future__ import annotations
 import argparse
 from typing import NoReturn
 
-PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+# Claude Code's modes; manual is its alias for default, auto runs as default (settings_apply).
+PERMISSION_MODES = (
+    "default",
+    "acceptEdits",
+    "plan",
+    "bypassPermissions",
+    "dontAsk",
+    "auto",
+    "manual",
+)
 
 
 class Parser(argparse.ArgumentParser):

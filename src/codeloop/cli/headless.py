@@ -40,6 +40,8 @@ class UsageError(Exception):
 def run_headless(args: argparse.Namespace) -> int:
     started = time.monotonic()
     try:
+        if getattr(args, "init_only", False):
+            return asyncio.run(_run(args, "", started))
         prompt = _read_prompt(" ".join([args.prompt, *args.words]), sys.stdin)
         return asyncio.run(_run(args, prompt, started))
     except UsageError as exc:
@@ -71,12 +73,17 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
     from codeloop.models.factory import ConfigError
     from codeloop.options import Options, build_session
     from codeloop.session_store import SessionError
+    from codeloop.settings_apply import SettingsError
 
     options = Options(
         model=args.model,
         cwd=Path.cwd(),
         add_dirs=args.add_dirs,
-        permission_mode=args.permission_mode,
+        permission_mode=(
+            "bypassPermissions" if args.dangerously_skip_permissions else args.permission_mode
+        ),
+        setting_sources=_sources(args.setting_sources),
+        agents=args.agents,
         allowed_tools=args.allowed_tools,
         disallowed_tools=args.disallowed_tools,
         system_prompt=args.system_prompt,
@@ -97,6 +104,9 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
     )
     try:
         session = build_session(options)
+    except SettingsError as exc:
+        print(f"codeloop: {exc}", file=sys.stderr)
+        return 1
     except (ConfigError, SessionError) as exc:
         print(f"codeloop: {exc}", file=sys.stderr)
         return 1
@@ -111,6 +121,13 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
     _install_interrupt(session)
     end: LoopEnd | None = None
     try:
+        for trigger in _setup_triggers(args):
+            async for event in session.setup(trigger):
+                out.event(event)
+        if args.init_only:
+            async for event in session.start():
+                out.event(event)
+            return 0
         out.init()
         async for event in session.submit(prompt):
             out.event(event)
@@ -120,6 +137,22 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
         await session.aclose()
     assert end is not None
     return out.result(end, time.monotonic() - started)
+
+
+def _sources(raw: str | None) -> list[str] | None:
+    """`--setting-sources=user,project` (empty: none of the files)."""
+    if raw is None:
+        return None
+    names = [part.strip() for part in raw.split(",") if part.strip()]
+    unknown = [n for n in names if n not in ("user", "project", "local")]
+    if unknown:
+        raise UsageError(f"--setting-sources: {', '.join(unknown)}: use user, project, local")
+    return names
+
+
+def _setup_triggers(args: argparse.Namespace) -> list[str]:
+    triggers = ["init"] if args.init or args.init_only else []
+    return [*triggers, "maintenance"] if args.maintenance else triggers
 
 
 def _install_interrupt(session: Any) -> None:

@@ -146,6 +146,36 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--session-id", metavar="UUID", help="the id of the new session (a UUID)")
     add_permission_flags(parser)
+    parser.add_argument(
+        "--dangerously-skip-permissions",
+        action="store_true",
+        help="the same as --permission-mode bypassPermissions",
+    )
+    parser.add_argument(
+        "--setting-sources",
+        metavar="SOURCES",
+        help="which settings files load: a comma-separated list of user, project, local "
+        "(default: all; --settings and managed settings always apply)",
+    )
+    parser.add_argument(
+        "--init", action="store_true", help="run the Setup hooks (matcher init) before the session"
+    )
+    parser.add_argument(
+        "--init-only",
+        action="store_true",
+        help="run the Setup and SessionStart hooks, then exit without a conversation",
+    )
+    parser.add_argument(
+        "--maintenance",
+        action="store_true",
+        help="run the Setup hooks (matcher maintenance) before the session",
+    )
+    parser.add_argument(
+        "--agents",
+        metavar="JSON",
+        help='custom agents for this session, e.g. \'{"reviewer": {"description": "Reviews '
+        'code", "prompt": "You are a code reviewer", "tools": ["Read", "Grep"]}}\'',
+    )
     parser.add_argument("--system-prompt", help="replace the built-in system prompt")
     parser.add_argument("--append-system-prompt", help="add text to the end of the system prompt")
     parser.add_argument(
@@ -189,6 +219,8 @@ def _main(argv: Sequence[str] | None) -> int:
 
         return run_rewind(argv[1:])
     args = build_parser().parse_args(argv)
+    if args.prompt is None and args.init_only:
+        args.prompt = ""
     if args.prompt is None:
         print(
             "codeloop: the interactive terminal UI is not built yet; run headless with "

@@ -2,7 +2,8 @@
 
 Modes follow Claude Code: `default` (read-only tools and commands run; the rest is asked),
 `acceptEdits` (file edits and mkdir/touch/cp/mv inside the workspace too), `plan` (read-only
-only) and `bypassPermissions` (everything but deny and ask rules). Rules (rules.py) come from
+only), `dontAsk` (what would be asked is denied) and `bypassPermissions` (everything but deny
+and ask rules). Rules (rules.py) come from
 settings files and CLI flags, each tagged with its source; deny beats ask beats allow, and every
 decision names the rule that made it. Writes outside the workspace roots, and edits of files
 that configure the agent or run code, are asked even in acceptEdits.
@@ -14,6 +15,7 @@ model. Without it (headless) an ask is a denial whose reason the model reads as 
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
 import shlex
@@ -31,12 +33,13 @@ from codeloop.permissions.rules import Rule, RuleBook, RuleError, domain_matches
 from codeloop.tools.base import AnyTool, ToolContext, Workspace
 from codeloop.tools.executor import PermissionDecision
 
-PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
+PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
 PERMISSION_MODES: tuple[PermissionMode, ...] = (
     "default",
     "acceptEdits",
     "plan",
     "bypassPermissions",
+    "dontAsk",
 )
 
 
@@ -92,6 +95,20 @@ AskUser = Callable[[PermissionRequest], Awaitable[Answer]]
 
 
 @dataclass(frozen=True)
+class HookVerdict:
+    """What PermissionRequest hooks answered for a call that would be asked."""
+
+    behavior: Literal["allow", "deny"]
+    message: str = ""
+    updated_input: dict[str, Any] | None = None
+    interrupt: bool = False
+
+
+# Runs the PermissionRequest hooks for (tool name, input, decision); None: no hook decided.
+RequestHook = Callable[[str, dict[str, Any], Decision], Awaitable[HookVerdict | None]]
+
+
+@dataclass(frozen=True)
 class Denial:
     """A denied call, as the headless JSON result reports it (`permission_denials`)."""
 
@@ -122,6 +139,9 @@ class Policy:
     ) -> None:
         self.mode: PermissionMode = mode
         self.ask_user = ask_user
+        # PermissionRequest hooks, asked before the user (or the headless denial).
+        self.request_hook: RequestHook | None = None
+        self._granted: list[Rule] = []
         self.home = home or Path(os.path.expanduser("~"))
         self.denials: list[Denial] = []
         self.warnings: list[str] = []  # for the UI: e.g. an "allow always" that was not saved
@@ -134,6 +154,50 @@ class Policy:
     @property
     def roots(self) -> list[Path]:
         return list(self._roots)
+
+    def grant(self, texts: Sequence[str], source: str) -> None:
+        """Allow these rules until the next prompt (a skill's `allowed-tools`)."""
+        book = self._book
+        if book is None:
+            return
+        for text in texts:
+            try:
+                rule = Rule.parse(text, source)
+            except RuleError:
+                continue
+            if rule not in book.rules["allow"]:
+                book.add("allow", rule)
+                self._granted.append(rule)
+
+    def clear_grants(self) -> None:
+        if self._book is not None:
+            for rule in self._granted:
+                if rule in self._book.rules["allow"]:
+                    self._book.rules["allow"].remove(rule)
+        self._granted.clear()
+
+    def with_mode(self, mode: PermissionMode) -> Policy:
+        """The same rules, roots, prompt and denial record under another mode (a sub-agent's
+        `permissionMode`)."""
+        other = Policy.__new__(Policy)
+        other.__dict__.update(self.__dict__)
+        other.mode = mode
+        return other
+
+    def rule_matches(self, text: str, tool: AnyTool, args: Any, workspace: Workspace) -> bool:
+        """Whether the call falls under the rule `text` (a hook's `if`), judged exactly as a
+        deny rule would be: Bash subcommands one by one, file paths by their patterns."""
+        rule = Rule.parse(text, "if")
+        roots = self._roots or paths.real_roots(workspace.roots)
+        book = RuleBook([], [rule], [], project=roots[0], home=self.home)
+        scope = Scope("default", book, roots, self.home)
+        if tool.name == "Bash":
+            decision = decide_bash(str(args.command), workspace.cwd, scope)
+        elif (targets := file_targets(tool.name, args, workspace.cwd, self.home)) is not None:
+            decision = decide_files(tool.name, targets, scope)
+        else:
+            decision = self._decide_other(tool, args, scope)
+        return decision.rule == rule
 
     def _bind(self, roots: list[Path]) -> RuleBook:
         self._roots = paths.real_roots(roots)
@@ -184,6 +248,16 @@ class Policy:
         hook_settles = ctx.hook_approved and decision.behavior == "ask" and decision.rule is None
         if decision.behavior == "allow" or hook_settles:
             return PermissionDecision(True)
+        if decision.behavior == "ask" and self.request_hook is not None:
+            verdict = await self.request_hook(tool.name, _input_of(args), decision)
+            if verdict is not None:
+                return self._hook_verdict(tool, args, ctx, decision, verdict)
+        if decision.behavior == "ask" and self.mode == "dontAsk":
+            message = (
+                f"Permission to use {tool.name} was denied: {decision.explain()}, and in "
+                "dontAsk mode what would be asked is denied."
+            )
+            return self._deny(tool, args, ctx, message)
         if decision.behavior == "ask" and self.ask_user is not None:
             request = PermissionRequest(tool.name, _input_of(args), decision)
             answer = await self.ask_user(request)
@@ -210,6 +284,27 @@ class Policy:
                 f"ask the user; they can allow it with {how}."
             )
         return self._deny(tool, args, ctx, message, would_ask=decision.behavior == "ask")
+
+    def _hook_verdict(
+        self, tool: AnyTool, args: Any, ctx: ToolContext, decision: Decision, verdict: HookVerdict
+    ) -> PermissionDecision:
+        """A PermissionRequest hook answered the prompt. An allow never overrides an ask rule,
+        and changed input is decided again from the start."""
+        if verdict.behavior == "deny":
+            why = verdict.message or "a PermissionRequest hook denied it"
+            denied = self._deny(tool, args, ctx, f"Permission to use {tool.name} denied: {why}")
+            return dataclasses.replace(denied, interrupt=verdict.interrupt)
+        if decision.rule is not None:  # an ask rule: the hook cannot answer for the user
+            return self._deny(
+                tool,
+                args,
+                ctx,
+                f"Permission to use {tool.name} denied: {decision.explain()}.",
+                would_ask=True,
+            )
+        if verdict.updated_input is not None:
+            return PermissionDecision(True, updated_input=verdict.updated_input)
+        return PermissionDecision(True)
 
     def _deny(
         self, tool: AnyTool, args: Any, ctx: ToolContext, message: str, *, would_ask: bool = False

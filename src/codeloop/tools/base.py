@@ -37,6 +37,11 @@ class ToolResult:
         return ToolResult(message, is_error=True)
 
 
+# After a file tool succeeded: (tool name, input) -> text to add to its result (instructions
+# that apply to the files it touched), or "".
+Attach = Callable[[str, dict[str, Any]], Awaitable[str]]
+
+
 @dataclass
 class Workspace:
     """Session-scoped state the tools share and mutate (Bash moves `cwd`, Read fills the cache)."""
@@ -45,6 +50,16 @@ class Workspace:
     extra_dirs: list[Path] = field(default_factory=list)
     # Resolved path -> st_mtime_ns when this session last read (or wrote) it in full knowledge.
     read_files: dict[Path, int] = field(default_factory=dict)
+    # The environment Bash commands run with (None: the process's), and a file of `export`s
+    # that hooks write (CLAUDE_ENV_FILE), sourced before every command.
+    env: dict[str, str] | None = None
+    env_file: Path | None = None
+    attach: Attach | None = None
+
+    def fork(self) -> Workspace:
+        """A sub-agent's workspace: its own cwd, read state and loaded instructions, the same
+        environment."""
+        return Workspace(self.cwd, list(self.extra_dirs), env=self.env, env_file=self.env_file)
 
     def resolve(self, path: str) -> Path:
         """An absolute path for a tool argument, relative paths taken from the current cwd."""
@@ -63,8 +78,8 @@ def _normalize(path: Path) -> str:
 
 
 ProgressFn = Callable[[str], None]
-# Runs a sub-agent on (description, prompt) and returns its final answer as a tool result.
-SpawnAgent = Callable[[str, str], Awaitable["ToolResult"]]
+# Runs a sub-agent on (description, prompt, subagent_type) and returns its final answer.
+SpawnAgent = Callable[[str, str, str], Awaitable["ToolResult"]]
 
 
 def _no_progress(_: str) -> None:

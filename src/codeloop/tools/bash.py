@@ -109,12 +109,13 @@ class BashTool(Tool[BashInput]):
 
         fd, cwd_file = tempfile.mkstemp(prefix="codeloop-cwd-")
         os.close(fd)
-        script = _wrap(args.command, cwd_file)
-        env = {**os.environ, "CODELOOP": "1"}
+        script = _wrap(args.command, cwd_file, ctx.workspace.env_file)
+        base_env = os.environ if ctx.workspace.env is None else ctx.workspace.env
+        env = {**base_env, "CODELOOP": "1"}
         argv = [_shell(), "-c", script]
         if self.sandbox is not None:
             argv = self.sandbox.argv(_shell(), script, cwd=start_dir, files=[cwd_file])
-            env = {**self.sandbox.env(os.environ), "CODELOOP": "1"}
+            env = {**self.sandbox.env(base_env), "CODELOOP": "1"}
         try:
             output, exit_code, stopped = await _run(
                 argv,
@@ -144,18 +145,25 @@ class BashTool(Tool[BashInput]):
         return ToolResult(text, is_error=stopped is not None or exit_code != 0)
 
 
-def _wrap(command: str, cwd_file: str) -> str:
-    """The user's command, preceded by an EXIT trap that records the final directory.
+def _wrap(command: str, cwd_file: str, env_file: Path | None = None) -> str:
+    """The user's command, preceded by an EXIT trap that records the final directory, and by
+    the `export`s hooks wrote to CLAUDE_ENV_FILE (sourced quietly: a broken line there must not
+    cost the command).
 
     The command stays last and on its own lines, so a trailing comment, heredoc or `exit` in it
     behaves as typed. `$PWD` is the fallback when the directory was deleted under the shell.
     """
     target = shlex.quote(cwd_file)
+    exports = ""
+    if env_file is not None:
+        quoted = shlex.quote(str(env_file))
+        exports = f"[ -f {quoted} ] && . {quoted} >/dev/null 2>&1 </dev/null\n"
     return (
         f"__codeloop_exit() {{ __codeloop_rc=$?; "
         f"{{ pwd -P 2>/dev/null || printf '%s\\n' \"$PWD\"; }} >| {target}; "
         f'exit "$__codeloop_rc"; }}\n'
         "trap __codeloop_exit EXIT\n"
+        f"{exports}"
         f"{command}\n"
     )
 

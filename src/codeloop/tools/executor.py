@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from codeloop.context.memory import system_reminder
 from codeloop.events import Notice, ToolFinished, ToolProgress, ToolStarted
-from codeloop.hooks import HookOutcome, HookRunner, tool_response
+from codeloop.hooks import HookOutcome, HookRunner, tool_response, updated_text
 from codeloop.tools.base import (
     AnyTool,
     SpawnAgent,
@@ -29,7 +30,7 @@ from codeloop.tools.base import (
     ToolResult,
     Workspace,
 )
-from codeloop.types import TextBlock, ToolResultBlock, ToolUseBlock
+from codeloop.types import TextBlock, ToolResultBlock, ToolUseBlock, block_to_dict
 
 DEFAULT_MAX_CONCURRENCY = 10
 # A tool that ignores the abort signal is cancelled after this grace period.
@@ -44,6 +45,10 @@ class PermissionDecision:
     message: str = ""
     # Denied only because nobody could be asked (a headless run): the user is notified.
     would_ask: bool = False
+    # A PermissionRequest hook allowed the call with this input instead (decided again).
+    updated_input: dict[str, Any] | None = None
+    # A PermissionRequest hook denied the call and asked to stop the run.
+    interrupt: bool = False
 
 
 CanUseTool = Callable[[AnyTool, Any, ToolContext], Awaitable[PermissionDecision]]
@@ -192,12 +197,14 @@ class ToolExecutor:
         self._schedule()
 
     async def _checked_call(self, call: _Call, ctx: ToolContext) -> ToolResult:
-        """PreToolUse hooks, the permission check, the call, PostToolUse hooks."""
+        """PreToolUse hooks, the permission check (and PermissionRequest hooks), the call, then
+        PostToolUse or PostToolUseFailure hooks and the files the call brought into context."""
         tool, tool_use, args = call.tool, call.tool_use, call.args
         assert tool is not None
         hooks = self._hooks
-        payload = {
-            "tool_input": tool_use.input,
+        tool_input = tool_use.input
+        payload: dict[str, Any] = {
+            "tool_input": tool_input,
             "tool_use_id": tool_use.id,
             "cwd": str(self._workspace.cwd),
         }
@@ -211,6 +218,7 @@ class ToolExecutor:
                     args = tool.parse(pre.updated_input)
                 except ToolInputError as exc:
                     return ToolResult.error(str(exc))
+                tool_input = pre.updated_input
         if pre is not None and pre.permission == "ask":
             why = pre.permission_reason or "a PreToolUse hook asked for confirmation"
             decision = PermissionDecision(
@@ -224,11 +232,26 @@ class ToolExecutor:
             if pre is not None and pre.permission == "allow":
                 ctx = dataclasses.replace(ctx, hook_approved=True)
             decision = await self._can_use_tool(tool, args, ctx)
+            if decision.allowed and decision.updated_input is not None:
+                try:
+                    args = tool.parse(decision.updated_input)
+                except ToolInputError as exc:
+                    return ToolResult.error(str(exc))
+                tool_input = decision.updated_input
+                approved = dataclasses.replace(ctx, hook_approved=True)
+                decision = await self._can_use_tool(tool, args, approved)
         if not decision.allowed:
+            if decision.interrupt and self.hook_stop is None:
+                self.hook_stop = decision.message
             if decision.would_ask and hooks is not None:
                 message = f"codeloop needs your permission to use {tool.name}"
                 notified = await hooks.run(
-                    "Notification", {"message": message, "notification_type": "permission_prompt"}
+                    "Notification",
+                    {
+                        "message": message,
+                        "title": "Permission needed",
+                        "notification_type": "permission_prompt",
+                    },
                 )
                 self._note(notified)
             return ToolResult.error(decision.message or f"Permission denied: {tool.name}")
@@ -237,15 +260,73 @@ class ToolExecutor:
             if warning := await before(tool_use):
                 self._push(Notice("warning", warning))
         call.ran = True
+        cwd_before = self._workspace.cwd
+        started = time.monotonic()
         result = await tool.call(args, ctx)
-        if hooks is None or result.is_error:
-            return result
+        elapsed_ms = round((time.monotonic() - started) * 1000)
+        payload = {**payload, "tool_input": tool_input, "duration_ms": elapsed_ms}
+        if hooks is not None and self._workspace.cwd != cwd_before:
+            moved = await hooks.run(
+                "CwdChanged", {"old_cwd": str(cwd_before), "new_cwd": str(self._workspace.cwd)}
+            )
+            self._note(moved)
+        attached = await self._attachments(tool.name, tool_input, result)
+        if hooks is None:
+            return _with_feedback(result, attached) if attached else result
         text = result.content if isinstance(result.content, str) else ""
-        response = tool_response(tool.name, tool_use.input, text, False)
+        if result.is_error:
+            failed = await hooks.run(
+                "PostToolUseFailure",
+                {**payload, "error": text, "is_interrupt": ctx.abort.is_set()},
+                tool.name,
+            )
+            self._note(failed)
+            feedback = "\n\n".join(t for t in (failed.for_model(), attached) if t)
+            return _with_feedback(result, feedback) if feedback else result
+        response = tool_response(tool.name, tool_input, text, False)
         post = await hooks.run("PostToolUse", {**payload, "tool_response": response}, tool.name)
         self._note(post)
-        feedback = post.for_model()
+        replaced = updated_text(post.updated_output) if post.updated_output is not None else None
+        if replaced is not None:
+            result = ToolResult(replaced, result.is_error)
+        feedback = "\n\n".join(t for t in (post.for_model(), attached) if t)
         return _with_feedback(result, feedback) if feedback else result
+
+    async def _attachments(
+        self, tool_name: str, tool_input: dict[str, Any], result: ToolResult
+    ) -> str:
+        """Instructions that apply to the files this call touched (a nested CLAUDE.md, a rule
+        whose `paths:` match), loaded the first time; empty when there are none."""
+        attach = self._workspace.attach
+        if attach is None or result.is_error:
+            return ""
+        return await attach(tool_name, tool_input)
+
+    async def finish_batch(self) -> str:
+        """After every call of the turn has its result: the PostToolBatch hooks, and what async
+        hooks finished meanwhile. Returns the text for the model (empty: none); a block or
+        `continue: false` sets `hook_stop`, ending the run before the next model call."""
+        hooks = self._hooks
+        if hooks is None:
+            return ""
+        calls = [
+            {
+                "tool_name": c.tool_use.name,
+                "tool_input": c.tool_use.input,
+                "tool_use_id": c.tool_use.id,
+                "tool_response": _serialized(c.result),
+            }
+            for c in self._calls
+        ]
+        parts: list[str] = []
+        if calls:
+            batch = await hooks.run("PostToolBatch", {"tool_calls": calls})
+            self._note(batch)
+            parts.extend(batch.additional_context)
+            if (batch.blocked or batch.stop) and self.hook_stop is None:
+                self.hook_stop = batch.reason or batch.stop_reason or "a PostToolBatch hook stopped"
+        parts.extend(hooks.take_async_context())
+        return system_reminder("\n\n".join(parts)) if parts else ""
 
     def _note(self, outcome: HookOutcome) -> None:
         for message in outcome.system_messages:
@@ -328,6 +409,15 @@ class ToolExecutor:
             task.cancel()
         if stragglers:
             await asyncio.wait(stragglers)
+
+
+def _serialized(result: ToolResult | None) -> Any:
+    """A result as the model receives it: its text, or its content blocks."""
+    if result is None:
+        return ""
+    if isinstance(result.content, str):
+        return result.content
+    return [block_to_dict(block) for block in result.content]
 
 
 def _marked_interrupted(result: ToolResult, reason: str) -> ToolResult:

@@ -69,6 +69,12 @@ class LazyTool:
         return await self.tool.call(args, ctx)
 
 
+def described(tool: AnyTool, description: str) -> AnyTool:
+    """The same tool under another description (the Task tool listing the session's agents)."""
+    spec = tool.spec()
+    return LazyTool(ToolSpec(spec.name, description, spec.input_schema), lambda: tool)
+
+
 def default_tools(overrides: Mapping[str, ToolFactory] | None = None) -> dict[str, AnyTool]:
     """The built-in tools; `overrides` builds some differently (e.g. Bash in a sandbox)."""
     specs = _stored_specs()

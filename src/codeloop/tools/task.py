@@ -23,7 +23,7 @@ class TaskInput(ToolInput):
     )
     subagent_type: str = Field(
         default="general-purpose",
-        description="The kind of sub-agent; only general-purpose exists so far.",
+        description="The type of agent to run (see the list in the tool's description).",
     )
 
 
@@ -49,10 +49,6 @@ class TaskTool(Tool[TaskInput]):
         return False
 
     async def call(self, args: TaskInput, ctx: ToolContext) -> ToolResult:
-        if args.subagent_type != "general-purpose":
-            return ToolResult.error(
-                f"Unknown subagent_type {args.subagent_type!r}: only general-purpose exists."
-            )
         if ctx.spawn_agent is None:
             return ToolResult.error("Sub-agents are not available in this session.")
-        return await ctx.spawn_agent(args.description, args.prompt)
+        return await ctx.spawn_agent(args.description, args.prompt, args.subagent_type)

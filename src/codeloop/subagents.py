@@ -1,0 +1,155 @@
+"""Running one Task call: the general-purpose sub-agent or a custom agent, as a fresh loop.
+
+A custom agent runs with its own system prompt (the agent file's body, plus the environment),
+only the tools its definition allows, its own model and permission mode where it sets them,
+its preloaded skills, and its hooks for as long as it runs. Like the general-purpose agent it
+sees the memory but none of the conversation; only its final answer comes back, and its cost
+counts towards the session's. SubagentStart and SubagentStop hooks fire around it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from codeloop.context.memory import system_reminder
+from codeloop.context.system_prompt import build_system_prompt
+from codeloop.costs import usage_by_model
+from codeloop.deps import LoopDeps
+from codeloop.events import LoopEnd
+from codeloop.extensions.agents import GENERAL, AgentDefinition, Agents, choose_tools
+from codeloop.loop import LoopParams, query_loop
+from codeloop.permissions.policy import Policy
+from codeloop.tools.base import ToolResult
+from codeloop.types import Message, new_uuid
+
+if TYPE_CHECKING:
+    from codeloop.session import Session
+
+# Skill name -> its rendered body, for an agent's `skills:` (None: no such skill).
+SkillBodies = Callable[[str], str | None]
+
+SUBAGENT_NOTE = (
+    "You are a sub-agent: another agent gave you the task in the user's message. Carry it out "
+    "on your own, then answer with a concise report of what you found or did; that report is "
+    "all the other agent will see."
+)
+# Parent modes a sub-agent's own permissionMode cannot loosen or change.
+_PARENT_WINS = ("bypassPermissions", "acceptEdits")
+
+
+class AgentRunner:
+    """The session's Task spawner: knows the agents, runs the one a call names."""
+
+    def __init__(
+        self,
+        agents: Agents,
+        *,
+        skills: SkillBodies | None = None,
+        bypass_disabled: bool = False,
+    ) -> None:
+        self.agents = agents
+        self.skills = skills
+        self.bypass_disabled = bypass_disabled
+
+    async def __call__(
+        self, session: Session, description: str, prompt: str, subagent_type: str
+    ) -> ToolResult:
+        agent = self.agents.get(subagent_type or GENERAL.name)
+        if agent is None:
+            known = ", ".join(self.agents.by_name)
+            return ToolResult.error(
+                f"Agent type {subagent_type!r} not found. Available agents: {known}"
+            )
+        return await run_agent(
+            session,
+            agent,
+            description,
+            prompt,
+            skills=self.skills,
+            bypass_disabled=self.bypass_disabled,
+        )
+
+
+async def run_agent(
+    session: Session,
+    agent: AgentDefinition,
+    description: str,
+    prompt: str,
+    *,
+    skills: SkillBodies | None = None,
+    bypass_disabled: bool = False,
+) -> ToolResult:
+    choice = choose_tools(agent, list(session.tools))
+    if agent.tools is not None and not choice.names:
+        listed = ", ".join(agent.tools)
+        return ToolResult.error(
+            f"Agent {agent.name} would run with no tools: none of {listed} is a tool of this "
+            "session. Fix its tools list, or use another agent."
+        )
+    agent_id = f"a{new_uuid().replace('-', '')[:16]}"
+    config = session.config
+    hooks = session.hooks.for_agent(agent_id, agent.name, agent.hooks) if session.hooks else None
+    context = list(session.user_context)
+    if hooks is not None:
+        started = await hooks.run("SubagentStart", {"agent_id": agent_id, "agent_type": agent.name})
+        if text := started.for_model():
+            context.append(Message.user(system_reminder(text), is_meta=True))
+    for name in agent.skills:
+        body = skills(name) if skills is not None else None
+        if body:
+            context.append(Message.user(system_reminder(body), is_meta=True))
+    model = agent.model or config.model
+    params = LoopParams(
+        messages=(Message.user(prompt),),
+        model=model,
+        tools={name: session.tools[name] for name in choice.names},
+        # Its own working directory and read state: its `cd` does not move the caller.
+        workspace=session.workspace.fork(),
+        can_use_tool=_policy(session, agent, bypass_disabled).can_use_tool,
+        system=_system(session, agent, model),
+        max_tokens=config.max_tokens,
+        max_output_tokens=config.max_output_tokens,
+        max_turns=agent.max_turns or config.max_turns,
+        fallback_model=config.fallback_model if agent.model is None else None,
+        retry=config.retry,
+        user_context=tuple(context),
+        hooks=hooks,
+        stop_event="SubagentStop",
+        abort=session.abort_event,
+    )
+    # The session's compactor belongs to the main history; a sub-agent trims its own.
+    deps = LoopDeps(call_model=session.deps.call_model, sleep=session.deps.sleep)
+    end: LoopEnd | None = None
+    async for event in query_loop(params, deps):
+        if isinstance(event, LoopEnd):
+            end = event
+    assert end is not None
+    both = (*session.usage_by_model.items(), *end.usage_by_model.items())
+    session.usage_by_model = usage_by_model(both)
+    answer = end.final_text
+    if end.reason != "completed":
+        why = end.error or end.reason.replace("_", " ")
+        return ToolResult.error(f"The sub-agent ({description}) stopped: {why}\n{answer}")
+    return ToolResult(answer or f"The sub-agent ({description}) gave no answer.")
+
+
+def _system(session: Session, agent: AgentDefinition, model: str) -> str:
+    """General-purpose: the session's prompt; a custom agent: its own, with the environment."""
+    if agent.built_in:
+        return f"{session.config.system}\n\n{SUBAGENT_NOTE}"
+    workspace = session.workspace
+    own = f"{agent.prompt.strip()}\n\n{SUBAGENT_NOTE}" if agent.prompt.strip() else SUBAGENT_NOTE
+    return build_system_prompt(workspace.cwd, model, extra_dirs=workspace.extra_dirs, override=own)
+
+
+def _policy(session: Session, agent: AgentDefinition, bypass_disabled: bool) -> Policy:
+    """The agent's permissionMode, unless the parent's bypass or acceptEdits wins, or bypass
+    is disabled by the settings (then the parent's mode applies)."""
+    policy = session.config.policy
+    mode = agent.permission_mode
+    if mode is None or policy.mode in _PARENT_WINS or mode == "auto":
+        return policy
+    if mode == "bypassPermissions" and bypass_disabled:
+        return policy
+    return policy.with_mode(mode)  # type: ignore[arg-type]  # MODES, less auto and manual
