@@ -342,8 +342,11 @@ def _boolean(key: str, value: Any, warn: Warn) -> Any:
 
 
 def _strings(key: str, value: Any, warn: Warn) -> Any:
-    if isinstance(value, str):
-        value = [value]
+    """A list of strings (one string is a list of one)."""
+    return _items(key, [value] if isinstance(value, str) else value, warn, "a string")
+
+
+def _items(key: str, value: Any, warn: Warn, what: str) -> Any:
     if not isinstance(value, list):
         warn(key, f"expected a list of strings, got {kind(value)}")
         return _INVALID
@@ -352,7 +355,7 @@ def _strings(key: str, value: Any, warn: Warn) -> Any:
         if isinstance(item, str) and item.strip():
             kept.append(item.strip())
         else:
-            warn(f"{key}[{i}]", f"expected a string, got {shown(item)}")
+            warn(f"{key}[{i}]", f"expected {what}, got {shown(item)}")
     return kept
 
 
@@ -480,19 +483,10 @@ def _permissions(key: str, raw: Any, warn: Warn) -> Any:
         return _INVALID
     out: dict[str, Any] = {}
     for sub in PERMISSION_LISTS:
-        if sub not in raw:
-            continue
-        value = raw[sub]
-        if not isinstance(value, list):
-            warn(f"permissions.{sub}", f"expected a list of strings, got {kind(value)}")
-            continue
-        kept = []
-        for i, item in enumerate(value):
-            if isinstance(item, str) and item.strip():
-                kept.append(item.strip())
-            else:
-                warn(f"permissions.{sub}[{i}]", f"expected a rule string, got {shown(item)}")
-        out[sub] = kept
+        if sub in raw:
+            kept = _items(f"permissions.{sub}", raw[sub], warn, "a rule string")
+            if kept is not _INVALID:
+                out[sub] = kept
     if "defaultMode" in raw:
         mode = raw["defaultMode"]
         if mode in MODE_NAMES:
