@@ -198,7 +198,7 @@ async def test_bypass_is_denied_or_asked_and_never_runs(world: Path, mode: str, 
 
 async def test_control_an_allowed_command_does_run_and_change_the_tree(world: Path) -> None:
     ws = world / "ws"
-    policy = Policy("default", ALLOW, DENY, roots=[ws])
+    policy = Policy("acceptEdits", ALLOW, DENY, roots=[ws])
     before = tree_digest(world)
     text, is_error = await run_tool(policy, ws, "Bash", {"command": "echo ran > src/out.txt"})
     assert not is_error, text

@@ -1,23 +1,39 @@
 """Decide a Bash command on its real parse: every simple command it runs must be allowed.
 
 Order for each command (wrappers taken off, see shell.py), as in Claude Code: deny rules (on the
-command, and on every path it names or writes) → ask rules → bypassPermissions → what cannot be
-judged (dynamic command names, privilege wrappers, risky variables, unknown or outside write
-targets) → plan mode → allow rules → read-only commands → acceptEdits' file commands → ask.
-A line the parser cannot fully account for is asked, after its deny rules were checked.
-`cd` is followed through the line, so `cd .. && rm x` is judged where `rm` runs.
+command however it is spelled, and on every path it names or writes) → ask rules →
+bypassPermissions → what cannot be judged (dynamic command names, privilege wrappers, risky
+variables, unknown or outside write targets, a git repository whose own config names programs)
+→ plan mode → allow rules → read-only commands (readonly.py) → acceptEdits' file commands → ask.
+A redirection's target is judged apart, like a Write of that path: an allow rule for the
+command does not cover it. Expanding a secret-named variable, or reading a credential file,
+is not read-only. A line the parser cannot fully account for is asked, after its deny rules
+were checked. `cd` is followed through the line, so `cd .. && rm x` is judged where `rm` runs.
+
+Every refusal says in one line what was refused and why, and (`Decision.fix`) which flag or
+rule would allow it.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
 from pathlib import Path
 
 from codeloop.permissions import paths
-from codeloop.permissions.bash_parse import Assignment, is_read_only_simple_command, parse_command
+from codeloop.permissions.bash_parse import Assignment, SimpleCommand, parse_command
 from codeloop.permissions.decision import Behavior, Decision, Scope, combine
 from codeloop.permissions.files_check import denied_under
-from codeloop.permissions.shell import Invocation, Word, path_uses, unwrap
+from codeloop.permissions.git_check import (
+    git_directories,
+    git_problem,
+    needs_repository,
+    repository_problem,
+)
+from codeloop.permissions.readonly import assignment_problem, simple_command_problem
+from codeloop.permissions.scripts import SECRET_NAME
+from codeloop.permissions.shell import Invocation, Word, command_name, path_uses, unwrap
 
 # Commands acceptEdits runs without asking when all they write is inside the workspace.
 ACCEPT_EDITS_COMMANDS = frozenset({"mkdir", "touch", "cp", "mv"})
@@ -32,6 +48,7 @@ _RISKY_VARIABLE = re.compile(
     re.IGNORECASE,
 )
 _UNRESOLVABLE = re.compile(r"[$`{]|^[<>]\(")
+_BYPASS = "--permission-mode bypassPermissions"
 
 
 def decide_bash(command: str, cwd: Path, scope: Scope) -> Decision:
@@ -39,10 +56,11 @@ def decide_bash(command: str, cwd: Path, scope: Scope) -> Decision:
     verdicts: list[Decision] = []
     where: Path | None = cwd
     links = False
+    secret = next((n for n in sorted(parsed.expanded_names) if SECRET_NAME.fullmatch(n)), None)
     for cmd in parsed.commands:
         inv = unwrap(cmd)
-        for one in (inv, *inv.extra):
-            verdicts.append(_judge(one, where, scope, links))
+        for one, source in ((inv, cmd), *((extra, None) for extra in inv.extra)):
+            verdicts.append(_judge(one, source, where, scope, links, secret))
             links = links or path_uses(one).makes_links
         where = _after_cd(inv, where, scope.home)
     if not parsed.ok:
@@ -50,71 +68,177 @@ def decide_bash(command: str, cwd: Path, scope: Scope) -> Decision:
             verdicts.append(Decision("allow", "bypassPermissions"))
         else:
             why = "; ".join(parsed.unparsed_reasons[:3])
-            verdicts.append(Decision("ask", f"the command cannot be fully analysed ({why})"))
+            verdicts.append(
+                Decision(
+                    "ask",
+                    f"the command cannot be fully analysed ({why})",
+                    fix=f"{_BYPASS} (no allow rule covers a command that cannot be analysed)",
+                )
+            )
     return combine(verdicts)
 
 
-def _judge(inv: Invocation, cwd: Path | None, scope: Scope, links: bool) -> Decision:
+def _judge(
+    inv: Invocation,
+    cmd: SimpleCommand | None,
+    cwd: Path | None,
+    scope: Scope,
+    links: bool,
+    secret: str | None,
+) -> Decision:
     book, label = scope.book, _label(inv)
     uses = path_uses(inv)
     named, named_unknown = _resolve(uses.named, cwd, scope.home)
     written, written_unknown = _resolve(uses.written, cwd, scope.home)
+    redirected = [
+        p for p in _resolve(uses.redirected, cwd, scope.home)[0] if not paths.is_device(p)
+    ]
     trees = [p for p in _resolve(uses.trees, cwd, scope.home)[0] if p.is_dir()]
-    behaviors: tuple[Behavior, ...] = ("deny", "ask")
-    for behavior in behaviors:
-        rule = book.bash_rule(behavior, inv.wrapped, [False] * len(inv.wrapped))
-        rule = rule or book.bash_rule(behavior, inv.argv, inv.dynamic)
-        if rule is not None:
-            return Decision(behavior, f"`{label}` matches a {behavior} rule", rule)
-        for top in trees:
-            if (hit := denied_under(behavior, "Read", top, book)) is not None:
-                why = f"`{label}` reads {hit[1]} under {top}, which a {behavior} rule covers"
-                return Decision(behavior, why, hit[0])
-        for tool, targets in (("Read", named), ("Edit", written)):
-            for path in targets:
-                if (rule := book.path_rule(behavior, tool, path)) is not None:
-                    return Decision(
-                        behavior, f"`{label}` names {path}, which a {behavior} rule covers", rule
-                    )
+    if (ruled := _ruled(inv, named, written, trees, scope)) is not None:
+        return ruled
     if named_unknown and (book.path_rules("deny", "Read") or book.path_rules("ask", "Read")):
-        return Decision("ask", f"cannot tell which file `{named_unknown[0]}` names in `{label}`")
+        return Decision(
+            "ask", f"cannot tell which file `{named_unknown[0]}` names in `{label}`", fix=_BYPASS
+        )
     if scope.mode == "bypassPermissions":
         return Decision("allow", "bypassPermissions")
-    if problem := _unjudgeable(inv):
-        return Decision("ask", f"{problem} in `{label}`")
+    if problem := _unjudgeable(inv, cwd):
+        return Decision("ask", f"{problem} in `{label}`", fix=_BYPASS)
     if written_unknown:
-        return Decision("ask", f"cannot tell where `{written_unknown[0]}` writes in `{label}`")
+        return Decision(
+            "ask", f"cannot tell where `{written_unknown[0]}` writes in `{label}`", fix=_BYPASS
+        )
     for path in written:
         if paths.is_device(path):
             continue
+        edit = (f"Edit(/{path})",)
         if links:
-            return Decision("ask", f"`{label}` writes {path} after a symlink was made")
+            return Decision("ask", f"`{label}` writes {path} after a symlink was made", fix=_BYPASS)
         if not paths.within(path, scope.roots) and not book.path_rule("allow", "Edit", path):
-            return Decision("ask", f"`{label}` writes {path}, outside the workspace")
-        if paths.guarded(path):
+            folder = shlex.quote(str(path.parent))
+            fix = f"--add-dir {folder} or --allowedTools {shlex.quote(edit[0])}"
             return Decision(
-                "ask", f"`{label}` writes {path}, which configures the agent or runs code"
+                "ask", f"`{label}` writes {path}, outside the workspace", None, edit, fix
             )
-    read_only = bool(inv.argv) and (
-        inv.argv[0] in _DIRECTORY_COMMANDS or is_read_only_simple_command(inv.simple())
-    )
+        if paths.guarded(path) and not book.path_rule("allow", "Edit", path):
+            return Decision(
+                "ask",
+                f"`{label}` writes {path}, which configures the agent or runs code",
+                None,
+                edit,
+            )
+    command = _command_verdict(inv, cmd, named, trees, scope, secret)
+    return combine([command, _redirect_verdict(label, redirected, scope)])
+
+
+def _ruled(
+    inv: Invocation, named: list[Path], written: list[Path], trees: list[Path], scope: Scope
+) -> Decision | None:
+    """A deny or ask rule on the command (however spelled) or on a path it reads or writes."""
+    book, label = scope.book, _label(inv)
+    behaviors: tuple[Behavior, ...] = ("deny", "ask")
+    for behavior in behaviors:
+        fix = "" if behavior == "deny" else "answering the prompt in an interactive session"
+        rule = book.bash_rule(behavior, inv.wrapped, [False] * len(inv.wrapped))
+        rule = rule or book.bash_rule(behavior, inv.argv, inv.dynamic)
+        if rule is not None:
+            return Decision(behavior, f"`{label}` matches a {behavior} rule", rule, fix=fix)
+        for top in trees:
+            if (hit := denied_under(behavior, "Read", top, book)) is not None:
+                why = f"`{label}` reads {hit[1]} under {top}, which a {behavior} rule covers"
+                return Decision(behavior, why, hit[0], fix=fix)
+        for tool, targets in (("Read", named), ("Edit", written)):
+            for path in targets:
+                if (rule := book.path_rule(behavior, tool, path)) is not None:
+                    why = f"`{label}` names {path}, which a {behavior} rule covers"
+                    return Decision(behavior, why, rule, fix=fix)
+    return None
+
+
+def _command_verdict(
+    inv: Invocation,
+    cmd: SimpleCommand | None,
+    named: list[Path],
+    trees: list[Path],
+    scope: Scope,
+    secret: str | None,
+) -> Decision:
+    """The command itself, its redirections aside."""
+    book, label = scope.book, _label(inv)
+    problem = _read_only_problem(inv, cmd, named, trees, scope, secret)
     if scope.mode == "plan":
-        if read_only:
+        if problem is None:
             return Decision("allow", "read-only command")
-        return Decision("deny", f"`{label}` is not read-only, and plan mode only reads")
+        return Decision(
+            "deny",
+            f"`{label}` is not read-only ({problem}), and plan mode only reads",
+            fix="leaving plan mode",
+        )
     rule = book.bash_rule("allow", inv.argv, inv.dynamic, open_args=inv.open_args)
     if rule is not None:
         return Decision("allow", f"`{label}` matches an allow rule", rule)
-    if read_only:
+    if problem is None:
         return Decision("allow", "read-only command")
     if not inv.argv:  # a bare assignment or redirection
-        return Decision("ask", f"`{label}` needs approval")
-    if scope.mode == "acceptEdits" and inv.argv[0] in ACCEPT_EDITS_COMMANDS and written:
+        return Decision("ask", f"`{label}` needs approval: {problem}", fix=_BYPASS)
+    accepted = scope.mode == "acceptEdits" and inv.argv[0] in ACCEPT_EDITS_COMMANDS
+    if accepted and path_uses(inv).written:
         return Decision("allow", "acceptEdits: file command inside the workspace")
-    return Decision("ask", f"`{label}` needs approval", suggestions=(suggest_rule(inv.argv),))
+    modes = " or --permission-mode acceptEdits" if inv.argv[0] in ACCEPT_EDITS_COMMANDS else ""
+    suggestion = suggest_rule(inv.argv)
+    return Decision(
+        "ask",
+        f"`{label}` is not read-only: {problem}",
+        suggestions=(suggestion,),
+        fix=f"--allowedTools {shlex.quote(suggestion)}{modes}",
+    )
 
 
-def _unjudgeable(inv: Invocation) -> str | None:
+def _read_only_problem(
+    inv: Invocation,
+    cmd: SimpleCommand | None,
+    named: list[Path],
+    trees: list[Path],
+    scope: Scope,
+    secret: str | None,
+) -> str | None:
+    if inv.argv and inv.argv[0] in _DIRECTORY_COMMANDS:
+        return None
+    simple = cmd if cmd is not None else inv.simple()
+    if problem := simple_command_problem(simple, redirects=False):
+        return problem
+    if secret is not None:
+        return f"the line expands ${secret}, which may hold a secret"
+    readable = [p for p in named if not scope.book.path_rule("allow", "Read", p)]
+    if found := next((p for p in readable if paths.credential(p, scope.home)), None):
+        return f"it reads {found}, which holds credentials"
+    for top in trees:
+        found = paths.credentials_under(top, scope.home)
+        if found is not None and not scope.book.path_rule("allow", "Read", found):
+            return f"it reads {top} recursively, and {found} holds credentials"
+    return None
+
+
+def _redirect_verdict(label: str, targets: list[Path], scope: Scope) -> Decision:
+    """A redirection is a write of its target, judged like the Write tool would judge it."""
+    uncovered = [p for p in targets if not scope.book.path_rule("allow", "Edit", p)]
+    if not uncovered or scope.mode in ("acceptEdits", "bypassPermissions"):
+        return Decision("allow", "redirection inside the workspace")
+    path = uncovered[0]
+    if scope.mode == "plan":
+        return Decision(
+            "deny", f"`{label}` writes {path}, and plan mode only reads", fix="leaving plan mode"
+        )
+    rule = f"Edit(/{path})"
+    return Decision(
+        "ask",
+        f"`{label}` writes {path} (a redirection is a file write)",
+        suggestions=(rule,),
+        fix=f"--permission-mode acceptEdits or --allowedTools {shlex.quote(rule)}",
+    )
+
+
+def _unjudgeable(inv: Invocation, cwd: Path | None) -> str | None:
     if inv.problem:
         return inv.problem
     if inv.argv and inv.dynamic[0]:
@@ -122,10 +246,27 @@ def _unjudgeable(inv: Invocation) -> str | None:
     risky = [a.name for a in inv.assignments if _risky(a)]
     if risky:
         return f"setting {risky[0]} can change what runs"
-    return None
+    return _git_repository(inv, cwd)
+
+
+def _git_repository(inv: Invocation, cwd: Path | None) -> str | None:
+    """For a git command that only reads: is the repository it will use safe to read?"""
+    if not inv.argv or command_name(inv.argv[0]) != "git" or any(inv.dynamic):
+        return None
+    args = inv.argv[1:]
+    if git_problem(args) is not None or not needs_repository(args):
+        return None
+    if cwd is None:
+        return "cannot tell which repository git reads"
+    directory = cwd
+    for step in git_directories(args):
+        directory = Path(os.path.realpath(directory / os.path.expanduser(step)))
+    return repository_problem(directory)
 
 
 def _risky(a: Assignment) -> bool:
+    if assignment_problem(a) is None:
+        return False  # `GIT_PAGER=cat`, `LC_ALL=C`: known to change nothing that runs
     return a.dynamic or bool(_RISKY_VARIABLE.fullmatch(a.name.split("[", 1)[0]))
 
 
@@ -165,9 +306,11 @@ def _after_cd(inv: Invocation, cwd: Path | None, home: Path) -> Path | None:
 
 
 def _label(inv: Invocation) -> str:
+    """The command as the refusal names it: one line, at most 80 characters."""
     own = [f"{a.name}={a.value}" for a in inv.assignments]
     words = [w for w in own if w not in inv.wrapped] + inv.wrapped
     text = " ".join(words) or " ".join(f"{r.op}{r.target or ''}" for r in inv.redirects)
+    text = text.replace("\n", "\\n")
     return text if len(text) <= 80 else text[:77] + "..."
 
 

@@ -1,8 +1,8 @@
 """Parse a Bash command line into the simple commands bash would run.
 
-Two consumers stand on this module: the tool executor (may this Bash call run in parallel with
-its siblings? see `is_read_only_command`) and the permission system (which rule covers each
-subcommand? see `parse_command`). Both need the same answer to "what will bash execute?", so
+Two consumers stand on this module: the read-only check (readonly.py: may this Bash call run
+without asking, and in parallel with its siblings?) and the permission system (which rule
+covers each subcommand?). Both need the same answer to "what will bash execute?", so
 one tree-sitter walk serves both, and anything it does not model makes the result not-ok
 instead of being guessed at.
 
@@ -28,7 +28,7 @@ from __future__ import annotations
 import bisect
 import re
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING
@@ -36,20 +36,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
 
-__all__ = [
-    "GIT_READ_ONLY_SUBCOMMANDS",
-    "READ_ONLY_COMMANDS",
-    "SAFE_PREFIX_ASSIGNMENTS",
-    "ArgvCheck",
-    "Assignment",
-    "ParsedCommand",
-    "Redirect",
-    "SimpleCommand",
-    "argv_is_read_only",
-    "is_read_only_command",
-    "is_read_only_simple_command",
-    "parse_command",
-]
+__all__ = ["Assignment", "ParsedCommand", "Redirect", "SimpleCommand", "parse_command"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +87,7 @@ class ParsedCommand:
     unparsed_reasons: list[str]  # why `ok` is False; empty when it is True
     has_command_substitution: bool
     has_process_substitution: bool
+    expanded_names: frozenset[str] = frozenset()  # variables bash expands: `$HOME` → HOME
 
     @property
     def ok(self) -> bool:
@@ -189,8 +177,15 @@ _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 # Commands that run another program from their arguments, so `timeout 5 sh -c '...'` is found.
 _WRAPPERS = frozenset(
     {"command", "builtin", "time", "env", "nice", "nohup", "timeout", "stdbuf", "sudo", "doas"}
-    | {"xargs", "setsid", "ionice", "find"}
+    | {"xargs", "setsid", "ionice", "find", "flock", "chrt", "taskset", "busybox"}
 )
+# `watch CMD ARGS` and `flock FILE -c CMD` hand their words to `sh -c`.
+_WATCH_FLAGS = frozenset(
+    {"-b", "--beep", "-c", "--color", "-C", "--no-color", "-d", "--differences", "-e"}
+    | {"--errexit", "-g", "--chgexit", "-p", "--precise", "-t", "--no-title", "-w", "--no-wrap"}
+    | {"-r", "--no-rerun"}
+)
+_WATCH_VALUED = frozenset({"-n", "--interval", "-q", "--equexit"})
 _ARITH_TEST_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _NUMBER = re.compile(r"0[xX][0-9a-fA-F]+|[0-9]+")
@@ -335,6 +330,7 @@ class _Walker:
         self.reasons: list[str] = []
         self.command_substitution = False
         self.process_substitution = False
+        self.expanded: set[str] = set()
 
     # helpers
 
@@ -479,6 +475,7 @@ class _Walker:
             self.reasons += [f"in {argv[shell_at]} -c: {r}" for r in inner.unparsed_reasons]
             self.command_substitution |= inner.has_command_substitution
             self.process_substitution |= inner.has_process_substitution
+            self.expanded |= inner.expanded_names
 
     def shell_script(
         self, argv: list[str], dynamic: list[bool], node: Node
@@ -486,6 +483,8 @@ class _Walker:
         """Find `sh -c SCRIPT` (directly or behind a wrapper); return (shell index, script)."""
         if not argv or dynamic[0]:
             return None, None
+        if _basename(argv[0]) in ("watch", "flock"):
+            return self.joined_script(argv, dynamic, node)
         if _basename(argv[0]) in _SHELLS:
             at = 0
         elif argv[0] in _WRAPPERS:
@@ -505,6 +504,38 @@ class _Walker:
         if not has_c and operand is None and at == 0:
             self.reject(node, f"{argv[0]} reads its commands from stdin")
         return None, None
+
+    def joined_script(
+        self, argv: list[str], dynamic: list[bool], node: Node
+    ) -> tuple[int | None, str | None]:
+        """`watch [opts] CMD...` runs `sh -c "CMD..."`; `flock [opts] FILE -c CMD` runs CMD."""
+        if _basename(argv[0]) == "flock":
+            for i, word in enumerate(argv[:-1]):
+                if word in ("-c", "--command") or word.startswith("--command="):
+                    at = i + 1
+                    if dynamic[at]:
+                        self.reject(node, "flock -c command is not a literal")
+                        return None, None
+                    return 0, argv[at]
+            return None, None
+        i = 1
+        while i < len(argv) and argv[i].startswith("-"):
+            word = argv[i]
+            if word in ("-x", "--exec"):
+                return None, None  # runs the words as a command, no shell
+            if word in _WATCH_VALUED:
+                i += 2
+            elif word in _WATCH_FLAGS or word.split("=", 1)[0] in _WATCH_VALUED | _WATCH_FLAGS:
+                i += 1
+            else:
+                self.reject(node, f"watch option {word} is not understood")
+                return None, None
+        if i >= len(argv):
+            return None, None
+        if any(dynamic[i:]):
+            self.reject(node, "the command watch runs is not a literal")
+            return None, None
+        return 0, " ".join(argv[i:])
 
     def check_builtins(self, argv: list[str], dynamic: list[bool], node: Node) -> None:
         """Flag builtins that run strings as code or evaluate names as arithmetic."""
@@ -752,6 +783,8 @@ class _Walker:
                 self.reject(node, "backticks with escapes are parsed twice by bash")
         elif kind == "arithmetic_expansion":
             self.arithmetic(node)
+        elif kind == "variable_name":
+            self.expanded.add(self.raw(node))
         elif kind in _STATEMENTS:  # commands only ever nest in words through substitutions
             self.reject(node, f"unexpected {kind} inside a word")
         elif kind in _LEAVES:
@@ -814,350 +847,5 @@ def _parse(command: str, depth: int) -> ParsedCommand:
         unparsed_reasons=list(dict.fromkeys(walker.reasons)),
         has_command_substitution=walker.command_substitution,
         has_process_substitution=walker.process_substitution,
-    )
-
-
-# --- read-only classification --------------------------------------------------------------
-
-ArgvCheck = Callable[[Sequence[str]], bool]
-"""Given a command's arguments (all literal), is this invocation read-only?"""
-
-
-def _short_has(arg: str, letters: str) -> bool:
-    return arg.startswith("-") and not arg.startswith("--") and any(c in arg[1:] for c in letters)
-
-
-def _long_abbreviates(arg: str, names: Sequence[str]) -> bool:
-    """GNU tools accept any unambiguous prefix of a long option: `--out` means `--output`."""
-    name = arg[2:].split("=", 1)[0] if arg.startswith("--") else ""
-    return bool(name) and any(full.startswith(name) for full in names)
-
-
-def _rejects(short: str = "", long: Sequence[str] = ()) -> ArgvCheck:
-    """A check that fails on any of the given short letters or (abbreviated) long options."""
-
-    def check(args: Sequence[str]) -> bool:
-        return not any(_short_has(a, short) or _long_abbreviates(a, long) for a in args)
-
-    return check
-
-
-_FIND_WRITES = frozenset(
-    {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
-)
-
-
-def _find(args: Sequence[str]) -> bool:
-    return not _FIND_WRITES.intersection(args)
-
-
-def _printf(args: Sequence[str]) -> bool:
-    return not (args and args[0].startswith("-v"))  # -v assigns to a variable
-
-
-def _uniq(args: Sequence[str]) -> bool:
-    """`uniq IN OUT` writes OUT: allow one file operand at most."""
-    operands = 0
-    i = 0
-    while i < len(args):
-        if args[i] in ("-f", "-s", "-w"):
-            i += 1
-        elif not args[i].startswith("-") or args[i] == "-":
-            operands += 1
-        i += 1
-    return operands <= 1
-
-
-def _date(args: Sequence[str]) -> bool:
-    """Reading the clock is fine; `-s`/`--set` or an MMDDhhmm operand sets it."""
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg in ("-d", "--date", "-r", "--reference", "-f", "--file"):
-            i += 2
-            continue
-        if arg.startswith("-I") or arg.startswith("+"):
-            pass
-        elif not arg.startswith("-") or _short_has(arg, "s") or _long_abbreviates(arg, ["set"]):
-            return False
-        i += 1
-    return True
-
-
-def _env(args: Sequence[str]) -> bool:
-    """`env` only prints the environment when it is given no command to run."""
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg in ("-u", "--unset"):
-            i += 2
-            continue
-        named = arg in ("-0", "--null", "-i", "--ignore-environment", "-")
-        if not (named or arg.startswith(("--unset=", "-u")) or "=" in arg[1:]):
-            return False
-        i += 1
-    return True
-
-
-_BRANCH_LIST_FLAGS = frozenset(
-    {"-a", "--all", "-r", "--remotes", "-v", "-vv", "--verbose", "--show-current", "-i"}
-    | {"--ignore-case", "--no-color", "--color", "--no-column", "--column", "--omit-empty"}
-)
-_BRANCH_VALUE_FLAGS = (
-    *("--contains", "--no-contains", "--merged", "--no-merged", "--points-at"),
-    *("--sort", "--format", "--abbrev"),
-)
-_BRANCH_ATTACHED = (*_BRANCH_VALUE_FLAGS, "--color", "--column")
-
-
-def _git_branch(args: Sequence[str]) -> bool:
-    """`git branch` lists unless it is given a name to create or a flag that changes refs."""
-    listing = named = False
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg in ("-l", "--list"):
-            listing = True
-        elif arg in _BRANCH_VALUE_FLAGS:
-            i += 1
-        elif arg in _BRANCH_LIST_FLAGS or arg.split("=", 1)[0] in _BRANCH_ATTACHED:
-            pass
-        elif re.fullmatch(r"-[arvil]+", arg):
-            listing = listing or "l" in arg
-        elif arg.startswith("-"):
-            return False
-        else:
-            named = True
-        i += 1
-    return listing or not named
-
-
-def _git_remote(args: Sequence[str]) -> bool:
-    return all(a in ("-v", "--verbose") for a in args)
-
-
-_NO_OUTPUT_FILE = _rejects(long=["output"])  # diff/log/show --output=FILE writes FILE
-GIT_READ_ONLY_SUBCOMMANDS: Mapping[str, ArgvCheck | None] = {
-    "status": None,
-    "diff": _NO_OUTPUT_FILE,
-    "log": _NO_OUTPUT_FILE,
-    "show": _NO_OUTPUT_FILE,
-    "branch": _git_branch,
-    "rev-parse": None,
-    "ls-files": None,
-    "ls-tree": None,
-    "blame": None,
-    "describe": None,
-    "grep": _rejects(short="O", long=["open-files-in-pager"]),  # -O runs a pager command
-    "remote": _git_remote,
-}
-_GIT_SAFE_GLOBALS = frozenset({"--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs"})
-
-
-def _git(args: Sequence[str]) -> bool:
-    """Only the listed subcommands; `-c` and `--git-dir` could point git at code to run."""
-    i = 0
-    while i < len(args) and args[i].startswith("-"):
-        if args[i] == "-C":
-            i += 2
-        elif args[i] in _GIT_SAFE_GLOBALS:
-            i += 1
-        else:
-            return False
-    if i >= len(args) or args[i] not in GIT_READ_ONLY_SUBCOMMANDS:
-        return False
-    check = GIT_READ_ONLY_SUBCOMMANDS[args[i]]
-    return check is None or check(args[i + 1 :])
-
-
-def _command(args: Sequence[str]) -> bool:
-    i = 0
-    while i < len(args) and args[i].startswith("-"):
-        if args[i] in ("-v", "-V"):
-            return True
-        if args[i] != "-p":
-            return False
-        i += 1
-    return i < len(args) and argv_is_read_only(args[i:])
-
-
-def _time(args: Sequence[str]) -> bool:
-    rest = args[1:] if args[:1] == ["-p"] else args
-    return not rest or argv_is_read_only(rest)
-
-
-def _nice(args: Sequence[str]) -> bool:
-    if not args:
-        return True
-    i = 2 if args[0] == "-n" else 0
-    if args[0].startswith("--adjustment=") or re.fullmatch(r"-n?-?[0-9]+", args[0]):
-        i = 1
-    return len(args) > i and argv_is_read_only(args[i:])
-
-
-_TIMEOUT_FLAGS = frozenset({"--preserve-status", "--foreground", "-v", "--verbose"})
-_TIMEOUT_ATTACHED = ("--signal=", "--kill-after=", "-s", "-k")
-
-
-def _timeout(args: Sequence[str]) -> bool:
-    i = 0
-    while i < len(args) and args[i].startswith("-"):
-        if args[i] in ("-s", "--signal", "-k", "--kill-after"):
-            i += 2
-        elif args[i] in _TIMEOUT_FLAGS or args[i].startswith(_TIMEOUT_ATTACHED):
-            i += 1
-        else:
-            return False
-    return len(args) > i + 1 and argv_is_read_only(args[i + 1 :])  # args[i] is the duration
-
-
-_XARGS_FLAGS = frozenset({"-0", "--null", "-r", "--no-run-if-empty", "-t", "--verbose", "-x"})
-_XARGS_VALUE_FLAGS = ("-I", "-n", "-L", "-P", "-s", "-d", "-E", "-a")
-_XARGS_LONG = (
-    *("--arg-file=", "--delimiter=", "--max-args=", "--max-lines=", "--eof="),
-    *("--max-procs=", "--max-chars=", "--replace"),
-)
-_XARGS_ATTACHED = (*_XARGS_VALUE_FLAGS, "-i", "-l", "-e")  # -n1, -I{}, -i (means -I{})
-
-
-def _xargs(args: Sequence[str]) -> bool:
-    """xargs appends untrusted words from stdin, so the command must be safe with any args."""
-    i = 0
-    while i < len(args) and args[i].startswith("-"):
-        arg = args[i]
-        if arg == "--":
-            i += 1
-            break
-        if arg in _XARGS_VALUE_FLAGS:
-            i += 2
-        elif arg in _XARGS_FLAGS or arg[:2] in _XARGS_ATTACHED or arg.startswith(_XARGS_LONG):
-            i += 1
-        else:
-            return False
-    inner = args[i:]
-    return not inner or _any_arguments_ok(inner[0])
-
-
-def _any_arguments_ok(name: str) -> bool:
-    return name in READ_ONLY_COMMANDS and READ_ONLY_COMMANDS[name] is None
-
-
-READ_ONLY_COMMANDS: Mapping[str, ArgvCheck | None] = {
-    # read-only whatever the arguments
-    **dict.fromkeys(
-        {"ls", "cat", "head", "tail", "wc", "grep", "pwd", "echo", "sleep", "which", "type"}
-        | {"stat", "du", "df", "cut", "tr", "nl", "basename", "dirname", "realpath", "readlink"}
-        | {"printenv", "true", "false", ":", "test", "[", "[[", "diff", "cmp", "md5sum", "jq"}
-        | {"sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum"}
-        | {"id", "whoami", "uname", "nproc", "seq", "tac", "rev", "comm", "paste", "column"}
-        | {"od", "strings", "fold", "expr"}
-    ),
-    # read-only unless a flag writes a file or runs a program
-    "rg": _rejects(long=["pre", "hostname-bin"]),
-    "find": _find,
-    "sort": _rejects(short="o", long=["output", "compress-program"]),
-    "tree": _rejects(short="oR"),  # -o FILE; -R writes 00Tree.html files
-    "file": _rejects(short="C", long=["compile"]),
-    "uniq": _uniq,
-    "printf": _printf,
-    "date": _date,
-    "env": _env,
-    "git": _git,
-    # wrappers: read-only when the command they run is
-    "command": _command,
-    "time": _time,
-    "nice": _nice,
-    "timeout": _timeout,
-    "xargs": _xargs,
-}
-"""Command name → None (read-only with any arguments) or a check on its literal arguments.
-
-Names only: `/bin/ls` or `./ls` may be anything. A check never sees a dynamic word: a command
-with a check and a `$VAR`/glob/substitution argument is not read-only (`find $X` could be
-`find -delete`).
-"""
-
-SAFE_PREFIX_ASSIGNMENTS: Mapping[str, frozenset[str] | None] = {
-    **dict.fromkeys(
-        {"LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_COLLATE", "LC_MESSAGES", "LC_NUMERIC"}
-        | {"LC_TIME", "TZ", "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "TERM", "COLUMNS", "LINES"}
-        | {"GIT_TERMINAL_PROMPT"}
-    ),
-    **dict.fromkeys(["PAGER", "GIT_PAGER", "MANPAGER"], frozenset({"", "cat"})),
-}
-"""`NAME=value cmd` prefixes allowed on a read-only command: name → None (any literal value)
-or the allowed values. Others (PATH, LD_PRELOAD, GIT_EXTERNAL_DIFF, ...) can make a listed
-command run something else."""
-
-_DISCARD_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
-
-
-def argv_is_read_only(argv: Sequence[str]) -> bool:
-    """Is this literal argv (no expansions) a read-only invocation per READ_ONLY_COMMANDS?"""
-    if not argv or argv[0] not in READ_ONLY_COMMANDS:
-        return False
-    check = READ_ONLY_COMMANDS[argv[0]]
-    return check is None or check(argv[1:])
-
-
-def _redirect_is_read_only(r: Redirect) -> bool:
-    if r.op in ("<<", "<<-", "<<<", ">&-", "<&-"):
-        return True  # here-doc/-string text is data; nested substitutions are commands
-    if r.target is None or r.target_dynamic or r.target.startswith(("/dev/tcp/", "/dev/udp/")):
-        return False
-    if r.op == "<":
-        return True
-    if r.op in (">&", "<&") and (r.target.isdigit() or r.target == "-"):
-        return True  # fd duplication; `>& file` (a word) is `&> file`
-    return r.op in (">", ">>", "&>", "&>>", ">|", ">&") and r.target in _DISCARD_TARGETS
-
-
-def _assignment_is_read_only(a: Assignment) -> bool:
-    if a.dynamic or a.name not in SAFE_PREFIX_ASSIGNMENTS:
-        return False
-    allowed = SAFE_PREFIX_ASSIGNMENTS[a.name]
-    return allowed is None or a.value in allowed
-
-
-def _plain_shell_c(argv: Sequence[str]) -> bool:
-    """`bash -c SCRIPT [args]` with harmless options: the script's commands are checked apart."""
-    i = 1
-    while i < len(argv) and argv[i].startswith(("-", "+")):
-        if argv[i] in ("-o", "+o"):
-            i += 2
-        elif re.fullmatch(r"-[ceuxl]+|--norc|--noprofile|--login", argv[i]):
-            i += 1
-        else:
-            return False
-    return True
-
-
-def is_read_only_simple_command(cmd: SimpleCommand) -> bool:
-    """Can this one command run without changing anything (files, processes, shell state)?
-
-    A bare assignment (`FOO=1` with no command) is not read-only: it exists only to change how
-    later commands in the line behave, which is what this check cannot follow.
-    """
-    if not all(map(_assignment_is_read_only, cmd.assignments)):
-        return False
-    if not all(map(_redirect_is_read_only, cmd.redirects)):
-        return False
-    if not cmd.argv:
-        return not cmd.assignments  # `$(<file)` or a lone `2>/dev/null`
-    if cmd.argv_dynamic[0]:
-        return False
-    if cmd.script is not None and cmd.argv[0] in _SHELLS:
-        return _plain_shell_c(cmd.argv)
-    if any(cmd.argv_dynamic[1:]):
-        return _any_arguments_ok(cmd.argv[0])
-    return argv_is_read_only(cmd.argv)
-
-
-def is_read_only_command(command: str) -> bool:
-    """True only if every command the line would run is read-only; when in doubt, False."""
-    parsed = parse_command(command)
-    return (
-        parsed.ok
-        and bool(parsed.commands)
-        and all(map(is_read_only_simple_command, parsed.commands))
+        expanded_names=frozenset(walker.expanded),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,16 @@ class Decision:
     rule: Rule | None = None  # the rule that decided, when one did
     # Rules that would allow this next time ("allow always"), most specific first.
     suggestions: tuple[str, ...] = ()
+    # How a person allows it, in flags: "--allowedTools 'Edit(out)' or --permission-mode
+    # acceptEdits". Empty: the suggestions (as --allowedTools) are the way.
+    fix: str = ""
+
+    def how_to_allow(self) -> str:
+        if self.fix:
+            return self.fix
+        if self.suggestions:
+            return " or ".join(f"--allowedTools {shlex.quote(s)}" for s in self.suggestions[:2])
+        return "--permission-mode bypassPermissions"
 
     def explain(self) -> str:
         return f"{self.reason} [rule {self.rule.describe()}]" if self.rule else self.reason
@@ -41,7 +52,8 @@ def combine(decisions: Sequence[Decision]) -> Decision:
         if found:
             reason = "; ".join(dict.fromkeys(d.reason for d in found))
             suggestions = tuple(dict.fromkeys(s for d in found for s in d.suggestions))
-            return Decision(found[0].behavior, reason, found[0].rule, suggestions)
+            fix = " and ".join(dict.fromkeys(d.how_to_allow() for d in found))
+            return Decision(found[0].behavior, reason, found[0].rule, suggestions, fix)
     ruled = next((d for d in decisions if d.rule is not None), None)
     if ruled is not None:
         return ruled

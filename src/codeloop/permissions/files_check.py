@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -63,15 +64,18 @@ def decide_files(name: str, targets: list[Path], scope: Scope) -> Decision:
         return Decision("allow", "bypassPermissions")
     allow_rule = book.tool_rule("allow", name)
     if not write:
-        return Decision("allow", "read-only tool", allow_rule)
+        return _read_verdict(name, targets, scope, allow_rule)
     if scope.mode == "plan":
         return Decision("deny", f"{name} edits files, and plan mode only reads")
     suggestions = tuple(name if paths.within(p, scope.roots) else f"Edit(/{p})" for p in targets)
     for path in targets:
         allowed = book.path_rule("allow", name, path)
         if not paths.within(path, scope.roots) and allowed is None:
+            fix = f"--add-dir {shlex.quote(str(path.parent))} or --allowedTools " + shlex.quote(
+                f"Edit(/{path})"
+            )
             return Decision(
-                "ask", f"{name} would write {path}, outside the workspace", None, suggestions
+                "ask", f"{name} would write {path}, outside the workspace", None, suggestions, fix
             )
         if paths.guarded(path) and allowed is None:
             return Decision(
@@ -87,7 +91,18 @@ def decide_files(name: str, targets: list[Path], scope: Scope) -> Decision:
         return Decision("allow", f"{name} matches an allow rule", allow_rule)
     if scope.mode == "acceptEdits":
         return Decision("allow", "acceptEdits")
-    return Decision("ask", f"{name} on {targets[0]} needs approval", None, suggestions)
+    fix = f"--permission-mode acceptEdits or --allowedTools {shlex.quote(suggestions[0])}"
+    return Decision("ask", f"{name} on {targets[0]} needs approval", None, suggestions, fix)
+
+
+def _read_verdict(name: str, targets: list[Path], scope: Scope, rule: Rule | None) -> Decision:
+    """Reads run, but a credential file (a key, a token, a `.env`) needs a rule naming it."""
+    for path in targets:
+        if not paths.credential(path, scope.home) or scope.book.path_rule("allow", name, path):
+            continue
+        allow = f"Read(/{path})"
+        return Decision("ask", f"{name} on {path}: it holds credentials", None, (allow,))
+    return Decision("allow", "read-only tool", rule)
 
 
 def denied_under(

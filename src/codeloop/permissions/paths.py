@@ -20,6 +20,14 @@ _SETTINGS_DIRS = frozenset({".codeloop", ".claude"})
 # Writing to these changes no file.
 _DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero"})
 GLOB_LIMIT = 2000
+# Where people keep credentials, under the home directory: directories, then single files.
+_CREDENTIAL_DIRS = (".ssh", ".aws", ".gnupg", ".config/gh", ".config/gcloud", ".azure", ".kube")
+_CREDENTIAL_FILES = frozenset(
+    {".netrc", ".docker/config.json", ".git-credentials", ".pgpass", ".pypirc", ".npmrc"}
+    | {".config/hub", ".cargo/credentials", ".cargo/credentials.toml", ".kube/config"}
+)
+_PUBLIC_IN_CREDENTIAL_DIRS = ("known_hosts", "known_hosts.old", "authorized_keys")
+_ENV_TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist"})
 
 
 def resolve(raw: str, cwd: Path, home: Path) -> Path:
@@ -45,6 +53,38 @@ def guarded(path: Path) -> bool:
     if len(parts) > 1 and parts[-2] in _SETTINGS_DIRS and path.name.startswith("settings"):
         return True
     return any(a == ".git" and b in ("hooks", "config") for a, b in itertools.pairwise(parts))
+
+
+def credential(path: Path, home: Path) -> bool:
+    """A file that holds secrets: keys and tokens under the home directory, `.env` files
+    anywhere (their templates aside), the environment of a process."""
+    name = path.name
+    if name == ".env" or (name.startswith(".env.") and name not in _ENV_TEMPLATES):
+        return True
+    if name == "environ" and str(path).startswith("/proc/"):
+        return True  # /proc/PID/environ: a process's environment
+    home = Path(os.path.realpath(home))
+    if not path.is_relative_to(home) or path == home:
+        return False
+    rel = path.relative_to(home).as_posix()
+    if rel in _CREDENTIAL_FILES:
+        return True
+    for directory in _CREDENTIAL_DIRS:
+        if rel.startswith(directory + "/"):
+            return not (name.endswith(".pub") or name in _PUBLIC_IN_CREDENTIAL_DIRS)
+    return False
+
+
+def credentials_under(top: Path, home: Path) -> Path | None:
+    """A credential a recursive read of `top` reaches: the home's key folders, or a `.env`."""
+    if (top / ".env").is_file():
+        return top / ".env"
+    home = Path(os.path.realpath(home))
+    for directory in _CREDENTIAL_DIRS:
+        found = home / directory
+        if found.is_relative_to(top) and found.is_dir():
+            return found
+    return None
 
 
 def expand_glob(pattern: str, cwd: Path, home: Path) -> list[Path] | None:

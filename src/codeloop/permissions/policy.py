@@ -18,7 +18,6 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import os
-import shlex
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -273,15 +272,12 @@ class Policy:
             return self._deny(tool, args, ctx, f"Permission to use {tool.name} denied: {message}")
         if decision.behavior == "deny":
             message = f"Permission to use {tool.name} denied: {decision.explain()}."
+            if decision.rule is None and decision.fix:
+                message = f"{message[:-1]}; {decision.fix} would allow it."
         else:
-            how = "--add-dir or --permission-mode bypassPermissions"
-            if decision.suggestions:
-                how = (
-                    f"--allowedTools {shlex.quote(decision.suggestions[0])} or a --permission-mode"
-                )
             message = (
                 f"Permission to use {tool.name} was denied: {decision.explain()}. This run cannot "
-                f"ask the user; they can allow it with {how}."
+                f"ask the user; they can allow it with {decision.how_to_allow()}."
             )
         return self._deny(tool, args, ctx, message, would_ask=decision.behavior == "ask")
 

@@ -116,12 +116,22 @@ class BashPattern:
 
         `dynamic` marks words bash still expands (they cannot be promised to equal anything);
         `open_args` says more words will be appended (xargs), so an exact pattern cannot hold.
+        Loosely (deny and ask rules) a command also matches however it is spelled: by a path
+        to the program (`/usr/bin/curl` for `curl`), or with its short flags combined,
+        reordered or joined by others (`rm -fr /`, `rm -r -f -v /` for `rm -rf /`).
         """
         norm = fold if loose else _same
         words = [norm(w) for w in argv]
         if self.kind == "wildcard":
-            return _wildcard(norm(self.text)).fullmatch(" ".join(words)) is not None
+            regex = _wildcard(norm(self.text))
+            if regex.fullmatch(" ".join(words)) is not None:
+                return True
+            return (
+                loose and bool(words) and regex.fullmatch(" ".join(_respelled(words))) is not None
+            )
         want = [norm(w) for w in self.words]
+        if loose and want and words and _flags_match(self.kind, want, words):
+            return True
         if self.kind == "exact" and (open_args or len(words) != len(want)):
             return False
         if len(words) < len(want) or not want:
@@ -129,6 +139,41 @@ class BashPattern:
         head_dynamic = any(dynamic[: len(want)]) if not loose else False
         tail_dynamic = self.kind == "exact" and any(dynamic) and not loose
         return words[: len(want)] == want and not head_dynamic and not tail_dynamic
+
+
+def _respelled(words: Sequence[str]) -> list[str]:
+    """The program by name, not by path: `/usr/bin/curl -s` → `curl -s`."""
+    return [words[0].rsplit("/", 1)[-1], *words[1:]]
+
+
+def _shape(words: Sequence[str]) -> tuple[str, set[str], list[str]]:
+    """(program name, options: short letters and long names, operands in order)."""
+    options: set[str] = set()
+    operands: list[str] = []
+    rest = False
+    for word in words[1:]:
+        if rest or word == "-" or not word.startswith("-"):
+            operands.append(word)
+        elif word == "--":
+            rest = True
+        elif word.startswith("--"):
+            options.add(word)
+        else:
+            options.update(f"-{letter}" for letter in word[1:])
+    return _respelled(words)[0], options, operands
+
+
+def _flags_match(kind: str, want: Sequence[str], words: Sequence[str]) -> bool:
+    """`rm -rf /` against `rm -fr /`: same program, the pattern's options all present, and its
+    operands leading (prefix patterns) or all present in order (exact patterns)."""
+    name, options, operands = _shape(want)
+    got_name, got_options, got_operands = _shape(words)
+    if name != got_name or not options <= got_options:
+        return False
+    if kind == "prefix":
+        return got_operands[: len(operands)] == operands
+    found = iter(got_operands)
+    return all(operand in found for operand in operands)
 
 
 def _same(text: str) -> str:

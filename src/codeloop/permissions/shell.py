@@ -20,6 +20,20 @@ from codeloop.permissions.bash_parse import Assignment, Redirect, SimpleCommand
 
 Word = tuple[str, bool]  # text, dynamic (bash still expands it)
 
+SYSTEM_BIN_DIRS = ("/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/")
+
+
+def command_name(word: str) -> str | None:
+    """The program a command word names: `grep`, `/usr/bin/grep` → grep; None for other paths
+    (`./grep`, `bin/grep`), which may be anything."""
+    if "/" not in word:
+        return word
+    for directory in SYSTEM_BIN_DIRS:
+        if word.startswith(directory) and "/" not in word[len(directory) :]:
+            return word[len(directory) :] or None
+    return None
+
+
 # Run their command as another user or in another root: a rule about the inner program must not
 # cover them.
 _ELEVATING = frozenset({"sudo", "doas", "su", "pkexec", "runuser", "chroot", "nsenter"})
@@ -53,6 +67,32 @@ _WRAPPERS: dict[str, _Wrapper] = {
         frozenset({"-c", "--class", "-n", "--classdata"}),
         not_wrapping=frozenset({"-p", "--pid", "-P", "--pgid", "-u", "--uid"}),
     ),
+    "flock": _Wrapper(
+        frozenset({"-s", "--shared", "-x", "-e", "--exclusive", "-u", "--unlock", "-n", "--nb"})
+        | {"--nonblock", "-o", "--close", "-F", "--no-fork", "--verbose"},
+        frozenset({"-w", "--wait", "--timeout", "-E", "--conflict-exit-code"}),
+        positional=1,  # the lock file
+        not_wrapping=frozenset({"-c", "--command"}),  # a script for `sh -c`: parsed apart
+    ),
+    "watch": _Wrapper(
+        frozenset({"-b", "--beep", "-c", "--color", "-C", "--no-color", "-d", "--differences"})
+        | {"-e", "--errexit", "-g", "--chgexit", "-p", "--precise", "-t", "--no-title", "-x"}
+        | {"--exec", "-w", "--no-wrap", "-r", "--no-rerun"},
+        frozenset({"-n", "--interval", "-q", "--equexit"}),
+    ),
+    "chrt": _Wrapper(
+        frozenset({"-a", "--all-tasks", "-b", "--batch", "-d", "--deadline", "-f", "--fifo"})
+        | {"-i", "--idle", "-o", "--other", "-r", "--rr", "-R", "--reset-on-fork", "-v"},
+        frozenset({"-T", "--sched-runtime", "-P", "--sched-period", "-D", "--sched-deadline"}),
+        positional=1,
+        not_wrapping=frozenset({"-p", "--pid", "-m", "--max"}),
+    ),
+    "taskset": _Wrapper(
+        frozenset({"-a", "--all-tasks", "-c", "--cpu-list"}),
+        positional=1,
+        not_wrapping=frozenset({"-p", "--pid"}),
+    ),
+    "busybox": _Wrapper(),
     "xargs": _Wrapper(
         frozenset({"-0", "--null", "-r", "--no-run-if-empty", "-t", "--verbose", "-x", "--exit"}),
         frozenset({"-I", "-n", "-L", "-P", "-s", "-d", "-E", "-a", "-i", "-l", "-e"})
@@ -81,6 +121,7 @@ class Invocation:
     open_args: bool = False
     problem: str | None = None
     extra: list[Invocation] = field(default_factory=list)  # commands run by find -exec
+    wrappers: list[str] = field(default_factory=list)  # taken off, outermost first
 
     def simple(self) -> SimpleCommand:
         return SimpleCommand(
@@ -94,8 +135,9 @@ def unwrap(cmd: SimpleCommand) -> Invocation:
     assignments = list(cmd.assignments)
     open_args = False
     problem = None
+    wrappers: list[str] = []
     while argv and not dynamic[0]:
-        name = argv[0]
+        name = command_name(argv[0]) or argv[0]
         if name in _ELEVATING:
             problem = f"`{name}` runs a command with other privileges"
             break
@@ -112,10 +154,19 @@ def unwrap(cmd: SimpleCommand) -> Invocation:
             break
         open_args = open_args or (name in _WRAPPERS and _WRAPPERS[name].open_args)
         argv, dynamic = argv[start:], dynamic[start:]
+        wrappers.append(name)
     inv = Invocation(
-        argv, dynamic, assignments, list(cmd.redirects), cmd.script, cmd.argv, open_args, problem
+        argv,
+        dynamic,
+        assignments,
+        list(cmd.redirects),
+        cmd.script,
+        cmd.argv,
+        open_args,
+        problem,
+        wrappers=wrappers,
     )
-    if argv and argv[0] == "find":
+    if argv and command_name(argv[0]) == "find":
         inv.extra.extend(_find_execs(argv, dynamic, cmd.argv))
     return inv
 
@@ -145,6 +196,8 @@ def _wrapper_start(
         else:
             return None, f"`{argv[0]}` option {arg} is not understood"
     i += spec.positional
+    if i < len(argv) and argv[i] in spec.not_wrapping:
+        return None, None  # `flock FILE -c CMD`
     return (i, None) if i < len(argv) else (None, None)
 
 
@@ -230,7 +283,7 @@ _OUTPUT_OPTIONS = frozenset(
     {"--output", "--output-file", "--out-file", "--outfile", "--log-file", "--logfile"}
 )
 _DASH_O_WRITES = frozenset({"sort", "gcc", "g++", "cc", "clang", "curl", "go", "rustc", "uniq"})
-_WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&"})
+WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&"})
 _SYMLINK_MAKERS = frozenset({"ln", "cp", "rsync"})
 _SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack"})
 _ALWAYS_RECURSIVE = frozenset({"rg", "ag", "ack", "tar", "zip", "rsync"})
@@ -242,11 +295,13 @@ class PathUse:
     written: list[Word]  # words naming paths the command writes
     makes_links: bool  # may create a symlink, so later writes in the line can be redirected
     trees: list[Word]  # directories read recursively (grep -r, rg, tar, cp -r, ...)
+    redirected: list[Word] = field(default_factory=list)  # written by `>` and friends
 
 
 def path_uses(inv: Invocation) -> PathUse:
     named: list[Word] = []
     written: list[Word] = []
+    redirected: list[Word] = []
     for r in inv.redirects:
         if r.target is None or r.op in ("<<", "<<-", "<<<"):
             continue
@@ -254,11 +309,12 @@ def path_uses(inv: Invocation) -> PathUse:
             continue  # descriptor duplication
         word = (r.target, r.target_dynamic)
         named.append(word)
-        if r.op in _WRITE_OPS:
+        if r.op in WRITE_OPS:
             written.append(word)
+            redirected.append(word)
     if not inv.argv:
-        return PathUse(named, written, False, [])
-    name, args, dynamic = inv.argv[0], inv.argv[1:], inv.dynamic[1:]
+        return PathUse(named, written, False, [], redirected)
+    name, args, dynamic = command_name(inv.argv[0]) or inv.argv[0], inv.argv[1:], inv.dynamic[1:]
     for arg, dyn in zip(args, dynamic, strict=True):
         named.append((arg, dyn))
         if "=" in arg and not dyn:  # --file=x, of=x, key=value
@@ -282,7 +338,7 @@ def path_uses(inv: Invocation) -> PathUse:
         written += operands
     written += _output_options(name, args, dynamic)
     links = name in _SYMLINK_MAKERS and _makes_links(name, args)
-    return PathUse(named, written, links, _trees(name, args, operands, options))
+    return PathUse(named, written, links, _trees(name, args, operands, options), redirected)
 
 
 def _trees(

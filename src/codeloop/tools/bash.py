@@ -88,7 +88,7 @@ class BashTool(Tool[BashInput]):
 
     def is_read_only(self, args: BashInput) -> bool:
         """Decided on a real parse: every command read-only, no writes, nothing unparsed."""
-        from codeloop.permissions.bash_parse import is_read_only_command
+        from codeloop.permissions.readonly import is_read_only_command
 
         return is_read_only_command(args.command)
 
@@ -116,6 +116,7 @@ class BashTool(Tool[BashInput]):
         if self.sandbox is not None:
             argv = self.sandbox.argv(_shell(), script, cwd=start_dir, files=[cwd_file])
             env = {**self.sandbox.env(base_env), "CODELOOP": "1"}
+        env = _git_protected(args.command, env)
         try:
             output, exit_code, stopped = await _run(
                 argv,
@@ -166,6 +167,14 @@ def _wrap(command: str, cwd_file: str, env_file: Path | None = None) -> str:
         f"{exports}"
         f"{command}\n"
     )
+
+
+def _git_protected(command: str, env: dict[str, str]) -> dict[str, str]:
+    """A line whose git commands only read runs them with configuration that keeps git from
+    running programs the repository names (permissions/git_check.py)."""
+    from codeloop.permissions.git_check import needs_protection, protective_env
+
+    return protective_env(env) if needs_protection(command) else env
 
 
 def _shell() -> str:
