@@ -279,8 +279,6 @@ READ_ONLY = [
     "echo ${HOME:-/tmp}",
     "ls *.txt",
     "echo done # comment",
-    "python3 --version",
-    "node --version 2>/dev/null || true",
 ]
 
 # Writes and programs inside the workspace that acceptEdits lets through: default mode asks,
@@ -557,7 +555,9 @@ MUST_ASK = [
     "cat < /dev/tcp/127.0.0.1/80",
     "kill 1",
     "pkill x",
-    "python --version --x",
+    "python3 --version",
+    "node --version",
+    "cargo --version",
     "git status & rm f",
 ]
 

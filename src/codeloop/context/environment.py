@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import os
 import platform
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from codeloop.permissions.git_check import protective_env
 from codeloop.procs import run_bounded
 
 GIT_TIME_LIMIT = 5.0
@@ -112,10 +114,12 @@ async def git_state(cwd: Path, *, time_limit: float = GIT_TIME_LIMIT) -> GitStat
 
 async def _git(cwd: Path, time_limit: float, *args: str) -> str | None:
     """Its stdout, or None when git is missing, fails or takes too long."""
-    # --no-optional-locks: a status run by us must never block the user's own git commands.
+    # --no-optional-locks: a status run by us must never block the user's own git commands;
+    # the protective config: it must never run a program the repository names (fsmonitor).
     command = ["git", "--no-optional-locks", *args]
     try:
-        done = await run_bounded(command, time_limit=time_limit, cwd=cwd)
+        env = protective_env(os.environ)
+        done = await run_bounded(command, time_limit=time_limit, cwd=cwd, env=env)
     except OSError:
         return None
     return done.stdout if done.returncode == 0 else None

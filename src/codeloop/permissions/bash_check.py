@@ -220,9 +220,11 @@ def _read_only_problem(
 
 
 def _redirect_verdict(label: str, targets: list[Path], scope: Scope) -> Decision:
-    """A redirection is a write of its target, judged like the Write tool would judge it."""
+    """A redirection is a write of its target, judged like the Write tool would judge it. A rule
+    for a command does not cover it; `Bash` alone (all of Bash) does, inside the workspace."""
     uncovered = [p for p in targets if not scope.book.path_rule("allow", "Edit", p)]
-    if not uncovered or scope.mode in ("acceptEdits", "bypassPermissions"):
+    everything = scope.book.tool_rule("allow", "Bash") is not None and scope.mode != "plan"
+    if not uncovered or everything or scope.mode in ("acceptEdits", "bypassPermissions"):
         return Decision("allow", "redirection inside the workspace")
     path = uncovered[0]
     if scope.mode == "plan":

@@ -352,9 +352,32 @@ def repository_problem(directory: Path) -> str | None:
     it finds there, or that repository's own config names a program git runs while reading."""
     if not directory.is_dir():
         return None  # git fails on a missing directory before it reads anything
+    found = _ask_git(directory, "rev-parse", "--git-dir")
+    if isinstance(found, str):
+        return found
+    if found.returncode != 0:
+        lines = found.stderr.decode(errors="replace").strip().splitlines()
+        why = lines[0] if lines else f"exit code {found.returncode}"
+        if "not a git repository" in why:
+            return None  # no repository, so no repository config either
+        return f"git refuses the repository in {directory}: {why}"
+    listed = _ask_git(directory, "config", "--list", "--show-scope", "-z")
+    if isinstance(listed, str):
+        return listed
+    fields = listed.stdout.decode(errors="replace").split("\0")
+    for scope, entry in zip(fields[0::2], fields[1::2], strict=False):
+        key, _, value = entry.partition("\n")
+        trusted = scope not in _UNTRUSTED_SCOPES or value.strip() in _TRUSTED_VALUES
+        if not trusted and _PROGRAM_KEYS.fullmatch(key):
+            return f"the repository's own config names a program git would run ({key})"
+    return None
+
+
+def _ask_git(directory: Path, *args: str) -> subprocess.CompletedProcess[bytes] | str:
+    """Run git under the protective configuration; a string says why it could not run."""
     try:
-        done = subprocess.run(
-            ["git", "config", "--list", "--show-scope", "-z"],
+        return subprocess.run(
+            ["git", *args],
             cwd=directory,
             env=protective_env(os.environ),
             capture_output=True,
@@ -363,14 +386,3 @@ def repository_problem(directory: Path) -> str | None:
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"git could not be asked about the repository in {directory} ({exc})"
-    if done.returncode != 0:
-        lines = done.stderr.decode(errors="replace").strip().splitlines()
-        why = lines[0] if lines else f"exit code {done.returncode}"
-        return f"git refuses the repository in {directory}: {why}"
-    fields = done.stdout.decode(errors="replace").split("\0")
-    for scope, entry in zip(fields[0::2], fields[1::2], strict=False):
-        key, _, value = entry.partition("\n")
-        trusted = scope not in _UNTRUSTED_SCOPES or value.strip() in _TRUSTED_VALUES
-        if not trusted and _PROGRAM_KEYS.fullmatch(key):
-            return f"the repository's own config names a program git would run ({key})"
-    return None

@@ -311,10 +311,6 @@ def _git(args: Sequence[str]) -> str | None:
     return git_problem(args)
 
 
-def _version_only(args: Sequence[str]) -> str | None:
-    return None if list(args) in (["--version"], ["-V"]) else "only --version is read-only"
-
-
 _ANY_ARGUMENTS = frozenset(
     {"ls", "dir", "vdir", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "pwd", "echo"}
     | {"sleep", "which", "type", "stat", "du", "df", "cut", "tr", "nl", "basename", "dirname"}
@@ -357,10 +353,6 @@ READ_ONLY_COMMANDS: Mapping[str, ArgvCheck | None] = {
     "command": _command,
     "env": _env,
     "git": _git,
-    **dict.fromkeys(
-        ("python", "python3", "node", "npm", "cargo", "rustc", "make", "java", "gcc", "ruby"),
-        _version_only,
-    ),
 }
 """Program → None (read-only with any arguments) or a check of its literal arguments.
 
