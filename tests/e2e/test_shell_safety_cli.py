@@ -18,8 +18,8 @@ from typing import Any
 
 from codeloop.testing.fake_server import FakeModelServer
 from codeloop.testing.scenario import Scenario, tool_use, turn
+from codeloop.testing.shell_cases import IDIOMS
 from tests.e2e.cli import PROVIDER_MODELS, provider_env, run_cli
-from tests.unit.shell_cases import IDIOMS
 
 GIT_ID = ["-c", "user.name=t", "-c", "user.email=t@example.invalid"]
 

@@ -1,6 +1,6 @@
 """The oracle: every line the table judges read-only really changes nothing and runs nothing else.
 
-Each READ_ONLY line of tests/unit/shell_cases.py runs through the real Bash tool inside
+Each READ_ONLY line of codeloop/testing/shell_cases.py runs through the real Bash tool inside
 bubblewrap (the workspace is a fresh copy of a fingerprinted git repository, a home and a
 folder beside it, all writable), under strace. The test fails if any file, mode, symlink, ref
 or config changed, or if a program was started that the parse of the line does not name (or,
@@ -29,9 +29,9 @@ from codeloop.permissions.bash_parse import parse_command
 from codeloop.permissions.readonly import is_read_only_command
 from codeloop.permissions.sandbox import Sandbox, probe
 from codeloop.permissions.shell import command_name, unwrap
+from codeloop.testing.shell_cases import READ_ONLY, shell_world
 from codeloop.tools.base import ToolContext, Workspace
 from codeloop.tools.bash import BashTool
-from tests.unit.shell_cases import READ_ONLY, shell_world
 
 STRACE = shutil.which("strace")
 

@@ -1,4 +1,4 @@
-"""The shell-safety table, decided in default, acceptEdits and plan mode (tests/unit/shell_cases).
+"""The shell-safety table (codeloop/testing/shell_cases.py), decided in default, acceptEdits, plan.
 
 Read-only lines must run unasked in every mode; writes inside the workspace are accepted by
 acceptEdits only; everything else is asked (denied in plan mode). Deny rules hold however a
@@ -13,9 +13,7 @@ from pathlib import Path
 import pytest
 
 from codeloop.permissions.policy import Policy
-from codeloop.tools.base import ToolContext, Workspace
-from codeloop.tools.registry import default_tools
-from tests.unit.shell_cases import (
+from codeloop.testing.shell_cases import (
     ALLOWED_BY_RULES,
     DENY_RESPELLED,
     IDIOMS,
@@ -25,6 +23,8 @@ from tests.unit.shell_cases import (
     WORKSPACE_WRITES,
     shell_world,
 )
+from codeloop.tools.base import ToolContext, Workspace
+from codeloop.tools.registry import default_tools
 
 BASH = default_tools()["Bash"]
 MODES = ("default", "acceptEdits", "plan")

@@ -4,7 +4,8 @@ Each call is a fresh `bash -c` in its own process group, so a timeout or an abor
 everything the command started. The working directory still persists between calls: an EXIT
 trap writes the shell's final directory to a temp file (so it survives `exit` in the command
 and never mixes with the output), and the next call starts there. With a sandbox
-(permissions/sandbox.py) the same shell runs under bubblewrap, the temp file bound into it.
+(permissions/sandbox.py) the same shell runs under bubblewrap, the temp file bound into it. A
+line whose git commands only read runs them under protective config (permissions/git_check.py).
 """
 
 from __future__ import annotations
