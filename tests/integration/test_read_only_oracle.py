@@ -156,11 +156,11 @@ def _find_fls_harmless(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _sort_without_judge(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(readonly.READ_ONLY_COMMANDS, "sort", readonly._with(readonly._SORT))  # type: ignore[index]
+    monkeypatch.setitem(readonly.READ_ONLY_COMMANDS, "sort", readonly._with(readonly._SORT))
 
 
 def _uniq_any_operands(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(readonly.READ_ONLY_COMMANDS, "uniq", None)  # type: ignore[index]
+    monkeypatch.setitem(readonly.READ_ONLY_COMMANDS, "uniq", None)
 
 
 def _sed_w_as_read(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -174,12 +174,12 @@ def _git_output_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _awk_system_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(readonly.READ_ONLY_COMMANDS, "awk", None)  # type: ignore[index]
+    monkeypatch.setitem(readonly.READ_ONLY_COMMANDS, "awk", None)
 
 
 def _file_compile_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
     spec: Spec = readonly._FILE
-    monkeypatch.setitem(readonly.READ_ONLY_COMMANDS, "file", readonly._with(spec))  # type: ignore[index]
+    monkeypatch.setitem(readonly.READ_ONLY_COMMANDS, "file", readonly._with(spec))
 
 
 GUARDS = {

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["Args", "ArgvError", "Spec", "parse"]
+__all__ = ["Args", "ArgvError", "Spec", "parse", "short_option_in"]
 
 
 class ArgvError(ValueError):
@@ -175,3 +175,27 @@ def parse(spec: Spec, args: Sequence[str]) -> Args:
                 operands += args[i:]
                 break
     return Args(options, operands)
+
+
+def short_option_in(
+    args: Sequence[str], letters: str, valued: str, long_valued: Sequence[str] = ()
+) -> str | None:
+    """The first of `letters` given as a short option, alone or in a cluster (`-nz`), for a
+    program whose full grammar we do not model: values of the `valued` short options and of
+    the `long_valued` long ones are skipped, as is everything after `--`."""
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg == "--":
+            return None
+        elif arg.startswith("--"):
+            skip = arg in long_valued
+        elif arg.startswith("-"):
+            for n, letter in enumerate(arg[1:]):
+                if letter in letters:
+                    return letter
+                if letter in valued:
+                    skip = n == len(arg) - 2  # the value is the next word
+                    break
+    return None

@@ -127,7 +127,8 @@ def _judge(
                 None,
                 edit,
             )
-    command = _command_verdict(inv, cmd, named, trees, scope, secret)
+    problem = _read_only_problem(inv, cmd, named, trees, scope, secret)
+    command = _command_verdict(inv, problem, scope)
     return combine([command, _redirect_verdict(label, redirected, scope)])
 
 
@@ -155,17 +156,9 @@ def _ruled(
     return None
 
 
-def _command_verdict(
-    inv: Invocation,
-    cmd: SimpleCommand | None,
-    named: list[Path],
-    trees: list[Path],
-    scope: Scope,
-    secret: str | None,
-) -> Decision:
-    """The command itself, its redirections aside."""
+def _command_verdict(inv: Invocation, problem: str | None, scope: Scope) -> Decision:
+    """The command itself, its redirections aside; `problem`: why it is not read-only."""
     book, label = scope.book, _label(inv)
-    problem = _read_only_problem(inv, cmd, named, trees, scope, secret)
     if scope.mode == "plan":
         if problem is None:
             return Decision("allow", "read-only command")

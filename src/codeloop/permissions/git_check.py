@@ -24,7 +24,7 @@ import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from codeloop.permissions.argv_spec import ArgvError, Spec, parse
+from codeloop.permissions.argv_spec import ArgvError, Spec, parse, short_option_in
 
 __all__ = [
     "GIT_READ_ONLY_SUBCOMMANDS",
@@ -123,27 +123,15 @@ def _revision_options(args: Sequence[str]) -> str | None:
 _EXACT_NOT_PREFIX = frozenset({"--text", "--exec-path"})  # real options, not abbreviations
 
 
-_GREP_VALUED = frozenset("efABCm")  # short options of git grep that take a value
+_GREP_VALUED = "efABCm"  # short options of git grep that take a value
 
 
 def _grep(args: Sequence[str]) -> str | None:
     """`-O[PAGER]` runs a pager, also inside a cluster (`-nO`), but `-e -O` is a pattern."""
     if problem := _revision_options(args):
         return problem
-    skip = False
-    for arg in args:
-        if skip or arg == "--":
-            if arg == "--" and not skip:
-                break
-            skip = False
-            continue
-        if arg.startswith("-") and not arg.startswith("--"):
-            for n, letter in enumerate(arg[1:]):
-                if letter == "O":
-                    return "-O runs a pager program"
-                if letter in _GREP_VALUED:
-                    skip = n == len(arg) - 2  # the value is the next word
-                    break
+    if short_option_in(args, "O", _GREP_VALUED, ("--max-depth", "--threads")):
+        return "-O runs a pager program"
     return None
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from codeloop.permissions.argv_spec import Args, ArgvError, Spec, parse
+from codeloop.permissions.argv_spec import Args, ArgvError, Spec, parse, short_option_in
 from codeloop.permissions.bash_parse import Assignment, Redirect, SimpleCommand, parse_command
 from codeloop.permissions.git_check import git_problem
 from codeloop.permissions.scripts import SECRET_NAME, awk_problem, sed_problem
@@ -255,7 +255,8 @@ def _find(args: Sequence[str]) -> str | None:
     return None
 
 
-_RG_VALUED_SHORT = frozenset("ABCEMTdefgjmrt")
+_RG_VALUED_SHORT = "ABCEMTdefgjmrt"
+_RG_VALUED_LONG = ("--regexp", "--file", "--glob", "--iglob", "--type", "--type-not", "--pre")
 _RG_RUNS = {
     "--pre": "runs a program on every file",
     "--hostname-bin": "runs a program",
@@ -265,25 +266,14 @@ _RG_RUNS = {
 
 def _rg(args: Sequence[str]) -> str | None:
     """ripgrep takes no abbreviations; `-z` may hide in a cluster of short options."""
-    skip = False
     for arg in args:
-        if skip:
-            skip = False
-            continue
         if arg == "--":
             break
         key = arg.split("=", 1)[0]
         if key in _RG_RUNS:
             return f"{key} {_RG_RUNS[key]}"
-        if arg.startswith("-") and not arg.startswith("--"):
-            for n, letter in enumerate(arg[1:]):
-                if letter == "z":
-                    return "-z runs decompression programs"
-                if letter in _RG_VALUED_SHORT:
-                    skip = n == len(arg) - 2  # the value is the next word
-                    break
-        elif key in ("--regexp", "--file", "--glob", "--iglob", "--type", "--type-not"):
-            skip = "=" not in arg
+    if short_option_in(args, "z", _RG_VALUED_SHORT, _RG_VALUED_LONG):
+        return "-z runs decompression programs"
     return None
 
 
