@@ -237,7 +237,7 @@ _AWK_CONTINUES = frozenset({",", "&&", "||", "{", "do", "else"})
 _HARMLESS = frozenset({'"/dev/stdout"', '"/dev/stderr"', '"-"'})
 SECRET_NAME = re.compile(
     r".*(TOKEN|SECRET|PASSW(OR)?D|PASSPHRASE|CREDENTIAL|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|"
-    r"AUTH|COOKIE|SESSION|_KEY$|^KEY$|_PASS$|^PASS$|_PAT$).*",
+    r"COOKIE|(^|_)AUTH($|_)|_KEY$|^KEY$|_PASS$|^PASS$|_PAT$).*",
     re.IGNORECASE,
 )
 """Variable names that mark a secret: GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD, ..."""

@@ -277,6 +277,7 @@ READ_ONLY = [
     "cd src && ls",
     "cd src && git status",
     "echo ${HOME:-/tmp}",
+    "echo $GIT_AUTHOR_NAME $XDG_SESSION_TYPE $KEYBOARD",
     "ls *.txt",
     "echo done # comment",
 ]
@@ -475,6 +476,7 @@ MUST_ASK = [
     "echo ${AWS_SECRET_ACCESS_KEY}",
     'echo "$OPENAI_API_KEY"',
     "printf %s $DB_PASSWORD",
+    "echo $NPM_AUTH_TOKEN $BASIC_AUTH $GPG_KEY",
     "cat <<EOF\n$ANTHROPIC_API_KEY\nEOF",
     "printenv",
     "printenv GITHUB_TOKEN",
