@@ -41,21 +41,71 @@ def project_dir(project: Path, env: Mapping[str, str]) -> Path:
     return projects_dir(env) / project_slug(project)
 
 
-def git_branch(directory: Path) -> str | None:
-    """The checked-out branch ("HEAD" when detached), read from .git without running git;
-    None outside a repository."""
+def git_dir(directory: Path) -> Path | None:
+    """The repository folder of the checkout `directory` is in (a worktree's or submodule's
+    own, through its `.git` file); None outside a repository."""
     for parent in (directory, *directory.parents):
         dot_git = parent / ".git"
         try:
             if dot_git.is_file():  # a worktree or submodule: "gitdir: <path>"
                 pointer = dot_git.read_text(encoding="utf-8").strip()
-                git_dir = parent / pointer.removeprefix("gitdir:").strip()
-            elif dot_git.is_dir():
-                git_dir = dot_git
-            else:
-                continue
-            head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
+                return parent / pointer.removeprefix("gitdir:").strip()
         except (OSError, UnicodeDecodeError):
             return None
-        return head[5:].removeprefix("refs/heads/") if head.startswith("ref: ") else "HEAD"
+        if dot_git.is_dir():
+            return dot_git
+    return None
+
+
+def _head(directory: Path) -> tuple[Path, str] | None:
+    found = git_dir(directory)
+    if found is None:
+        return None
+    try:
+        return found, (found / "HEAD").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def git_branch(directory: Path) -> str | None:
+    """The checked-out branch ("HEAD" when detached), read from .git without running git;
+    None outside a repository."""
+    head = _head(directory)
+    if head is None:
+        return None
+    text = head[1]
+    return text[5:].removeprefix("refs/heads/") if text.startswith("ref: ") else "HEAD"
+
+
+def git_head(directory: Path) -> str | None:
+    """What HEAD points to, as "BRANCH COMMIT" (or the commit alone when detached), read from
+    .git without running git; None outside a repository."""
+    head = _head(directory)
+    if head is None:
+        return None
+    found, text = head
+    if not text.startswith("ref: "):
+        return text
+    ref = text[5:]
+    common = found
+    try:
+        if (found / "commondir").is_file():  # a worktree keeps its refs in the main repository
+            common = found / (found / "commondir").read_text(encoding="utf-8").strip()
+        commit = (common / ref).read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        commit = _packed_ref(common, ref) or "(no commit yet)"
+    except (OSError, UnicodeDecodeError):
+        commit = "(unreadable)"
+    return f"{ref.removeprefix('refs/heads/')} {commit}"
+
+
+def _packed_ref(common: Path, ref: str) -> str | None:
+    try:
+        lines = (common / "packed-refs").read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    for line in lines:
+        commit, _, name = line.partition(" ")
+        if name == ref:
+            return commit
     return None

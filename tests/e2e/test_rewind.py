@@ -131,6 +131,8 @@ def test_rewind_to_the_first_checkpoint_undoes_everything(tmp_path: Path) -> Non
     assert listed.returncode == 0, listed.stderr
     assert "before Edit: src/app.py" in listed.stdout and "before Bash: rm old.txt" in listed.stdout
     assert '"make the changes"' in listed.stdout
+    assert "changed src/app.py\n" in listed.stdout  # what the Edit's turn changed
+    assert "changed old.txt\n" in listed.stdout
 
     dry = rewind(repo, home, "--to", "1", "--dry-run")
     assert dry.returncode == 0, dry.stderr
@@ -179,6 +181,9 @@ def test_rewind_after_kill_9_from_a_new_process(tmp_path: Path) -> None:
     assert [line["type"] for line in lines][-1] == "checkpoint"  # the killed turn never ended
     assert not (repo / "notes.txt").exists()
 
+    listed = rewind(repo, home)
+    assert listed.stdout.count("  changed ") == 6  # the seventh turn was killed
+    assert "(the turn did not finish: what it changed is not known)" in listed.stdout
     done = rewind(repo, home, "--to", "1")
     assert done.returncode == 0, done.stdout + done.stderr
     assert tree_digest(repo) == before

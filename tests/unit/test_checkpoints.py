@@ -131,6 +131,37 @@ def test_git_folders_are_never_read_nor_touched(tmp_path: Path, ws: Path) -> Non
     (ws / "locked").chmod(0o755)
 
 
+def test_a_moved_git_head_is_named_and_left_alone(tmp_path: Path, ws: Path) -> None:
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)}
+    env |= {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null"}
+
+    def git(*args: str) -> str:
+        argv = ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args]
+        return subprocess.run(
+            argv, cwd=ws, env=env, check=True, capture_output=True
+        ).stdout.decode()
+
+    (ws / "f.txt").write_text("one\n")
+    git("init", "-q", "-b", "main")
+    git("add", "-A")
+    git("commit", "-qm", "one")
+    first = git("rev-parse", "HEAD").strip()
+    cps = checkpoints(tmp_path)
+    cp = cps.take([])
+    assert cp.git == {str(ws): f"main {first}"}
+    (ws / "f.txt").write_text("two\n")
+    git("commit", "-qam", "two")  # the agent commits
+    second = git("rev-parse", "HEAD").strip()
+    cps.finish(cp.number)
+    done = cps.rewind(cp.number, history=[])
+    assert done.plan.notes == [
+        f"git's HEAD in {ws} moved since checkpoint 1 (main {first} → main {second}); "
+        "a rewind restores files, never .git"
+    ]
+    assert (ws / "f.txt").read_text() == "one\n"
+    assert git("rev-parse", "HEAD").strip() == second
+
+
 def test_too_big_files_are_named_and_never_changed(tmp_path: Path, ws: Path) -> None:
     (ws / "big.bin").write_bytes(b"x" * 2000)
     (ws / "small.txt").write_text("small\n")

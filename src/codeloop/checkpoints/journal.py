@@ -1,7 +1,8 @@
 """The journal: one JSON line per checkpoint, and one when the turn it guards has finished.
 
     {"type": "checkpoint", "number", "kind": "turn" | "rewind", "created", "taken", "roots":
-     {root: tree id}, "history": [message uuid, ...], "prompt", "label", "rewoundTo"?}
+     {root: tree id}, "history": [message uuid, ...], "prompt", "label", "rewoundTo"?,
+     "git"?: {root: "BRANCH COMMIT"}}
     {"type": "after", "number", "taken", "roots": {root: tree id}}
 
 "roots" is the workspace before the turn (or the rewind) ran, "history" the conversation at
@@ -15,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -34,6 +35,9 @@ class Checkpoint:
     prompt: str = ""  # the user's request the turn worked on, shortened
     label: str = ""  # the call that needed it: "Edit src/app.py", "Bash: sed -i ..."
     rewound_to: int | None = None  # for a rewind's own checkpoint: where it went
+    # What git's HEAD pointed to in each root that is in a repository ("main 1a2b…"): a rewind
+    # never touches .git, but says so when HEAD has moved since.
+    git: Mapping[str, str] = field(default_factory=dict)
     after: Mapping[str, str] | None = None
     after_ns: int = 0
 
@@ -78,6 +82,8 @@ class Journal:
         }
         if cp.rewound_to is not None:
             line["rewoundTo"] = cp.rewound_to
+        if cp.git:
+            line["git"] = dict(cp.git)
         self._write(line)
 
     def finish(self, number: int, roots: Mapping[str, str], taken_ns: int) -> None:
@@ -115,4 +121,5 @@ def _checkpoint(line: Mapping[str, Any]) -> Checkpoint:
         prompt=str(line.get("prompt", "")),
         label=str(line.get("label", "")),
         rewound_to=line.get("rewoundTo"),
+        git={str(k): str(v) for k, v in line.get("git", {}).items()},
     )

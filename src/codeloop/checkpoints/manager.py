@@ -25,9 +25,10 @@ from pathlib import Path
 
 from codeloop.checkpoints.journal import JOURNAL, Checkpoint, Journal, Kind
 from codeloop.checkpoints.objects import CorruptObject, ObjectStore
-from codeloop.checkpoints.restore import Applied, Plan, apply, make_plan
+from codeloop.checkpoints.restore import Applied, Plan, apply, diff, make_plan
 from codeloop.checkpoints.snapshot import Limits, Scanner, ScanStats, Stopped
 from codeloop.checkpoints.watch import Watcher
+from codeloop.paths import git_head
 from codeloop.types import Message, ToolResultBlock, ToolUseBlock
 
 LOCK = "lock"
@@ -128,6 +129,21 @@ class Checkpoints:
         have = f"1 to {last}" if last else "none yet"
         raise CheckpointError(f"no checkpoint {number} in this session (checkpoints: {have})")
 
+    def changed_by(self, cp: Checkpoint) -> tuple[str, ...] | None:
+        """The paths the turn after `cp` changed (its own changes, not the user's), for a list
+        of checkpoints; None while the turn runs, or when its process died before it ended."""
+        if cp.after is None:
+            return None
+        with self._mutex:
+            scanner, _ = self._open()
+            found = []
+            for root, before in cp.roots.items():
+                after = cp.after.get(root)
+                if after is not None:
+                    changed = diff(scanner, before, after)
+                    found += [os.path.join(root, rel) for rel in sorted(changed)]
+            return tuple(found)
+
     def for_message(self, uuid: str) -> Checkpoint | None:
         """The first checkpoint taken after the user message `uuid`: rewinding to it undoes
         everything the agent changed from that message on (the SDK's rewind_files)."""
@@ -160,8 +176,18 @@ class Checkpoints:
     ) -> Checkpoint:
         _, journal = self._open()
         number = self._checkpoints[-1].number + 1 if self._checkpoints else 1
+        heads = {root: head for root in roots if (head := git_head(Path(root)))}
         cp = Checkpoint(
-            number, kind, time.time(), taken, roots, tuple(history), prompt, label, rewound_to
+            number,
+            kind,
+            time.time(),
+            taken,
+            roots,
+            tuple(history),
+            prompt,
+            label,
+            rewound_to,
+            git=heads,
         )
         journal.add(cp)
         self._checkpoints.append(cp)

@@ -14,9 +14,11 @@ import stat
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from codeloop.checkpoints.journal import Checkpoint
 from codeloop.checkpoints.snapshot import DIR, FILE, LINK, SKIPPED, Entry, Scanner
+from codeloop.paths import git_head
 
 Pair = tuple[Entry | None, Entry | None]
 
@@ -106,6 +108,12 @@ def make_plan(
     plan = Plan(target)
     later = [cp for cp in history if cp.number >= target.number]
     for root, then_tree in target.roots.items():
+        head = git_head(Path(root))
+        if root in target.git and head != target.git[root]:
+            plan.notes.append(
+                f"git's HEAD in {root} moved since checkpoint {target.number} "
+                f"({target.git[root]} → {head}); a rewind restores files, never .git"
+            )
         if root not in now:
             plan.notes.append(f"{root} was not snapshotted now; left as it is")
             continue

@@ -15,8 +15,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from codeloop.checkpoints import Change, Checkpoint, CheckpointError, Checkpoints, Limits
+from codeloop.checkpoints import Change, CheckpointError, Checkpoints, Limits
 from codeloop.checkpoints.rewind import REWIND_TRIGGER, Rewound, messages_from, rewind
+from codeloop.cli.args import Parser, positive_int
 from codeloop.session_store import SessionError, SessionStore
 from codeloop.settings import load_settings
 from codeloop.transcript import TranscriptWriter
@@ -36,14 +37,14 @@ the rewind unless --force. Files under .git, and files too big to store, are nev
 
 
 def run_rewind(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="codeloop rewind",
         description="List a session's checkpoints, or rewind its files and conversation to one.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--session", metavar="ID", help="the session (default: the latest here)")
-    parser.add_argument("--to", type=int, metavar="N", help="the checkpoint to rewind to")
+    parser.add_argument("--to", type=positive_int, metavar="N", help="the checkpoint to rewind to")
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--files", action="store_true", help="rewind only the files")
     what.add_argument("--conversation", action="store_true", help="rewind only the conversation")
@@ -67,9 +68,8 @@ def _run(args: argparse.Namespace) -> int:
     session_id = transcript.stem
     checkpoints = _open(store.directory / session_id / "checkpoints", project)
     try:
-        listed = checkpoints.list()
         if args.to is None:
-            _print_list(session_id, listed, project)
+            _print_list(checkpoints, session_id, project)
             return 0
         history = messages_from(transcript)
         done = rewind(
@@ -115,12 +115,19 @@ def _open(directory: Path, project: Path) -> Checkpoints:
     )
 
 
-def _print_list(session_id: str, listed: Sequence[Checkpoint], project: Path) -> None:
+def _print_list(checkpoints: Checkpoints, session_id: str, project: Path) -> None:
     print(f"Checkpoints of session {session_id}, oldest first:")
-    for cp in listed:
+    for cp in checkpoints.list():
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(cp.created))
         prompt = f'  "{cp.prompt}"' if cp.prompt and cp.kind == "turn" else ""
         print(f"  {cp.number:>3}  {when}  before {cp.label or 'a write'}{prompt}")
+        changed = checkpoints.changed_by(cp)
+        if changed is None:
+            print("              (the turn did not finish: what it changed is not known)")
+        elif changed:
+            names = [_relative(Path(p), project) for p in changed]
+            more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+            print(f"              changed {', '.join(names[:3])}{more}")
     print("Rewind with: codeloop rewind --to N  (add --dry-run to see what it changes first)")
 
 
@@ -175,7 +182,10 @@ def _section(title: str, lines: Sequence[str]) -> None:
 
 
 def _shown(change: Change, project: Path) -> str:
-    where = Path(change.where)
+    return _relative(Path(change.where), project)
+
+
+def _relative(where: Path, project: Path) -> str:
     return str(where.relative_to(project)) if where.is_relative_to(project) else str(where)
 
 
