@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from codeloop.testing import batch as fixture
 from codeloop.testing.fake_server import FakeModelServer
 from tests.e2e.cli import provider_env
 
 FLAGS = ["--model", "claude-sonnet-4-5", "--permission-mode", "acceptEdits"]
+STORM_FLAGS = ["--workers", "4", "--allowedTools", "Bash(echo:*)"]
 
 
 def batch_args(fx: fixture.Fixture, out: Path, *extra: str) -> list[str]:
@@ -85,3 +88,24 @@ def check_predictions(fx: fixture.Fixture, out: Path, tmp: Path) -> None:
         patch = tmp / f"{pred['instance_id']}.diff"
         patch.write_text(pred["model_patch"])
         fixture.git("apply", "--check", str(patch), cwd=checkout)
+
+
+def check_storm(fx: fixture.Fixture, out: Path, requests: list[dict[str, Any]]) -> None:
+    """While the storm task waits out each 529, no busy task sends more than the one request
+    it may have had past the gate already: the gate is held from the moment the 529 arrived
+    until the wait is up (without it, each busy task sends one every few milliseconds)."""
+    storm = fx.ids[0]
+    overloads = [r for r in requests if r["status"] == 529]
+    assert len(overloads) == 3 and {r["conversation"] for r in overloads} == {storm}
+    busy = [r for r in requests if r["conversation"] != storm]
+    assert len(busy) == 3 * 61
+    wait = fixture.STORM_RETRY_AFTER
+    for hit in overloads:
+        start, end = hit["finished"], hit["finished"] + wait
+        during = Counter(r["conversation"] for r in busy if start < r["arrived"] < end)
+        assert max(during.values(), default=0) <= 1, during
+    last = overloads[-1]["finished"]
+    assert any(r["arrived"] < last for r in busy), "the others had not started by the storm's end"
+    assert any(r["arrived"] > last + wait for r in busy), "the others had nothing left to do"
+    results = {r["id"]: r for r in fixture.read_jsonl(out / "results.jsonl")}
+    assert results[storm]["retries"] == 3 and results[storm]["status"] == "completed"

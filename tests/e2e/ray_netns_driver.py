@@ -1,18 +1,20 @@
-"""Run the scripted batch on a local Ray cluster, inside a network namespace with only loopback.
+"""Run scripted batches on a local Ray cluster, inside a network namespace with only loopback.
 
 Started by test_batch_ray.py as `unshare --net --pid --fork --mount-proc`, never by hand: Ray
 binds to the machine's address unless the namespace has no other, and the pid namespace ends
 every process the cluster started when this script (its init) exits. The fake model server
 runs here too, so all traffic stays on this namespace's 127.0.0.1.
 
-    python ray_netns_driver.py FIXTURE_ROOT OUT_DIR HOME_DIR
+    python ray_netns_driver.py SPEC.json
 
-Writes OUT_DIR/requests.json (the conversation of each request the server saw) and exits with
-the batch's exit status.
+SPEC.json lists batches, each {"root": fixture folder, "out": DIR, "home": DIR, "storm": bool,
+"args": [extra flags]}; one cluster runs them in turn. Each OUT gets requests.json (what the
+fake server saw of each request) and exit_status (the batch's).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -22,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil  # type: ignore[import-untyped]
 
@@ -65,10 +68,12 @@ def stop(head: subprocess.Popen[bytes]) -> None:
     """End every process of the head's session (its workers too), by pid: never `ray stop`."""
     ours = [p for p in psutil.process_iter() if _session(p.pid) == head.pid]
     for proc in ours:
-        proc.send_signal(signal.SIGTERM)
+        with contextlib.suppress(psutil.NoSuchProcess):  # it may have ended meanwhile
+            proc.send_signal(signal.SIGTERM)
     _, alive = psutil.wait_procs(ours, timeout=5)
     for proc in alive:
-        proc.kill()
+        with contextlib.suppress(psutil.NoSuchProcess):
+            proc.kill()
     head.wait()
 
 
@@ -79,31 +84,36 @@ def _session(pid: int) -> int | None:
         return None
 
 
+def run(batch: dict[str, Any], env: dict[str, str]) -> None:
+    root, out = Path(batch["root"]), Path(batch["out"])
+    ids = fixture.task_ids(root / "tasks.jsonl")
+    scenarios = fixture.storm_conversations(ids) if batch["storm"] else fixture.conversations(ids)
+    with FakeModelServer(scenarios) as server:
+        done = subprocess.run(
+            [
+                *(sys.executable, "-m", "codeloop", "batch", str(root / "tasks.jsonl")),
+                *("--out", str(out), "--repos-dir", str(root / "repos")),
+                *("--model", "claude-sonnet-4-5", "--permission-mode", "acceptEdits"),
+                *("--ray", f"127.0.0.1:{PORT}", *batch["args"]),
+            ],
+            env={**env, **fixture.model_env(server.url), "CODELOOP_HOME": batch["home"]},
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+        requests = [fixture.timing(r) for r in server.requests]
+    (out / "requests.json").write_text(json.dumps(requests))
+    (out / "exit_status").write_text(str(done.returncode))
+
+
 def main() -> int:
-    root, out, home = (Path(arg) for arg in sys.argv[1:4])
-    fx_tasks = root / "tasks.jsonl"
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "CODELOOP_HOME": str(home)}
-    os.environ.update(env)
+    batches = json.loads(Path(sys.argv[1]).read_text())
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
     temp = Path(tempfile.mkdtemp(prefix="ray", dir="/tmp"))  # short: Ray's socket paths
     head = start_head(temp)
     try:
-        scenarios = fixture.conversations(fixture.task_ids(fx_tasks))
-        with FakeModelServer(scenarios) as server:
-            env |= {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "test-key"}
-            batch = subprocess.run(
-                [
-                    *(sys.executable, "-m", "codeloop", "batch", str(fx_tasks)),
-                    *("--out", str(out), "--repos-dir", str(root / "repos")),
-                    *("--model", "claude-sonnet-4-5", "--permission-mode", "acceptEdits"),
-                    *("--ray", f"127.0.0.1:{PORT}", "--workers", "4"),
-                ],
-                env=env,
-                stdin=subprocess.DEVNULL,
-                check=False,
-            )
-            conversations = [r.conversation for r in server.requests]
-        (out / "requests.json").write_text(json.dumps(conversations))
-        return batch.returncode
+        for batch in batches:
+            run(batch, env)
+        return 0
     finally:
         stop(head)
         shutil.rmtree(temp, ignore_errors=True)

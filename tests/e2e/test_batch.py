@@ -17,9 +17,15 @@ from typing import Any
 
 from codeloop.testing import batch as fixture
 from codeloop.testing.fake_server import FakeModelServer
-from codeloop.testing.scenario import Scenario, fault, tool_use, turn
 from codeloop.testing.tree import tree_digest
-from tests.e2e.batch_checks import batch_args, check_predictions, check_results, env_for
+from tests.e2e.batch_checks import (
+    STORM_FLAGS,
+    batch_args,
+    check_predictions,
+    check_results,
+    check_storm,
+    env_for,
+)
 from tests.e2e.cli import run_cli
 
 
@@ -102,41 +108,15 @@ def _lines(path: Path) -> int:
 
 
 def test_a_529_storm_on_one_task_pauses_every_worker(tmp_path: Path) -> None:
-    """One task meets three 529s with retry-after 1 s; the three others, busy with many quick
-    turns, send nothing while each of those waits is under way."""
     fx = fixture.build(tmp_path / "fx", count=4)
-    storm, *others = fx.ids
-    burst = fault("overloaded", times=3, retry_after=1)
-    echoes = [turn(tool_use("Bash", {"command": f"echo {i}"}), delay=0.005) for i in range(60)]
-    scenarios = {
-        storm: Scenario(turns=(turn("checked", faults=[burst]),)),
-        **{task_id: Scenario(turns=(*echoes, turn("done"))) for task_id in others},
-    }
     out = tmp_path / "out"
-    with FakeModelServer(scenarios) as server:
+    with FakeModelServer(fixture.storm_conversations(fx.ids)) as server:
         run = run_cli(
-            batch_args(fx, out, "--workers", "4", "--allowedTools", "Bash(echo:*)"),
-            cwd=tmp_path,
-            env=env_for(server, tmp_path),
+            batch_args(fx, out, *STORM_FLAGS), cwd=tmp_path, env=env_for(server, tmp_path)
         )
-        requests = server.requests
+        requests = [fixture.timing(r) for r in server.requests]
     assert run.returncode == 0, run.stderr
-    overloads = [r for r in requests if r.status == 529]
-    assert len(overloads) == 3 and {r.conversation for r in overloads} == {storm}
-    busy = [r for r in requests if r.conversation != storm]
-    assert len(busy) == 3 * 61
-    for hit in overloads:
-        assert hit.finished is not None
-        # Requests already on their way may land just after the 529; then nothing until the
-        # second is up (without the shared gate, each busy task sends one every few ms).
-        quiet = [r for r in busy if hit.finished + 0.3 < r.arrived < hit.finished + 0.95]
-        assert quiet == [], [round(r.arrived - hit.finished, 3) for r in quiet]
-    last = overloads[-1].finished
-    assert last is not None
-    assert any(r.arrived < last for r in busy), "the others had not started by the storm's end"
-    assert any(r.arrived > last + 1 for r in busy), "the others had nothing left to do"
-    results = {r["id"]: r for r in fixture.read_jsonl(out / "results.jsonl")}
-    assert results[storm]["retries"] == 3 and results[storm]["status"] == "completed"
+    check_storm(fx, out, requests)
 
 
 def test_the_batch_budget_stops_new_tasks_and_counts_earlier_runs(tmp_path: Path) -> None:

@@ -13,12 +13,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codeloop.testing.scenario import Scenario, Turn, tool_use, turn
+from codeloop.testing.fake_server import RecordedRequest
+from codeloop.testing.scenario import Scenario, Turn, fault, tool_use, turn
 
 OWNERS = "owner: nobody\n"
 APP = "def main():\n    return 1\n"
@@ -53,8 +54,10 @@ class Fixture:
     ids: tuple[str, ...]
     base_commit: str  # the SWE-bench tasks' base: the first commit of acme/widgets
 
-    def model_env(self, base_url: str) -> dict[str, str]:
-        return {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": "test-key"}
+
+def model_env(base_url: str) -> dict[str, str]:
+    """The environment that points the anthropic provider at a fake server."""
+    return {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": "test-key"}
 
 
 def _repo(path: Path) -> str:
@@ -91,6 +94,21 @@ def task_turns(task_id: str, *, delay: float = 0.0) -> tuple[Turn, ...]:
 def conversations(ids: Iterable[str], *, delay: float = 0.0) -> dict[str, Scenario]:
     """What the fake server answers each task of the batch: read, edit, write, done."""
     return {task_id: Scenario(turns=task_turns(task_id, delay=delay)) for task_id in ids}
+
+
+STORM_RETRY_AFTER = 1.0
+
+
+def storm_conversations(ids: Sequence[str]) -> dict[str, Scenario]:
+    """A 529 storm on the first task (three in a row, retry-after 1 s) while the others are
+    busy with 60 quick `echo` turns each."""
+    storm, *others = ids
+    burst = fault("overloaded", times=3, retry_after=STORM_RETRY_AFTER)
+    echoes = [turn(tool_use("Bash", {"command": f"echo {i}"}), delay=0.005) for i in range(60)]
+    return {
+        storm: Scenario(turns=(turn("checked", faults=[burst]),)),
+        **{task_id: Scenario(turns=(*echoes, turn("done"))) for task_id in others},
+    }
 
 
 def task_ids(tasks: Path) -> list[str]:
@@ -152,6 +170,16 @@ def build(root: Path, count: int = 20, *, delay: float = 0.0) -> Fixture:
         ids=tuple(scenarios),
         base_commit=base,
     )
+
+
+def timing(request: RecordedRequest) -> dict[str, Any]:
+    """What a storm check needs of a request, as JSON (a driver in a namespace writes it)."""
+    return {
+        "conversation": request.conversation,
+        "arrived": request.arrived,
+        "finished": request.finished,
+        "status": request.status,
+    }
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
