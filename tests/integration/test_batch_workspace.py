@@ -82,3 +82,11 @@ def test_a_plain_folder_is_copied_and_a_leftover_workspace_replaced(tmp_path: Pa
     assert not (plain / ".git").exists()
     with pytest.raises(workspace.WorkspaceError, match="not a git repository"):
         workspace.prepare(str(plain), "main", dest, tmp_path / "cache")
+
+
+def test_a_folder_inside_a_repository_is_copied_not_cloned(repo: Path, tmp_path: Path) -> None:
+    (repo / "sub").mkdir()
+    (repo / "sub" / "s.txt").write_text("in a subfolder\n")
+    ws = workspace.prepare(str(repo / "sub"), None, tmp_path / "ws", tmp_path / "cache")
+    assert sorted(p.name for p in ws.path.iterdir()) == [".git", "s.txt"]
+    assert workspace.diff(ws) == ""

@@ -108,15 +108,11 @@ def remove(path: Path) -> None:
 
 
 def _is_git_repo(path: Path) -> bool:
-    """Whether `path` is a repository (its top folder, or a bare one); a folder inside one is
-    just a folder, copied like any other."""
-    try:
-        if (git("rev-parse", "--is-bare-repository", cwd=path)).strip() == "true":
-            return True
-        top = Path((git("rev-parse", "--show-toplevel", cwd=path)).strip())
-    except WorkspaceError:
-        return False
-    return top.resolve() == path.resolve()
+    """Whether `path` is a repository: its top folder (.git, a folder or a worktree's file), or
+    a bare one. A folder inside a repository is just a folder, copied like any other."""
+    if (path / ".git").exists():
+        return True
+    return (path / "HEAD").is_file() and (path / "objects").is_dir()
 
 
 def _resolve(repo: Path, ref: str) -> str | None:
