@@ -5,6 +5,7 @@ disable it), transcript retention, and the start-up report of keys codeloop does
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import time
 from collections.abc import Mapping
@@ -81,7 +82,8 @@ def permission_mode(requested: str | None, settings: Settings, notices: list[Not
 
 
 def sweep_transcripts(projects: Path, days: int, *, now: float | None = None) -> int:
-    """Delete session files not touched for `days` (cleanupPeriodDays); returns how many."""
+    """Delete sessions not touched for `days` (cleanupPeriodDays): each transcript with its
+    folder (spilled tool results, checkpoints, env file); returns how many."""
     limit = (now or time.time()) - days * 86_400
     removed = 0
     if not projects.is_dir():
@@ -90,6 +92,7 @@ def sweep_transcripts(projects: Path, days: int, *, now: float | None = None) ->
         try:
             if path.stat().st_mtime < limit:
                 path.unlink()
+                shutil.rmtree(path.with_suffix(""), ignore_errors=True)
                 removed += 1
         except OSError:
             continue

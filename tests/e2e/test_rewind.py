@@ -223,6 +223,26 @@ def test_a_users_own_edit_between_turns_is_kept_or_protected(tmp_path: Path) -> 
     assert tree_digest(repo) == latest
 
 
+def test_add_dir_folders_are_rewound_too(tmp_path: Path) -> None:
+    repo, home = make_repo(tmp_path), tmp_path / "home"
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "shared.cfg").write_text("setting = 1\n")
+    before = (tree_digest(repo), tree_digest(extra))
+    turns = [
+        turn("Both.", tool_use("Bash", {"command": f"echo changed > {extra}/shared.cfg"})),
+        turn("New.", tool_use("Bash", {"command": f"touch {extra}/new && rm src/app.py"})),
+        turn("Done."),
+    ]
+    run = run_session(repo, home, turns, "change both", "--add-dir", str(extra))
+    assert run.returncode == 0, run.stderr
+    assert (extra / "shared.cfg").read_text() == "changed\n"
+    done = rewind(repo, home, "--to", "1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"revert   {extra}/shared.cfg" in done.stdout  # outside the project: shown whole
+    assert (tree_digest(repo), tree_digest(extra)) == before
+
+
 def test_rewind_mistakes_are_one_line(tmp_path: Path) -> None:
     repo, home = make_repo(tmp_path), tmp_path / "home"
     nothing = rewind(repo, home)

@@ -145,3 +145,19 @@ def test_long_prompts_are_cut_to_the_terminal(tmp_path: Path) -> None:
     writer.close()
     _, row = format_table([summarize(path)], width=100)
     assert len(row) == 100 and row.endswith("…")
+
+
+def test_cleanup_removes_a_session_with_its_folder(tmp_path: Path) -> None:
+    from codeloop.settings_apply import sweep_transcripts
+
+    store = SessionStore(tmp_path / "project", {"CODELOOP_HOME": str(tmp_path / "home")})
+    old, new = "1b2c3d4e-0000-4000-8000-000000000001", "1b2c3d4e-0000-4000-8000-000000000002"
+    for sid in (old, new):
+        (store.directory / sid / "checkpoints").mkdir(parents=True)
+        (store.directory / sid / "checkpoints" / "objects.pack").write_bytes(b"x")
+        store.path_for(sid).write_text("")
+    month_ago = store.path_for(new).stat().st_mtime - 31 * 86_400
+    os.utime(store.path_for(old), (month_ago, month_ago))
+    assert sweep_transcripts(store.directory.parent, 30) == 1
+    assert not store.path_for(old).exists() and not (store.directory / old).exists()
+    assert (store.directory / new / "checkpoints" / "objects.pack").exists()
