@@ -350,6 +350,25 @@ class HookRunner:
         return await self.run("PostCompact", {"trigger": trigger, "compact_summary": summary})
 
 
+_MEMORY_TYPES = {"managed": "Managed", "user": "User", "project": "Project", "local": "Local"}
+
+
+async def instructions_loaded(runner: HookRunner, loaded: Any) -> None:
+    """InstructionsLoaded for one memory file (a context/memory.py MemoryFile)."""
+    payload: dict[str, Any] = {
+        "file_path": str(loaded.path),
+        "memory_type": _MEMORY_TYPES.get(loaded.kind, "Project"),
+        "load_reason": loaded.reason,
+    }
+    if loaded.globs:
+        payload["globs"] = list(loaded.globs)
+    if loaded.trigger is not None:
+        payload["trigger_file_path"] = str(loaded.trigger)
+    if loaded.imported_from is not None:
+        payload["parent_file_path"] = str(loaded.imported_from)
+    await runner.run("InstructionsLoaded", payload)
+
+
 def matches(matcher: str, query: str | None) -> bool:
     """Claude Code's matcher: empty or `*` matches everything, `Edit|Write` (or `Edit, Write`)
     is a list of exact names, anything else is a regular expression searched in the name."""

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from codeloop.context.compact import SummaryModel
 from codeloop.context.environment import find_repo_root
+from codeloop.context.lazy_memory import InstructionTracker
+from codeloop.context.memory import load_memory
 from codeloop.context.pipeline import ContextManager, ContextSettings
 from codeloop.context.system_prompt import build_system_prompt, gather_prompt_context
 from codeloop.context.tokens import context_limits
@@ -23,7 +25,7 @@ from codeloop.deps import CallModel, LoopDeps
 from codeloop.events import Notice
 from codeloop.extensions.agents import Agents, agent_dirs, load_agents, task_description
 from codeloop.hook_handlers import HttpPolicy, model_judge
-from codeloop.hooks import HookRunner
+from codeloop.hooks import HookRunner, instructions_loaded
 from codeloop.models.catalog import model_info
 from codeloop.models.factory import fallback_model_name, resolve_model
 from codeloop.models.retry import RetryPolicy
@@ -160,6 +162,16 @@ def build_session(options: Options) -> Session:
     session_dir = store.directory / transcript.session_id
     workspace = Workspace(cwd=cwd, extra_dirs=extra_dirs, env=env, env_file=session_dir / "env.sh")
     hooks = _hooks(settings, transcript, cwd, env, policy, tools, client.stream, model, workspace)
+    memory = load_memory(
+        cwd, env=env, excludes=settings.claude_md_excludes, managed_text=settings.managed_claude_md
+    )
+    workspace.instructions = InstructionTracker(
+        memory,
+        cwd,
+        user_dirs(env).home,
+        excludes=settings.claude_md_excludes,
+        on_load=functools.partial(instructions_loaded, hooks),
+    )
     specs = tuple(tool.spec() for tool in tools.values())
     context = ContextManager(
         SummaryModel(client.stream, model, system, specs),
@@ -182,6 +194,7 @@ def build_session(options: Options) -> Session:
         override=options.system_prompt,
         append=append,
         env=env,
+        memory=memory,
     )
     session = Session(
         client,
@@ -198,6 +211,10 @@ def build_session(options: Options) -> Session:
         prompt_context=gather,
     )
     session.agents = AgentRunner(agents, bypass_disabled=settings.permissions.disable_bypass)
+    session.inventory = {
+        "agents": list(agents.by_name),
+        "memory_files": [{"path": str(f.path), "type": f.kind} for f in memory.files],
+    }
     return session
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from codeloop.context.memory import system_reminder
 from codeloop.context.pipeline import ContextManager
@@ -20,7 +20,7 @@ from codeloop.costs import total_cost_usd, usage_by_model
 from codeloop.deps import LoopDeps
 from codeloop.events import AssistantTurn, CompactBoundary, Event, LoopEnd, Notice, UserTurn
 from codeloop.extensions.agents import GENERAL, Agents
-from codeloop.hooks import HookRunner
+from codeloop.hooks import HookRunner, instructions_loaded
 from codeloop.loop import LoopParams, query_loop
 from codeloop.models.base import ModelClient
 from codeloop.models.retry import RetryPolicy
@@ -93,6 +93,8 @@ class Session:
         self.transcript = transcript
         self.context = context
         self._notices = [n if isinstance(n, Notice) else Notice("warning", n) for n in notices]
+        # What the session loaded (agents, memory files, skills...), for the init message.
+        self.inventory: dict[str, Any] = {}
         # Runs a Task call: the general-purpose agent, and the custom agents the assembler adds.
         self.agents: AgentSpawner = AgentRunner(Agents({GENERAL.name: GENERAL}))
         self.usage_by_model: dict[str, Usage] = {}
@@ -232,6 +234,9 @@ class Session:
             self.config.system = gathered.system
             for text in gathered.warnings:
                 yield Notice("warning", text)
+            if self.hooks is not None:
+                for loaded in gathered.memory.files:
+                    await instructions_loaded(self.hooks, loaded)
             if gathered.user_context is not None:
                 context.append(gathered.user_context)
         context[:0] = self._setup_context

@@ -39,13 +39,13 @@ KEYS: dict[str, KeyInfo] = {
         "$schema model env permissions hooks sandbox disableAllHooks allowManagedHooksOnly "
         "allowManagedPermissionRulesOnly apiKeyHelper cleanupPeriodDays includeCoAuthoredBy "
         "attribution autoCompactEnabled fallbackModel disableAutoMode allowedHttpHookUrls "
-        "httpHookAllowedEnvVars checkpoints",
+        "httpHookAllowedEnvVars checkpoints claudeMdExcludes claudeMd",
     ),
     **_group(
         "ignored",
         "not supported yet",
         "enabledPlugins extraKnownMarketplaces additionalMarketplaces outputStyle "
-        "claudeMdExcludes claudeMd disableSkillShellExecution skillOverrides "
+        "disableSkillShellExecution skillOverrides "
         "blockedMarketplaces strictKnownMarketplaces allowedMarketplaces agent",
     ),
     **_group(

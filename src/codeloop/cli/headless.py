@@ -211,6 +211,8 @@ class _Output:
                 "slash_commands": [],
                 "apiKeySource": "none",
                 "output_style": "default",
+                # What was loaded: agents, memory files, skills, plugins (options.py).
+                **self.session.inventory,
             }
         )
 

@@ -1,8 +1,14 @@
-"""Memory files: CLAUDE.md and AGENTS.md instructions, from the user and from the project.
+"""Memory files: CLAUDE.md and AGENTS.md instructions and rules, from the organization, the
+user and the project.
 
-Read, in order: the user's (~/.claude and ~/.codeloop: CLAUDE.md, AGENTS.md), then each
-directory from the repository root down to the working directory (CLAUDE.md, .claude/CLAUDE.md,
-AGENTS.md, CLAUDE.local.md), so instructions closer to the work come later and weigh more.
+Read, in order: the managed CLAUDE.md (and managed settings' `claudeMd`), the user's
+(~/.claude and ~/.codeloop: CLAUDE.md, AGENTS.md, then rules/**/*.md), then each directory from
+the repository root down to the working directory (CLAUDE.md, .claude/CLAUDE.md, AGENTS.md,
+.claude/rules/**/*.md and .codeloop/rules/**/*.md, CLAUDE.local.md), so instructions closer to
+the work come later and weigh more. A rule with `paths:` globs is not read now but kept in
+`Memory.scoped`: it loads when the model reads or edits a matching file (lazy_memory.py), as
+do the CLAUDE.md files of folders below the working directory. `claudeMdExcludes` globs skip
+files (never the managed one); HTML comments outside code are left out of what the model reads.
 `@path` in a file imports another (relative to the importing file, `~` is home, at most
 `MAX_IMPORT_DEPTH` levels, not inside code); each file is included once, however often it is
 found or imported, which also ends import cycles.
@@ -17,16 +23,16 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from codeloop.context.environment import find_repo_root
-from codeloop.settings import user_dirs
+from codeloop.settings import managed_dir, user_dirs
 from codeloop.types import Message
 
-MemoryKind = Literal["user", "project", "local"]
+MemoryKind = Literal["managed", "user", "project", "local"]
 MAX_IMPORT_DEPTH = 5
 
 USER_FILES = ("CLAUDE.md", "AGENTS.md")
@@ -36,7 +42,9 @@ PROJECT_FILES: tuple[tuple[str, MemoryKind], ...] = (
     ("AGENTS.md", "project"),
     ("CLAUDE.local.md", "local"),
 )
+RULE_DIRS = (".claude/rules", ".codeloop/rules")
 _DESCRIPTIONS: dict[MemoryKind, str] = {
+    "managed": "the organization's instructions, for every project",
     "user": "the user's own instructions, for every project",
     "project": "project instructions, checked into the codebase",
     "local": "the user's own instructions for this project, not checked in",
@@ -54,6 +62,7 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
 _IMPORT = re.compile(r"(?:^|(?<=\s))@((?:[^\s\\]|\\ )+)")
 _TRAILING_PUNCTUATION = ".,;:!?)]}'\""
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -62,22 +71,37 @@ class MemoryFile:
     kind: MemoryKind
     content: str
     imported_from: Path | None = None
+    # Why it loaded, in InstructionsLoaded's terms: session_start, include, nested_traversal,
+    # path_glob_match.
+    reason: str = "session_start"
+    globs: tuple[str, ...] = ()
+    trigger: Path | None = None  # the file whose reading loaded it (lazy loads)
+
+    def section(self) -> str:
+        return f"Contents of {self.path} ({_DESCRIPTIONS[self.kind]}):\n\n{self.content.strip()}"
+
+
+@dataclass(frozen=True)
+class ScopedRule:
+    """A rule with `paths:` globs, relative to `base` (the folder holding .claude/)."""
+
+    path: Path
+    kind: MemoryKind
+    base: Path
+    globs: tuple[str, ...]
 
 
 @dataclass(frozen=True)
 class Memory:
     files: tuple[MemoryFile, ...] = ()
     warnings: tuple[str, ...] = ()
+    scoped: tuple[ScopedRule, ...] = ()
 
     def text(self) -> str:
         """Every file, each under a header naming it; empty when there are none."""
         if not self.files:
             return ""
-        sections = [
-            f"Contents of {f.path} ({_DESCRIPTIONS[f.kind]}):\n\n{f.content.strip()}"
-            for f in self.files
-        ]
-        return "\n\n".join([_INSTRUCTIONS_INTRO, *sections])
+        return "\n\n".join([_INSTRUCTIONS_INTRO, *(f.section() for f in self.files)])
 
 
 def system_reminder(text: str) -> str:
@@ -96,14 +120,23 @@ def user_context_message(memory: Memory) -> Message | None:
 def memory_candidates(
     cwd: Path, env: Mapping[str, str] | None = None
 ) -> list[tuple[Path, MemoryKind]]:
-    """Where memory files may be, in reading order (existing or not)."""
+    """Where memory files may be, in reading order (existing or not); a rules folder stands
+    for every .md file under it."""
     dirs = user_dirs(env)
-    found: list[tuple[Path, MemoryKind]] = [
-        (d / name, "user") for d in (dirs.claude, dirs.codeloop) for name in USER_FILES
-    ]
+    found: list[tuple[Path, MemoryKind]] = [(managed_dir(env) / "CLAUDE.md", "managed")]
+    for directory in (dirs.claude, dirs.codeloop):
+        found += [(directory / name, "user") for name in USER_FILES]
+    found += [(d / "rules", "user") for d in (dirs.claude, dirs.codeloop)]
     for directory in _project_dirs(cwd):
-        found += [(directory / name, kind) for name, kind in PROJECT_FILES]
+        found += folder_candidates(directory)
     return found
+
+
+def folder_candidates(directory: Path) -> list[tuple[Path, MemoryKind]]:
+    """One folder's memory files in reading order: its rules beside .claude/CLAUDE.md."""
+    files = [(directory / name, kind) for name, kind in PROJECT_FILES]
+    rules: list[tuple[Path, MemoryKind]] = [(directory / d, "project") for d in RULE_DIRS]
+    return [*files[:3], *rules, *files[3:]]
 
 
 def _project_dirs(cwd: Path) -> list[Path]:
@@ -117,20 +150,104 @@ def _project_dirs(cwd: Path) -> list[Path]:
     return dirs
 
 
-def load_memory(cwd: Path, *, env: Mapping[str, str] | None = None) -> Memory:
+def load_memory(
+    cwd: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    excludes: Sequence[str] = (),
+    managed_text: str | None = None,
+) -> Memory:
+    """The memory a session starts with; `excludes` are claudeMdExcludes globs, `managed_text`
+    the managed settings' claudeMd."""
     home = user_dirs(env).home
-    loader = _Loader(home)
+    loader = Loader(home, excludes=tuple(excludes))
     for path, kind in memory_candidates(cwd, env):
-        loader.load(path, kind, depth=0, chain=frozenset(), imported_from=None)
-    return Memory(tuple(loader.files), tuple(loader.warnings))
+        loader.load_any(path, kind)
+        if kind == "managed" and managed_text:
+            loader.files.append(
+                MemoryFile(path.with_name("managed-settings.json"), kind, managed_text)
+            )
+    return Memory(tuple(loader.files), tuple(loader.warnings), tuple(loader.scoped))
 
 
 @dataclass
-class _Loader:
+class Loader:
+    """Reads memory files with their imports, each once; rules folders file by file."""
+
     home: Path
+    excludes: tuple[str, ...] = ()
     files: list[MemoryFile] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     seen: set[Path] = field(default_factory=set)
+    scoped: list[ScopedRule] = field(default_factory=list)
+
+    def load_any(
+        self,
+        path: Path,
+        kind: MemoryKind,
+        reason: str = "session_start",
+        trigger: Path | None = None,
+    ) -> None:
+        """A memory file, or a rules folder (every .md under it, path-scoped ones kept aside)."""
+        if path.name == "rules" and path.is_dir():
+            base = path.parent.parent  # the folder holding .claude/ (or ~ for the user's)
+            for rule in sorted(path.rglob("*.md")):
+                self.load_rule(rule, kind, base, reason, trigger=trigger)
+        else:
+            self.load(
+                path,
+                kind,
+                depth=0,
+                chain=frozenset(),
+                imported_from=None,
+                reason=reason,
+                trigger=trigger,
+            )
+
+    def load_rule(
+        self,
+        path: Path,
+        kind: MemoryKind,
+        base: Path,
+        reason: str,
+        *,
+        trigger: Path | None = None,
+        scoped: bool = False,
+    ) -> None:
+        """A rule file: always-on ones load now, `paths:` ones are kept aside (or, `scoped`,
+        load now because a file they match was touched)."""
+        if not path.is_file() or self._excluded(path, kind):
+            return
+        from codeloop.extensions.frontmatter import name_list, parse
+
+        try:
+            doc = parse(path.read_text(encoding="utf-8", errors="replace"))
+        except OSError as exc:
+            self.warnings.append(f"{path}: cannot read: {exc}")
+            return
+        if doc.problem and not scoped:
+            self.warnings.append(f"{path}: frontmatter {doc.problem}")
+        globs = tuple(name_list(doc.meta.get("paths", doc.meta.get("globs"))) or ())
+        if globs and not scoped:
+            if path.resolve() not in self.seen:
+                self.scoped.append(ScopedRule(path, kind, base, globs))
+            return
+        self.load(
+            path,
+            kind,
+            depth=0,
+            chain=frozenset(),
+            imported_from=None,
+            reason=reason,
+            content=doc.body,
+            globs=globs,
+            trigger=trigger,
+        )
+
+    def _excluded(self, path: Path, kind: MemoryKind) -> bool:
+        from codeloop.context.globs import matches
+
+        return kind != "managed" and bool(self.excludes) and matches(self.excludes, str(path))
 
     def load(
         self,
@@ -140,8 +257,12 @@ class _Loader:
         depth: int,
         chain: frozenset[Path],
         imported_from: Path | None,
+        reason: str = "session_start",
+        content: str | None = None,
+        globs: tuple[str, ...] = (),
+        trigger: Path | None = None,
     ) -> None:
-        if not path.is_file():
+        if not path.is_file() or self._excluded(path, kind):
             return
         real = path.resolve()
         if real in chain:
@@ -149,11 +270,12 @@ class _Loader:
             return
         if real in self.seen:
             return  # found twice (a symlink, CLAUDE.md importing AGENTS.md): included once
-        content = self._read(path)
-        if content is None:
+        content = self._read(path) if content is None else strip_comments(content)
+        if content is None or not content.strip():
             return
         self.seen.add(real)
-        self.files.append(MemoryFile(path, kind, content, imported_from))
+        why = reason if imported_from is None else "include"
+        self.files.append(MemoryFile(path, kind, content, imported_from, why, globs, trigger))
         targets = [t for raw in find_imports(content) if (t := self._target(path, raw))]
         if targets and depth >= MAX_IMPORT_DEPTH:
             self.warnings.append(
@@ -172,7 +294,7 @@ class _Loader:
         if "\x00" in content:
             self.warnings.append(f"{path}: not a text file; skipped")
             return None
-        return content if content.strip() else None
+        return strip_comments(content) if content.strip() else None
 
     def _target(self, importer: Path, raw: str) -> Path | None:
         """The existing file `@raw` names, or None (a mention such as @someone is not an
@@ -189,6 +311,30 @@ class _Loader:
             if path.is_file():
                 return Path(os.path.normpath(path))
         return None
+
+
+def strip_comments(text: str) -> str:
+    """HTML comments (notes for maintainers) left out, except inside code blocks."""
+    if "<!--" not in text:
+        return text
+    out: list[str] = []
+    prose: list[str] = []
+    fence: str | None = None
+    for line in text.splitlines(keepends=True):
+        marker = _FENCE.match(line)
+        if fence is None and marker:
+            out.append(_COMMENT.sub("", "".join(prose)))
+            prose = []
+            fence = marker.group(1)
+            out.append(line)
+        elif fence is not None:
+            out.append(line)
+            if marker and _closes(marker, fence):
+                fence = None
+        else:
+            prose.append(line)
+    out.append(_COMMENT.sub("", "".join(prose)))
+    return "".join(out)
 
 
 def find_imports(text: str) -> list[str]:

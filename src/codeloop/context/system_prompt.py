@@ -83,12 +83,14 @@ async def gather_prompt_context(
     override: str | None = None,
     append: str | None = None,
     env: Mapping[str, str] | None = None,
+    memory: Memory | None = None,
 ) -> PromptContext:
-    """Memory files and the environment, gathered concurrently, and the system prompt."""
+    """Memory files and the environment, gathered concurrently, and the system prompt.
+    `memory` given: already read (the session reports it before its first prompt)."""
     git = asyncio.create_task(gather_environment(cwd, model, extra_dirs))
     await asyncio.sleep(0)  # the git processes start; the memory files are read meanwhile
     # A few small files: read here, since a worker thread costs more than the reads.
-    memory = load_memory(cwd, env=env)
+    memory = memory if memory is not None else load_memory(cwd, env=env)
     environment = await git
     system = build_system_prompt(
         cwd, model, override=override, append=append, environment=environment

@@ -37,9 +37,17 @@ class ToolResult:
         return ToolResult(message, is_error=True)
 
 
-# After a file tool succeeded: (tool name, input) -> text to add to its result (instructions
-# that apply to the files it touched), or "".
-Attach = Callable[[str, dict[str, Any]], Awaitable[str]]
+class FileInstructions(Protocol):
+    """Instructions that apply to the files a call touched (a nested CLAUDE.md, a path-scoped
+    rule), given once per conversation."""
+
+    async def attach(self, tool_name: str, tool_input: dict[str, Any]) -> str:
+        """Text to add to the call's result ("" when nothing new applies)."""
+        ...
+
+    def fork(self) -> FileInstructions:
+        """A sub-agent's own record, starting from this one's."""
+        ...
 
 
 @dataclass
@@ -54,12 +62,15 @@ class Workspace:
     # that hooks write (CLAUDE_ENV_FILE), sourced before every command.
     env: dict[str, str] | None = None
     env_file: Path | None = None
-    attach: Attach | None = None
+    instructions: FileInstructions | None = None
 
     def fork(self) -> Workspace:
         """A sub-agent's workspace: its own cwd, read state and loaded instructions, the same
         environment."""
-        return Workspace(self.cwd, list(self.extra_dirs), env=self.env, env_file=self.env_file)
+        own = self.instructions.fork() if self.instructions is not None else None
+        return Workspace(
+            self.cwd, list(self.extra_dirs), env=self.env, env_file=self.env_file, instructions=own
+        )
 
     def resolve(self, path: str) -> Path:
         """An absolute path for a tool argument, relative paths taken from the current cwd."""

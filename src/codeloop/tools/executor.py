@@ -297,10 +297,10 @@ class ToolExecutor:
     ) -> str:
         """Instructions that apply to the files this call touched (a nested CLAUDE.md, a rule
         whose `paths:` match), loaded the first time; empty when there are none."""
-        attach = self._workspace.attach
-        if attach is None or result.is_error:
+        instructions = self._workspace.instructions
+        if instructions is None or result.is_error:
             return ""
-        return await attach(tool_name, tool_input)
+        return await instructions.attach(tool_name, tool_input)
 
     async def finish_batch(self) -> str:
         """After every call of the turn has its result: the PostToolBatch hooks, and what async
