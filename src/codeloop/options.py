@@ -15,15 +15,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codeloop.context.compact import SummaryModel
-from codeloop.context.environment import find_repo_root
 from codeloop.context.lazy_memory import InstructionTracker
-from codeloop.context.memory import load_memory
+from codeloop.context.memory import Memory, load_memory
 from codeloop.context.pipeline import ContextManager, ContextSettings
-from codeloop.context.system_prompt import build_system_prompt, gather_prompt_context
+from codeloop.context.system_prompt import STYLE_BASE, build_system_prompt, gather_prompt_context
 from codeloop.context.tokens import context_limits
 from codeloop.deps import CallModel, LoopDeps
 from codeloop.events import Notice
-from codeloop.extensions.agents import Agents, agent_dirs, load_agents, task_description
+from codeloop.extensions.agents import task_description
+from codeloop.extensions.loader import Extensions, load_extensions
+from codeloop.extensions.output_styles import style_section
+from codeloop.extensions.skills import SkillRuntime, substitute
+from codeloop.hook_config import merge_hooks
 from codeloop.hook_handlers import HttpPolicy, model_judge
 from codeloop.hooks import HookRunner, instructions_loaded
 from codeloop.models.catalog import model_info
@@ -43,7 +46,7 @@ from codeloop.permissions.sandbox import sandbox_for
 from codeloop.repair import repair_history
 from codeloop.session import Session, SessionConfig
 from codeloop.session_store import SessionError, SessionStore
-from codeloop.settings import RULE_KINDS, Settings, load_settings, managed_dir, user_dirs
+from codeloop.settings import RULE_KINDS, Settings, load_settings, user_dirs
 from codeloop.settings_apply import (
     SettingsError,
     permission_mode,
@@ -52,8 +55,8 @@ from codeloop.settings_apply import (
     unsupported_report,
 )
 from codeloop.subagents import AgentRunner
-from codeloop.tools.base import AnyTool, Workspace
-from codeloop.tools.registry import ToolFactory, default_tools, described
+from codeloop.tools.base import AnyTool, ToolContext, ToolResult, Workspace
+from codeloop.tools.registry import ToolFactory, default_tools, described, on_demand_tool
 from codeloop.transcript import TranscriptWriter, read_transcript
 from codeloop.types import Message, new_uuid
 
@@ -97,6 +100,8 @@ class Options:
     setting_sources: Sequence[str] | None = None
     # --agents: custom agents as JSON (the Agent SDK passes them so).
     agents: str | None = None
+    # --plugin-dir: plugin folders loaded for this session only.
+    plugin_dirs: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -116,7 +121,8 @@ def build_session(options: Options) -> Session:
     )
     warnings: list[str | Notice] = [*settings.warnings, *unsupported_report(settings)]
     env = session_env(settings, base_env, cwd)
-    extra_dirs = [_existing_dir(cwd, d) for d in options.add_dirs]
+    add_dirs = [_existing_dir(cwd, d) for d in options.add_dirs]
+    extra_dirs = list(add_dirs)
     for raw in settings.permissions.additional_directories:
         path = (cwd / Path(raw).expanduser()).resolve()
         if path.is_dir():
@@ -127,17 +133,32 @@ def build_session(options: Options) -> Session:
     client, model = resolve_model(
         options.model or settings.model, env, record=options.record, replay=options.replay, cwd=cwd
     )
+    ext = load_extensions(
+        cwd,
+        settings,
+        env,
+        agents_json=options.agents,
+        plugin_dirs=[(cwd / d).resolve() for d in options.plugin_dirs],
+        extra_dirs=add_dirs,  # --add-dir folders' skills load; additionalDirectories' do not
+    )
+    warnings += [Notice("info", note) for note in ext.notes]
+    warnings += ext.warnings
+    if ext.bin_dirs:  # a plugin's bin/ is on the Bash tool's PATH
+        env["PATH"] = os.pathsep.join([*map(str, ext.bin_dirs), env.get("PATH", "")])
     tools = default_tools(_sandboxed_bash(options, settings, roots, warnings))
-    agents = _agents(options, cwd, base_env, warnings)
-    if len(agents.by_name) > 1:  # custom agents: the Task tool lists them
+    skills = SkillRuntime(ext.skills, "", cwd, shell_disabled=settings.skill_shell_disabled)
+    listing = ext.skills.listing(settings.skill_overrides)
+    if listing:
+        tools["Skill"] = on_demand_tool("Skill", functools.partial(_skill_tool, skills))
+    if len(ext.agents.by_name) > 1:  # custom agents: the Task tool lists them
         task = tools["Task"]
-        tools["Task"] = described(task, task_description(task.description, agents, list(tools)))
+        tools["Task"] = described(task, task_description(task.description, ext.agents, list(tools)))
     policy = _policy(options, settings, tools, roots, warnings)
     # Without the git state and memory: the session gathers those at its first prompt (with
     # `gather` below, the same arguments) and replaces this then.
-    append = _with_attribution(options.append_system_prompt, settings)
+    override, append = _prompt_parts(options, settings, ext)
     system = build_system_prompt(
-        cwd, model, extra_dirs=extra_dirs, override=options.system_prompt, append=append
+        cwd, model, extra_dirs=extra_dirs, override=override, append=append
     )
     info = model_info(model, env)
     fallback = options.fallback_model or next(iter(settings.fallback_models), None)
@@ -161,7 +182,9 @@ def build_session(options: Options) -> Session:
     transcript = opened.transcript
     session_dir = store.directory / transcript.session_id
     workspace = Workspace(cwd=cwd, extra_dirs=extra_dirs, env=env, env_file=session_dir / "env.sh")
-    hooks = _hooks(settings, transcript, cwd, env, policy, tools, client.stream, model, workspace)
+    hooks = _hooks(
+        settings, ext, transcript, cwd, env, policy, tools, client.stream, model, workspace
+    )
     memory = load_memory(
         cwd, env=env, excludes=settings.claude_md_excludes, managed_text=settings.managed_claude_md
     )
@@ -191,10 +214,11 @@ def build_session(options: Options) -> Session:
         cwd,
         model,
         extra_dirs=extra_dirs,
-        override=options.system_prompt,
+        override=override,
         append=append,
         env=env,
         memory=memory,
+        reminders=(listing,) if listing else (),
     )
     session = Session(
         client,
@@ -210,24 +234,85 @@ def build_session(options: Options) -> Session:
         hooks=hooks,
         prompt_context=gather,
     )
-    session.agents = AgentRunner(agents, bypass_disabled=settings.permissions.disable_bypass)
-    session.inventory = {
-        "agents": list(agents.by_name),
-        "memory_files": [{"path": str(f.path), "type": f.kind} for f in memory.files],
-    }
+    session.agents = AgentRunner(
+        ext.agents,
+        skills=functools.partial(_skill_body, skills),
+        bypass_disabled=settings.permissions.disable_bypass,
+    )
+    _connect_skills(skills, session, policy, tools, hooks)
+    session.extensions = ext
+    session.inventory = _inventory(ext, memory)
     return session
 
 
-def _agents(
-    options: Options, cwd: Path, env: Mapping[str, str], warnings: list[str | Notice]
-) -> Agents:
-    dirs = user_dirs(env)
-    found = load_agents(
-        agent_dirs(cwd, find_repo_root(cwd), dirs.claude, dirs.codeloop, managed_dir(env)),
-        cli_json=options.agents,
-    )
-    warnings += [Notice("info", note) for note in found.notes]
-    return found
+def _prompt_parts(
+    options: Options, settings: Settings, ext: Extensions
+) -> tuple[str | None, str | None]:
+    """The system prompt's static part and addition: --system-prompt, the output style (which
+    replaces the coding instructions unless it keeps them), attribution, --append."""
+    override = options.system_prompt
+    append = _with_attribution(options.append_system_prompt, settings)
+    style = ext.style
+    if style is not None:
+        if override is None and not style.keep_coding_instructions:
+            override = STYLE_BASE
+        append = "\n\n".join(p for p in (append, style_section(style)) if p)
+    return override, append
+
+
+def _connect_skills(
+    runtime: SkillRuntime,
+    session: Session,
+    policy: Policy,
+    tools: Mapping[str, AnyTool],
+    hooks: HookRunner,
+) -> None:
+    """What the Skill tool acts through, once the session exists."""
+    runtime.session_id = session.session_id
+    runtime.grant = policy.grant
+
+    def may_run(command: str, ctx: ToolContext) -> bool:
+        bash = tools["Bash"]
+        return policy.decide(bash, bash.parse({"command": command}), ctx.workspace).behavior == (
+            "allow"
+        )
+
+    async def fork(description: str, prompt: str, agent: str) -> ToolResult:
+        return await session.agents(session, description, prompt, agent)
+
+    runtime.may_run = may_run
+    runtime.add_hooks = lambda skill: hooks.add(skill.hooks)
+    runtime.fork = fork
+
+
+def _skill_tool(runtime: SkillRuntime) -> AnyTool:
+    from codeloop.tools.skill import SkillTool  # with pydantic: only when first used
+
+    return SkillTool(runtime)
+
+
+def _skill_body(runtime: SkillRuntime, name: str) -> str | None:
+    """A skill's text for an agent's `skills:` (preloaded in full)."""
+    skill = runtime.skills.get(name)
+    if skill is None or not skill.model_invocable:
+        return None
+    return substitute(skill, "", session_id=runtime.session_id, project_dir=runtime.project_dir)
+
+
+def _inventory(ext: Extensions, memory: Memory) -> dict[str, Any]:
+    """What stream-json's init message reports as loaded."""
+    return {
+        "agents": list(ext.agents.by_name),
+        "skills": [s.name for s in ext.skills.by_name.values() if s.model_invocable],
+        "slash_commands": [
+            s.name if not s.namespace or s.plugin else f"{s.namespace}:{s.name}"
+            for s in ext.skills.by_name.values()
+            if s.user_invocable
+        ],
+        "plugins": [{"name": p.name, "id": p.id, "path": str(p.root)} for p in ext.plugins],
+        "output_style": ext.style.name if ext.style is not None else "default",
+        "memory_files": [{"path": str(f.path), "type": f.kind} for f in memory.files],
+    }
 
 
 def _with_attribution(append: str | None, settings: Settings) -> str | None:
@@ -255,6 +340,7 @@ def _start_source(options: Options) -> str:
 
 def _hooks(
     settings: Settings,
+    ext: Extensions,
     transcript: TranscriptWriter,
     cwd: Path,
     env: Mapping[str, str],
@@ -273,8 +359,9 @@ def _hooks(
             return True
         return policy.rule_matches(rule, tool, tool.parse(dict(tool_input)), Workspace(where))
 
+    configured = merge_hooks(settings.hooks, ext.hooks) if settings.plugin_hooks else settings.hooks
     runner = HookRunner(
-        settings.hooks,
+        configured,
         transcript.session_id,
         transcript.path,
         cwd,

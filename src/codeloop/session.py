@@ -93,8 +93,10 @@ class Session:
         self.transcript = transcript
         self.context = context
         self._notices = [n if isinstance(n, Notice) else Notice("warning", n) for n in notices]
-        # What the session loaded (agents, memory files, skills...), for the init message.
+        # What the session loaded (agents, memory files, skills...), for the init message,
+        # and the extensions themselves (plugins' commands and MCP server configs among them).
         self.inventory: dict[str, Any] = {}
+        self.extensions: Any = None
         # Runs a Task call: the general-purpose agent, and the custom agents the assembler adds.
         self.agents: AgentSpawner = AgentRunner(Agents({GENERAL.name: GENERAL}))
         self.usage_by_model: dict[str, Usage] = {}

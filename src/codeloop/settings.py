@@ -19,7 +19,7 @@ import json
 import os
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -150,6 +150,8 @@ class Settings:
     warnings: tuple[str, ...] = ()
     # Keys set somewhere that codeloop does not act on, for the start-up report.
     unsupported: tuple[Unsupported, ...] = ()
+    # Plugins' hooks may run (neither allowManagedHooksOnly nor disableAllHooks is set).
+    plugin_hooks: bool = True
 
 
 @dataclass(frozen=True)
@@ -231,7 +233,7 @@ def load_settings(
         # Only a managed disableAllHooks turns off managed hooks.
         keep = "managed" if managed.get("disableAllHooks") is not True else None
         hook_configs = [h for scope, h in hooks if scope == keep]
-    return _build(
+    built = _build(
         merged,
         managed,
         tuple(rule_sets),
@@ -240,6 +242,8 @@ def load_settings(
         tuple(warnings),
         tuple(unsupported_keys(raw_seen)),
     )
+    plugin_hooks = not only_managed_hooks and merged.get("disableAllHooks") is not True
+    return replace(built, plugin_hooks=plugin_hooks)
 
 
 def _managed_labels(env: Mapping[str, str] | None) -> list[str]:

@@ -39,15 +39,11 @@ KEYS: dict[str, KeyInfo] = {
         "$schema model env permissions hooks sandbox disableAllHooks allowManagedHooksOnly "
         "allowManagedPermissionRulesOnly apiKeyHelper cleanupPeriodDays includeCoAuthoredBy "
         "attribution autoCompactEnabled fallbackModel disableAutoMode allowedHttpHookUrls "
-        "httpHookAllowedEnvVars checkpoints claudeMdExcludes claudeMd",
+        "httpHookAllowedEnvVars checkpoints claudeMdExcludes claudeMd enabledPlugins "
+        "extraKnownMarketplaces additionalMarketplaces outputStyle disableSkillShellExecution "
+        "skillOverrides blockedMarketplaces strictKnownMarketplaces allowedMarketplaces",
     ),
-    **_group(
-        "ignored",
-        "not supported yet",
-        "enabledPlugins extraKnownMarketplaces additionalMarketplaces outputStyle "
-        "disableSkillShellExecution skillOverrides "
-        "blockedMarketplaces strictKnownMarketplaces allowedMarketplaces agent",
-    ),
+    **_group("ignored", "not supported yet", "agent"),
     **_group(
         "ignored",
         _UI,

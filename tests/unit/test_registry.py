@@ -5,11 +5,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from codeloop.tools.registry import declared_specs, default_tools
+from codeloop.tools.registry import declared_specs, default_tools, on_demand_tool
 
 
 def test_stored_specs_match_what_the_tools_declare() -> None:
     stored = {name: tool.spec() for name, tool in default_tools().items()}
+    stored["Skill"] = on_demand_tool("Skill", lambda: default_tools()["Read"]).spec()
     assert stored == declared_specs(), "run `python -m codeloop.tools.registry` to regenerate"
 
 

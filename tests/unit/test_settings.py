@@ -305,8 +305,6 @@ def test_claude_code_keys_are_typed_or_reported(dirs: tuple[Path, Path, dict[str
         "spinnerVerbs",
         "enableAllProjectMcpServers",
         "disabledMcpjsonServers",
-        "enabledPlugins",
-        "extraKnownMarketplaces",
     }
     assert unsupported["availableModels"].unsafe and unsupported["sandbox.filesystem"].unsafe
     assert not unsupported["theme"].unsafe

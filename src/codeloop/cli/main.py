@@ -29,6 +29,11 @@ Sessions (saved as they happen under ~/.codeloop, or CODELOOP_HOME):
   codeloop -p "go on" --resume ID               continue session ID (or the latest, without ID)
   codeloop -p "try it another way" -c --fork-session    a new session from a copy of the latest
   codeloop sessions                             list this directory's sessions
+
+Plugins (Claude Code's format; see codeloop plugin --help):
+  codeloop plugin marketplace add ./folder      a marketplace: a folder, git URL or owner/repo
+  codeloop plugin install NAME@MARKETPLACE      install and enable a plugin (--scope ...)
+  codeloop plugin list | enable | disable | remove NAME@MARKETPLACE
   codeloop rewind [--to N] [--dry-run]          list the checkpoints, or undo everything the
                                                 agent changed since checkpoint N (rewind --help)
 
@@ -51,14 +56,19 @@ Claude Code's syntax, e.g. --allowedTools "Edit,Bash(npm test:*)", or with
 --permission-mode acceptEdits|bypassPermissions. Writes outside the working directory and
 --add-dir folders are never allowed without asking; --sandbox confines Bash for real.
 
-Settings and memory, as Claude Code reads them: ~/.claude/settings.json,
-.claude/settings.json, .claude/settings.local.json (and the same under .codeloop/, which
-wins): model, env, permissions, hooks, sandbox. CLAUDE.md, CLAUDE.local.md and AGENTS.md
-from your home folder and every folder from the repository root down are given to the model.
+Claude Code's files, as Claude Code reads them (the same under .codeloop/ wins):
+~/.claude/settings.json, .claude/settings.json, .claude/settings.local.json and managed
+settings (/etc/claude-code); CLAUDE.md, CLAUDE.local.md, AGENTS.md and .claude/rules/ from
+your home folder and every folder from the repository root down (a subfolder's, and rules
+with paths:, when a file they concern is read); agents (.claude/agents/), skills
+(.claude/skills/), commands (.claude/commands/), output styles (.claude/output-styles/) and
+installed plugins. Keys and files codeloop cannot act on are named at start (--verbose for
+the harmless ones).
 
 Environment:
   CODELOOP_MODEL                 default for --model
   CODELOOP_HOME                  where sessions are saved (default ~/.codeloop)
+  CODELOOP_MANAGED_DIR           managed settings folder (default /etc/claude-code)
   CODELOOP_CONTEXT_WINDOW        the model's window in tokens (local models: set it)
   CODELOOP_MAX_OUTPUT_TOKENS     the model's largest answer in tokens
   CODELOOP_AUTOCOMPACT=0         never summarise; a full window ends the run
@@ -171,6 +181,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the Setup hooks (matcher maintenance) before the session",
     )
     parser.add_argument(
+        "--plugin-dir",
+        dest="plugin_dirs",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="load the plugin in DIR for this session (repeatable)",
+    )
+    parser.add_argument(
         "--agents",
         metavar="JSON",
         help='custom agents for this session, e.g. \'{"reviewer": {"description": "Reviews '
@@ -210,6 +228,10 @@ def _main(argv: Sequence[str] | None) -> int:
         from codeloop.batch.cli import run_batch
 
         return run_batch(argv[1:])
+    if argv[:1] == ["plugin"]:
+        from codeloop.cli.plugin import run_plugin
+
+        return run_plugin(argv[1:])
     if argv[:1] == ["sessions"]:
         from codeloop.cli.sessions import run_sessions
 

@@ -108,12 +108,15 @@ def system_reminder(text: str) -> str:
     return f"<system-reminder>\n{text.strip()}\n</system-reminder>"
 
 
-def user_context_message(memory: Memory) -> Message | None:
-    """The one meta user message that carries the memory, or None when there is none."""
+def user_context_message(memory: Memory, extra: Sequence[str] = ()) -> Message | None:
+    """The one meta user message that carries the memory (and `extra` sections, such as the
+    skills the model may use), or None when there is nothing to carry."""
     text = memory.text()
-    if not text:
+    sections = [f"# claudeMd\n{text}"] if text else []
+    sections += [part for part in extra if part]
+    if not sections:
         return None
-    body = f"{_CONTEXT_INTRO}\n# claudeMd\n{text}\n\n{_CONTEXT_OUTRO}"
+    body = f"{_CONTEXT_INTRO}\n" + "\n\n".join(sections) + f"\n\n{_CONTEXT_OUTRO}"
     return Message.user(system_reminder(body), is_meta=True)
 
 

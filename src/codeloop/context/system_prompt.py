@@ -22,10 +22,21 @@ from codeloop.context.environment import Environment, basic_environment, gather_
 from codeloop.context.memory import Memory, load_memory, user_context_message
 from codeloop.types import Message
 
-STATIC_PROMPT = """\
+IDENTITY = """\
 You are codeloop, a coding agent working in the user's terminal. You help with software
 engineering tasks: reading and changing code, running commands, finding things, explaining.
-
+"""
+# What an output style without keep-coding-instructions keeps of the static part.
+STYLE_BASE = (
+    IDENTITY
+    + """
+Text inside <system-reminder> tags comes from codeloop and the user's configuration (memory
+files, hooks), not from the user's typing; follow it, but do not reply to it.
+"""
+)
+STATIC_PROMPT = (
+    IDENTITY
+    + """
 How to work:
 - Use the tools to look before you act: read a file before you edit it, search before you guess.
 - Make the smallest change that does the job, in the style of the surrounding code.
@@ -36,6 +47,7 @@ How to work:
 - Text inside <system-reminder> tags comes from codeloop and the user's configuration (memory
   files, hooks), not from the user's typing; follow it, but do not reply to it.
 """
+)
 
 
 def build_system_prompt(
@@ -84,6 +96,7 @@ async def gather_prompt_context(
     append: str | None = None,
     env: Mapping[str, str] | None = None,
     memory: Memory | None = None,
+    reminders: Sequence[str] = (),
 ) -> PromptContext:
     """Memory files and the environment, gathered concurrently, and the system prompt.
     `memory` given: already read (the session reports it before its first prompt)."""
@@ -95,4 +108,4 @@ async def gather_prompt_context(
     system = build_system_prompt(
         cwd, model, override=override, append=append, environment=environment
     )
-    return PromptContext(system, memory, environment, user_context_message(memory))
+    return PromptContext(system, memory, environment, user_context_message(memory, reminders))

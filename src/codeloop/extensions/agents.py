@@ -154,10 +154,14 @@ def agents_from_json(text: str | Mapping[str, Any], notes: list[str]) -> list[Ag
 def _from_folder(
     root: Path, notes: list[str], *, plugin: str | None = None
 ) -> list[AgentDefinition]:
-    if not root.is_dir():
+    if root.is_file():  # a plugin manifest may list agent files one by one
+        files, root = [root], root.parent
+    elif root.is_dir():
+        files = sorted(root.rglob("*.md"))
+    else:
         return []
     agents = []
-    for path in sorted(root.rglob("*.md")):
+    for path in files:
         if not path.is_file():
             continue
         try:

@@ -34,6 +34,11 @@ def add_allow_rules(path: Path, rules: Sequence[str]) -> None:
     if not isinstance(allow, list):
         raise PersistError(f"{path}: permissions.allow is not a list; rule not saved")
     allow.extend(rule for rule in dict.fromkeys(rules) if rule not in allow)
+    write_json_atomic(path, data)
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write `data` as `path` all at once: a crash leaves the old file or the new one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".settings-", dir=path.parent)
     try:

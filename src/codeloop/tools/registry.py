@@ -28,6 +28,9 @@ BUILTINS: tuple[tuple[str, str], ...] = (
     ("Write", "codeloop.tools.files_write:WriteTool"),
     ("Task", "codeloop.tools.task:TaskTool"),
 )
+# Tools a session adds only when it has something for them (Skill: when there are skills);
+# their specs are stored like the built-ins'.
+ON_DEMAND: tuple[tuple[str, str], ...] = (("Skill", "codeloop.tools.skill:SkillTool"),)
 SPECS_FILE = Path(__file__).with_name("specs.json")
 
 ToolFactory = Callable[[], AnyTool]
@@ -75,6 +78,11 @@ def described(tool: AnyTool, description: str) -> AnyTool:
     return LazyTool(ToolSpec(spec.name, description, spec.input_schema), lambda: tool)
 
 
+def on_demand_tool(name: str, load: ToolFactory) -> AnyTool:
+    """An ON_DEMAND tool, built by `load` on first use, its spec from specs.json."""
+    return LazyTool(_stored_specs()[name], load)
+
+
 def default_tools(overrides: Mapping[str, ToolFactory] | None = None) -> dict[str, AnyTool]:
     """The built-in tools; `overrides` builds some differently (e.g. Bash in a sandbox)."""
     specs = _stored_specs()
@@ -99,7 +107,7 @@ def _stored_specs() -> dict[str, ToolSpec]:
 
 def declared_specs() -> dict[str, ToolSpec]:
     """What the tools themselves declare (imports every tool)."""
-    return {name: _construct(target).spec() for name, target in BUILTINS}
+    return {name: _construct(target).spec() for name, target in (*BUILTINS, *ON_DEMAND)}
 
 
 def write_specs() -> None:
