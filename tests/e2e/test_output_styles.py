@@ -27,8 +27,7 @@ def test_custom_and_built_in_styles(tmp_path: Path) -> None:
     )
     settings(project, {"outputStyle": "Poet"})
     scenario = Scenario(turns=(turn("A rhyme."),))
-    result, bodies = run(project, tmp_path, scenario, "--output-format", "stream-json",
-                         "--verbose")
+    result, bodies = run(project, tmp_path, scenario, "--output-format", "stream-json", "--verbose")
     assert result.returncode == 0, result.stderr
     assert "POET-STYLE" in system_of(bodies[0]) and HOW_TO_WORK not in system_of(bodies[0])
     assert result.json_lines()[0]["output_style"] == "Poet"

@@ -43,3 +43,28 @@ def test_flags_and_lists() -> None:
     assert name_list(None) is None
     assert name_list("Read Grep,Glob") == ["Read", "Grep", "Glob"]
     assert name_list(["Bash(git add *)", "Edit"]) == ["Bash(git add *)", "Edit"]
+
+
+def test_examples_in_an_unquoted_description_stay_in_it() -> None:
+    """Claude Code's own plugins write agent descriptions like this; YAML rejects them."""
+    text = (
+        "---\n"
+        "name: agent-creator\n"
+        'description: Use this agent when the user asks to "create an agent". Trigger when:\n'
+        "\n"
+        "<example>\n"
+        "Context: User wants an agent\n"
+        'user: "Create an agent that reviews code"\n'
+        'assistant: "I\'ll use the agent-creator agent."\n'
+        "</example>\n"
+        "model: sonnet\n"
+        'tools: ["Write", "Read"]\n'
+        "---\n"
+        "You create agents.\n"
+    )
+    meta = parse(text).meta
+    assert set(meta) == {"name", "description", "model", "tools"}
+    assert meta["description"].startswith('Use this agent when the user asks to "create')
+    assert '\nContext: User wants an agent\nuser: "Create' in meta["description"]
+    assert meta["description"].endswith("</example>")
+    assert meta["tools"] == ["Write", "Read"] and meta["model"] == "sonnet"

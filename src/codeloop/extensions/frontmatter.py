@@ -15,6 +15,55 @@ from typing import Any
 _OPEN = re.compile(r"\A\ufeff?---[ \t]*\r?\n")
 _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
 _KEY = re.compile(r"^([A-Za-z_][\w-]*)[ \t]*:(?:[ \t]+(.*)|[ \t]*)$")
+# Fields of Claude Code's agents, skills, commands, rules, styles: in hand-written frontmatter
+# that YAML rejects, only these start a new field; any other `Word:` line (`Context:`,
+# `user:` in a description's examples) continues the text before it.
+KNOWN_KEYS = frozenset(
+    [
+        "name",
+        "description",
+        "tools",
+        "disallowedTools",
+        "disallowed-tools",
+        "model",
+        "color",
+        "permissionMode",
+        "permission-mode",
+        "skills",
+        "hooks",
+        "maxTurns",
+        "max-turns",
+        "mcpServers",
+        "memory",
+        "background",
+        "effort",
+        "isolation",
+        "initialPrompt",
+        "allowed-tools",
+        "argument-hint",
+        "arguments",
+        "disable-model-invocation",
+        "user-invocable",
+        "when_to_use",
+        "when-to-use",
+        "context",
+        "agent",
+        "paths",
+        "globs",
+        "shell",
+        "metadata",
+        "license",
+        "compatibility",
+        "version",
+        "keep-coding-instructions",
+        "force-for-plugin",
+        "type",
+        "author",
+        "tags",
+        "category",
+        "alwaysApply",
+    ]
+)
 _TRUE = {"true", "yes", "on", "1"}
 _FALSE = {"false", "no", "off", "0"}
 
@@ -68,23 +117,38 @@ def _lines(header: str) -> dict[str, Any]:
     key: str | None = None
     for raw in header.splitlines():
         line = raw.rstrip()
-        if not line.strip() or line.lstrip().startswith("#"):
+        if not line.strip():
+            if key is not None and isinstance(meta.get(key), str) and meta[key]:
+                meta[key] += "\n"
+            continue
+        if line.lstrip().startswith("#") and key is None:
             continue
         match = _KEY.match(line)
-        if match and not raw[:1].isspace():
+        starts = match is not None and not raw[:1].isspace()
+        if match and starts and (key is None or match.group(1) in KNOWN_KEYS):
             key, value = match.group(1), (match.group(2) or "").strip()
-            meta[key] = _unquote(value) if value not in ("|", ">", "|-", ">-") else ""
+            meta[key] = _value(value)
             continue
         if key is None:
             continue
         item = line.strip()
-        if item.startswith("- "):
-            current = meta.get(key)
-            items = current if isinstance(current, list) else ([current] if current else [])
+        current = meta.get(key)
+        if item.startswith("- ") and (isinstance(current, list) or not current):
+            items = current if isinstance(current, list) else []
             meta[key] = [*items, _unquote(item[2:].strip())]
-        elif isinstance(meta.get(key), str):
-            meta[key] = f"{meta[key]} {item}".strip()
-    return meta
+        elif isinstance(current, str):
+            joiner = " " if raw[:1].isspace() else "\n"
+            meta[key] = f"{current}{joiner}{item}".strip()
+    return {k: v.strip() if isinstance(v, str) else v for k, v in meta.items()}
+
+
+def _value(value: str) -> Any:
+    """One line's value: a `[a, b]` flow list, a block marker (`|`, `>`), or text."""
+    if value in ("|", ">", "|-", ">-", "|+", ">+"):
+        return ""
+    if value.startswith("[") and value.endswith("]"):
+        return [_unquote(item.strip()) for item in value[1:-1].split(",") if item.strip()]
+    return _unquote(value)
 
 
 def _unquote(value: str) -> str:
