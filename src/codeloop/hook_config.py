@@ -85,7 +85,13 @@ def parse_hooks(
             hint = f"; did you mean {close}?" if close else ""
             warn(place, f"not a hook event{hint} (events: {', '.join(HOOK_EVENTS)})")
             continue
-        if isinstance(entries, dict):  # one matcher group written without its list
+        if isinstance(entries, dict) and not {"matcher", "hooks"} & set(entries):
+            # The oldest shape: {"Bash": "echo ..."}, matcher to command(s).
+            entries = [
+                {"matcher": m, "hooks": c if isinstance(c, list) else [c]}
+                for m, c in entries.items()
+            ]
+        elif isinstance(entries, dict):  # one matcher group written without its list
             entries = [entries]
         if not isinstance(entries, list):
             warn(place, f"expected a list of matchers, got {kind(entries)}")

@@ -55,6 +55,8 @@ MAX_STOP_HOOK_CONTINUATIONS = 8
 _PERMISSION_RANK: dict[PermissionBehavior, int] = {"allow": 0, "ask": 1, "deny": 2}
 _LEGACY_DECISIONS: dict[str, PermissionBehavior] = {"approve": "allow", "block": "deny"}
 _MODEL_LABELS = {"PreToolUse": "A PreToolUse hook blocked this tool call"}
+# Claude Code renamed Task to Agent: a matcher naming either fires for codeloop's Task.
+_ALIASES = {"Task": "Agent"}
 # Events whose exit 2 is feedback for the model (the tool already ran).
 _FEEDBACK = frozenset({"PostToolUse", "PostToolUseFailure"})
 # Events whose systemMessage and `continue` Claude Code discards.
@@ -215,8 +217,9 @@ class HookRunner:
         spec = spec_of(event)
         query = tool_name if tool_name is not None else _query(spec.matcher_field, payload)
         seen: dict[tuple[Any, ...], HookCommand] = {}
+        names = [query, *([_ALIASES[query]] if query in _ALIASES else [])]
         for entry in self.config.get(event, ()):
-            if spec.matcher_field is not None and not matches(entry.matcher, query):
+            if spec.matcher_field is not None and not any(matches(entry.matcher, n) for n in names):
                 continue
             for command in entry.hooks:
                 if command.once and command.key in self._shared.fired_once:

@@ -306,3 +306,24 @@ async def test_pre_compact_seam_passes_trigger_and_returns_added_instructions(
     hooks = runner(tmp_path, on("PreCompact", cmd, matcher="auto"))
     assert await hooks.pre_compact("reactive", None) == "keep the API notes (auto, none)"
     assert await hooks.pre_compact("manual", "be brief") is None  # matcher "auto" only
+
+
+async def test_agent_matchers_fire_for_task_and_the_oldest_shape_parses(tmp_path: Path) -> None:
+    from codeloop.hook_config import parse_hooks
+
+    problems: list[str] = []
+    hooks = parse_hooks(
+        {
+            "PreToolUse": {"Bash": "echo old"},
+            "PostToolUse": [
+                {"matcher": "Agent", "hooks": [{"type": "command", "command": "echo agent"}]}
+            ],
+        },
+        lambda where, problem: problems.append(problem),
+    )
+    assert problems == []
+    assert [c.command for c in runner(tmp_path, hooks).commands("PreToolUse", {}, "Bash")] == [
+        "echo old"
+    ]
+    matched = runner(tmp_path, hooks).commands("PostToolUse", {}, "Task")
+    assert [c.command for c in matched] == ["echo agent"]

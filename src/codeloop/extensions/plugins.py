@@ -46,6 +46,9 @@ class Plugin:
         """skills/ always; manifest `skills` paths add to it. A root SKILL.md is one skill."""
         listed = self.manifest.get("skills", self.entry.get("skills"))
         extra = [] if listed is None else self._paths("skills", "skills")
+        if extra and self.entry.get("source") in ("./", ".") and any(p.exists() for p in extra):
+            # Entries sharing the marketplace root list their own skills: only those load.
+            return extra
         dirs = [self.root / "skills", *(p for p in extra if p != self.root / "skills")]
         if (
             listed is None
