@@ -22,7 +22,7 @@ from codeloop.context.system_prompt import STYLE_BASE, build_system_prompt, gath
 from codeloop.context.tokens import context_limits
 from codeloop.deps import CallModel, LoopDeps
 from codeloop.events import Notice
-from codeloop.extensions.agents import task_description
+from codeloop.extensions.agents import AgentDefinition, choose_tools, task_description
 from codeloop.extensions.loader import Extensions, load_extensions
 from codeloop.extensions.output_styles import style_section
 from codeloop.extensions.skills import SkillRuntime, substitute
@@ -102,6 +102,9 @@ class Options:
     agents: str | None = None
     # --plugin-dir: plugin folders loaded for this session only.
     plugin_dirs: Sequence[str] = ()
+    # --agent (or the settings' `agent`): run the session as this agent, with its prompt,
+    # tools, model and permission mode.
+    agent: str | None = None
 
 
 @dataclass(frozen=True)
@@ -130,9 +133,6 @@ def build_session(options: Options) -> Session:
         else:
             warnings.append(f"permissions.additionalDirectories: {raw}: no such directory")
     roots = [cwd, *extra_dirs]
-    client, model = resolve_model(
-        options.model or settings.model, env, record=options.record, replay=options.replay, cwd=cwd
-    )
     ext = load_extensions(
         cwd,
         settings,
@@ -143,6 +143,14 @@ def build_session(options: Options) -> Session:
     )
     warnings += [Notice("info", note) for note in ext.notes]
     warnings += ext.warnings
+    main = _main_agent(options, settings, ext, warnings)
+    client, model = resolve_model(
+        options.model or (main.model if main else None) or settings.model,
+        env,
+        record=options.record,
+        replay=options.replay,
+        cwd=cwd,
+    )
     if ext.bin_dirs:  # a plugin's bin/ is on the Bash tool's PATH
         env["PATH"] = os.pathsep.join([*map(str, ext.bin_dirs), env.get("PATH", "")])
     tools = default_tools(_sandboxed_bash(options, settings, roots, warnings))
@@ -153,10 +161,14 @@ def build_session(options: Options) -> Session:
     if len(ext.agents.by_name) > 1:  # custom agents: the Task tool lists them
         task = tools["Task"]
         tools["Task"] = described(task, task_description(task.description, ext.agents, list(tools)))
-    policy = _policy(options, settings, tools, roots, warnings)
+    if main is not None and (main.tools is not None or main.disallowed_tools):
+        kept = choose_tools(main, list(tools), keep_task=True).names
+        tools = {name: tool for name, tool in tools.items() if name in kept}
+    requested = options.permission_mode or (main.permission_mode if main else None)
+    policy = _policy(options, settings, tools, roots, warnings, requested)
     # Without the git state and memory: the session gathers those at its first prompt (with
     # `gather` below, the same arguments) and replaces this then.
-    override, append = _prompt_parts(options, settings, ext)
+    override, append = _prompt_parts(options, settings, ext, main)
     system = build_system_prompt(
         cwd, model, extra_dirs=extra_dirs, override=override, append=append
     )
@@ -245,12 +257,29 @@ def build_session(options: Options) -> Session:
     return session
 
 
+def _main_agent(
+    options: Options, settings: Settings, ext: Extensions, warnings: list[str | Notice]
+) -> AgentDefinition | None:
+    """The agent the session runs as (--agent, else the settings' `agent`)."""
+    name = options.agent or settings.agent
+    if not name:
+        return None
+    agent = ext.agents.get(name)
+    if agent is None or agent.built_in:
+        known = ", ".join(a for a in ext.agents.by_name if a != "general-purpose") or "none"
+        raise SettingsError(f"agent {name!r} not found (agents: {known})")
+    return agent
+
+
 def _prompt_parts(
-    options: Options, settings: Settings, ext: Extensions
+    options: Options, settings: Settings, ext: Extensions, main: AgentDefinition | None = None
 ) -> tuple[str | None, str | None]:
-    """The system prompt's static part and addition: --system-prompt, the output style (which
-    replaces the coding instructions unless it keeps them), attribution, --append."""
+    """The system prompt's static part and addition: --system-prompt (or the session's
+    agent's prompt), the output style (which replaces the coding instructions unless it keeps
+    them), attribution, --append."""
     override = options.system_prompt
+    if override is None and main is not None and main.prompt.strip():
+        override = main.prompt.strip()
     append = _with_attribution(options.append_system_prompt, settings)
     style = ext.style
     if style is not None:
@@ -462,6 +491,7 @@ def _policy(
     tools: Mapping[str, AnyTool],
     roots: list[Path],
     warnings: list[str | Notice],
+    requested: str | None = None,
 ) -> Policy:
     """Rules from the flags (checked: a mistake there is the user's to fix now) and from every
     settings file (a bad one is a warning), each tagged with where it came from."""
@@ -479,7 +509,7 @@ def _policy(
             rules[kind] += parsed
             warnings += bad
     notices: list[Notice] = []
-    mode = permission_mode(options.permission_mode, settings, notices)
+    mode = permission_mode(requested, settings, notices)
     warnings += notices
     return Policy(
         mode,  # type: ignore[arg-type]  # one of PERMISSION_MODES: settings and flags check it

@@ -41,9 +41,8 @@ KEYS: dict[str, KeyInfo] = {
         "attribution autoCompactEnabled fallbackModel disableAutoMode allowedHttpHookUrls "
         "httpHookAllowedEnvVars checkpoints claudeMdExcludes claudeMd enabledPlugins "
         "extraKnownMarketplaces additionalMarketplaces outputStyle disableSkillShellExecution "
-        "skillOverrides blockedMarketplaces strictKnownMarketplaces allowedMarketplaces",
+        "skillOverrides blockedMarketplaces strictKnownMarketplaces allowedMarketplaces agent",
     ),
-    **_group("ignored", "not supported yet", "agent"),
     **_group(
         "ignored",
         _UI,

@@ -128,3 +128,18 @@ def test_an_agent_whose_tools_all_are_missing_does_not_run(tmp_path: Path) -> No
     refused = last_tool_result(bodies[1])
     assert refused["is_error"] and "WebSearch, WebFetch" in text_of(refused["content"])
     assert len(bodies) == 2
+
+
+def test_the_session_runs_as_an_agent_with_agent_flag_or_setting(tmp_path: Path) -> None:
+    project = agents_project(tmp_path)
+    scenario = Scenario(turns=(turn("Reviewed."),))
+    result, (body,) = run(
+        project, tmp_path, scenario, "--agent", "code-reviewer", "--output-format", "json"
+    )
+    assert result.returncode == 0, result.stderr
+    assert "REVIEWER-PROMPT-41b" in json.dumps(body["system"])
+    assert sorted(tools_of(body)) == ["Glob", "Grep", "Read"]
+
+    missing, bodies = run(project, tmp_path, scenario, "--agent", "nobody")
+    assert missing.returncode == 1 and "agent 'nobody' not found" in missing.stderr
+    assert bodies == []

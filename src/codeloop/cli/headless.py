@@ -85,6 +85,7 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
         setting_sources=_sources(args.setting_sources),
         agents=args.agents,
         plugin_dirs=args.plugin_dirs,
+        agent=args.agent,
         allowed_tools=args.allowed_tools,
         disallowed_tools=args.disallowed_tools,
         system_prompt=args.system_prompt,

@@ -189,6 +189,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="load the plugin in DIR for this session (repeatable)",
     )
     parser.add_argument(
+        "--agent",
+        metavar="NAME",
+        help="run the session as this agent (its prompt, tools, model and permission mode)",
+    )
+    parser.add_argument(
         "--agents",
         metavar="JSON",
         help='custom agents for this session, e.g. \'{"reviewer": {"description": "Reviews '

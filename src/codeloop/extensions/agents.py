@@ -246,10 +246,13 @@ class ToolChoice:
     unresolved: tuple[str, ...] = ()
 
 
-def choose_tools(agent: AgentDefinition, available: Sequence[str]) -> ToolChoice:
+def choose_tools(
+    agent: AgentDefinition, available: Sequence[str], *, keep_task: bool = False
+) -> ToolChoice:
     """The agent's tools: everything available to sub-agents less `disallowedTools`, then,
-    when `tools` is given, only those. An entry with a rule (`Bash(git *)`) names its tool."""
-    pool = [name for name in available if name != "Task"]
+    when `tools` is given, only those. An entry with a rule (`Bash(git *)`) names its tool.
+    A sub-agent never gets Task; the session's own agent (`keep_task`) may."""
+    pool = [name for name in available if keep_task or name != "Task"]
     removed = {_tool_of(entry) for entry in agent.disallowed_tools}
     pool = [name for name in pool if name not in removed and not _mcp_removed(name, removed)]
     if agent.tools is None:
@@ -261,7 +264,7 @@ def choose_tools(agent: AgentDefinition, available: Sequence[str]) -> ToolChoice
         hits = [n for n in pool if n == tool or (tool.startswith("mcp__") and n.startswith(tool))]
         if hits:
             chosen += [h for h in hits if h not in chosen]
-        elif tool != "Task" and tool not in removed:
+        elif (keep_task or tool != "Task") and tool not in removed:
             unresolved.append(entry)
     return ToolChoice(tuple(chosen), tuple(unresolved))
 
