@@ -48,6 +48,7 @@ _RISKY_VARIABLE = re.compile(
     re.IGNORECASE,
 )
 _UNRESOLVABLE = re.compile(r"[$`{]|^[<>]\(")
+_HOME_VARIABLE = re.compile(r"^(\$HOME|\$\{HOME\})(?=/|$)")
 _BYPASS = "--permission-mode bypassPermissions"
 
 
@@ -272,6 +273,8 @@ def _resolve(words: list[Word], cwd: Path | None, home: Path) -> tuple[list[Path
     for text, dynamic in words:
         if not text:
             continue
+        if dynamic:  # `"$HOME/.ssh/id_rsa"`: the home is known
+            text = _HOME_VARIABLE.sub(lambda _: str(home), text, count=1)
         relative = not (text.startswith("/") or text == "~" or text.startswith("~/"))
         if (dynamic and _UNRESOLVABLE.search(text)) or (relative and cwd is None):
             unknown.append(text)

@@ -25,7 +25,9 @@ _CREDENTIAL_DIRS = (".ssh", ".aws", ".gnupg", ".config/gh", ".config/gcloud", ".
 _CREDENTIAL_FILES = frozenset(
     {".netrc", ".docker/config.json", ".git-credentials", ".pgpass", ".pypirc", ".npmrc"}
     | {".config/hub", ".cargo/credentials", ".cargo/credentials.toml", ".kube/config"}
+    | {".bash_history", ".zsh_history"}  # tokens typed on command lines
 )
+_SYSTEM_CREDENTIALS = frozenset({"/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-"})
 _PUBLIC_IN_CREDENTIAL_DIRS = ("known_hosts", "known_hosts.old", "authorized_keys")
 _ENV_TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist"})
 
@@ -60,6 +62,8 @@ def credential(path: Path, home: Path) -> bool:
     anywhere (their templates aside), the environment of a process."""
     name = path.name
     if name == ".env" or (name.startswith(".env.") and name not in _ENV_TEMPLATES):
+        return True
+    if str(path) in _SYSTEM_CREDENTIALS:
         return True
     if name == "environ" and str(path).startswith("/proc/"):
         return True  # /proc/PID/environ: a process's environment

@@ -285,6 +285,12 @@ def _jq(args: Sequence[str]) -> str | None:
     return None
 
 
+def _ps(args: Sequence[str]) -> str | None:
+    """BSD-style `ps e` (`ps auxe`, `ps eww`) prints every process's environment."""
+    bsd = args[0] if args and not args[0].startswith("-") else ""
+    return "e prints the environment of processes, secrets included" if "e" in bsd else None
+
+
 def _printf(args: Sequence[str]) -> str | None:
     return "-v assigns a shell variable" if args and args[0].startswith("-v") else None
 
@@ -309,7 +315,8 @@ _ANY_ARGUMENTS = frozenset(
     | {"cksum", "sum", "id", "whoami", "groups", "logname", "uname", "arch", "nproc", "seq"}
     | {"tac", "rev", "paste", "join", "column", "od", "hexdump", "strings", "fold", "fmt"}
     | {"pr", "expand", "unexpand", "expr", "numfmt", "factor", "tsort", "cal", "uptime"}
-    | {"tty", "who", "users", "locale", "getconf", "free", "pathchk", "ps", "pgrep", "lscpu"}
+    | {"tty", "who", "users", "locale", "getconf", "free", "pathchk", "pgrep", "lscpu"}
+    | {"whereis"}
 )
 
 READ_ONLY_COMMANDS: Mapping[str, ArgvCheck | None] = {
@@ -340,6 +347,7 @@ READ_ONLY_COMMANDS: Mapping[str, ArgvCheck | None] = {
     "rg": _rg,
     "jq": _jq,
     "printf": _printf,
+    "ps": _ps,
     "command": _command,
     "env": _env,
     "git": _git,

@@ -10,9 +10,11 @@ a program we cannot read is asked about, never guessed at.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import re
 
-__all__ = ["awk_problem", "sed_problem"]
+__all__ = ["awk_problem", "script_files", "sed_problem"]
 
 # --- sed (GNU sed 4, whose one-liner extensions are a superset of POSIX) ---------------------
 
@@ -34,6 +36,7 @@ class _Sed:
     def __init__(self, script: str) -> None:
         self.s = script
         self.i = 0
+        self.files: list[str] = []  # read by r/R, written by w/W
 
     def peek(self) -> str:
         return self.s[self.i] if self.i < len(self.s) else ""
@@ -130,6 +133,7 @@ class _Sed:
 
     def written(self, raw: str) -> None:
         name = raw.strip()
+        self.files.append(name)
         if name not in _SED_HARMLESS_FILES:
             raise _Stop(f"it writes the file {name!r}" if name else "w without a file name")
 
@@ -159,7 +163,7 @@ class _Sed:
             if c == ":" and not label.group():
                 raise _Stop("a label without a name")
         elif c in _SED_FILE_READ:
-            self.to_line_end()
+            self.files.append(self.to_line_end().strip())
         elif c in _SED_FILE_WRITE:
             self.written(self.to_line_end())
         elif c in ("s", "y"):
@@ -313,3 +317,19 @@ def awk_problem(program: str) -> str | None:
     except _Stop as stop:
         return str(stop.args[0])
     return None
+
+
+def script_files(language: str, program: str) -> list[str]:
+    """Files a sed or awk program names (`r FILE`, `getline < "FILE"`), for path rules and
+    the credential check; as far as the program could be read."""
+    if language == "sed":
+        reader = _Sed(program)
+        with contextlib.suppress(_Stop):
+            reader.run()
+        return [f for f in reader.files if f]
+    try:
+        tokens = _awk_tokens(program)
+    except _Stop:
+        return []
+    pairs = itertools.pairwise(tokens)
+    return [b[1][1:-1] for a, b in pairs if a[1] in ("<", ">", ">>") and b[0] == "string"]

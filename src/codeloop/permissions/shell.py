@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from codeloop.permissions.bash_parse import Assignment, Redirect, SimpleCommand
+from codeloop.permissions.scripts import script_files
 
 Word = tuple[str, bool]  # text, dynamic (bash still expands it)
 
@@ -263,6 +264,10 @@ _VALUED: dict[str, frozenset[str]] = {
     "install": _TARGET | _SUFFIX | {"-m", "--mode", "-o", "--owner", "-g", "--group"},
     "sed": frozenset({"-e", "--expression", "-f", "--file", "-l", "--line-length"}),
     **dict.fromkeys(
+        ("awk", "gawk", "mawk", "nawk"),
+        frozenset({"-F", "-v", "-f", "-e", "--source", "--assign", "--field-separator"}),
+    ),
+    **dict.fromkeys(
         ("grep", "egrep", "fgrep", "rg"),
         frozenset({"-e", "--regexp", "-f", "--file", "-m", "-A", "-B", "-C", "-g", "--glob"}),
     ),
@@ -320,6 +325,7 @@ def path_uses(inv: Invocation) -> PathUse:
         if "=" in arg and not dyn:  # --file=x, of=x, key=value
             named.append((arg.split("=", 1)[1], False))
     operands, options = _operands(name, args, dynamic)
+    named += _program_files(name, operands, options)
     target_dir = next((v for o, v in options if o in _TARGET), None)
     if name in _WRITES_ALL:
         written += operands[_LEADING.get(name, 0) :]
@@ -339,6 +345,18 @@ def path_uses(inv: Invocation) -> PathUse:
     written += _output_options(name, args, dynamic)
     links = name in _SYMLINK_MAKERS and _makes_links(name, args)
     return PathUse(named, written, links, _trees(name, args, operands, options), redirected)
+
+
+def _program_files(name: str, operands: list[Word], options: list[tuple[str, Word]]) -> list[Word]:
+    """Files a sed or awk program itself reads or writes (`sed 'r FILE'`)."""
+    language = (
+        "sed" if name == "sed" else "awk" if name in _VALUED and "-F" in _VALUED[name] else ""
+    )
+    if not language:
+        return []
+    programs = [v for o, v in options if o in ("-e", "--expression", "--source")]
+    programs = programs or operands[:1]
+    return [(f, False) for text, dyn in programs if not dyn for f in script_files(language, text)]
 
 
 def _trees(
