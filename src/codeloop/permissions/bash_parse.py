@@ -483,7 +483,7 @@ class _Walker:
         """Find `sh -c SCRIPT` (directly or behind a wrapper); return (shell index, script)."""
         if not argv or dynamic[0]:
             return None, None
-        if _basename(argv[0]) in ("watch", "flock"):
+        if _basename(argv[0]) in ("watch", "flock", "su", "script", "runuser", "eval"):
             return self.joined_script(argv, dynamic, node)
         if _basename(argv[0]) in _SHELLS:
             at = 0
@@ -508,15 +508,23 @@ class _Walker:
     def joined_script(
         self, argv: list[str], dynamic: list[bool], node: Node
     ) -> tuple[int | None, str | None]:
-        """`watch [opts] CMD...` runs `sh -c "CMD..."`; `flock [opts] FILE -c CMD` runs CMD."""
-        if _basename(argv[0]) == "flock":
-            for i, word in enumerate(argv[:-1]):
-                if word in ("-c", "--command") or word.startswith("--command="):
-                    at = i + 1
-                    if dynamic[at]:
-                        self.reject(node, "flock -c command is not a literal")
-                        return None, None
-                    return 0, argv[at]
+        """`watch [opts] CMD...` runs `sh -c "CMD..."`; `flock FILE -c CMD`, `su -c CMD`,
+        `script -c CMD` run CMD in a shell; literal `eval WORDS` parses them joined. The
+        commands are found so rules see them; eval and su stay refused as such."""
+        if _basename(argv[0]) == "eval":  # eval parses its words, joined, as shell text
+            if len(argv) < 2 or any(dynamic[1:]):
+                return None, None
+            return 0, " ".join(argv[1:])
+        if _basename(argv[0]) != "watch":  # flock, su, script, runuser: `-c CMD`
+            for i, word in enumerate(argv):
+                attached = word.startswith("--command=")
+                if not attached and not re.fullmatch(r"-[A-Za-z]*c|--command", word):
+                    continue
+                at = i if attached else i + 1
+                if at >= len(argv) or dynamic[at]:
+                    self.reject(node, f"{argv[0]} -c command is not a literal")
+                    return None, None
+                return 0, argv[at].split("=", 1)[1] if attached else argv[at]
             return None, None
         i = 1
         while i < len(argv) and argv[i].startswith("-"):

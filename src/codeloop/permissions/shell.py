@@ -94,6 +94,15 @@ _WRAPPERS: dict[str, _Wrapper] = {
         not_wrapping=frozenset({"-p", "--pid"}),
     ),
     "busybox": _Wrapper(),
+    "exec": _Wrapper(frozenset({"-c", "-l"}), frozenset({"-a"})),
+    **dict.fromkeys(
+        ("strace", "ltrace"),
+        _Wrapper(
+            frozenset({"-f", "-ff", "-c", "-C", "-d", "-D", "-i", "-k", "-q", "-qq", "-r", "-t"})
+            | {"-tt", "-ttt", "-T", "-v", "-w", "-x", "-xx", "-y", "-yy", "-z", "-Z", "-n"},
+            frozenset({"-o", "-e", "-p", "-s", "-u", "-E", "-a", "-S", "-O", "-P", "-X", "-b"}),
+        ),
+    ),
     "xargs": _Wrapper(
         frozenset({"-0", "--null", "-r", "--no-run-if-empty", "-t", "--verbose", "-x", "--exit"}),
         frozenset({"-I", "-n", "-L", "-P", "-s", "-d", "-E", "-a", "-i", "-l", "-e"})
@@ -103,6 +112,28 @@ _WRAPPERS: dict[str, _Wrapper] = {
     ),
 }
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+
+
+# How to find the command behind the privilege wrappers, so deny rules still see it.
+_ELEVATING_SPECS: dict[str, _Wrapper] = {
+    "sudo": _Wrapper(
+        frozenset({"-A", "-b", "-E", "-H", "-n", "-P", "-S", "-i", "-s", "-k", "-K", "-B"})
+        | {"--askpass", "--background", "--preserve-env", "--set-home", "--non-interactive"}
+        | {"--stdin", "--login", "--shell", "--reset-timestamp", "--bell"},
+        frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "-R"})
+        | {"--user", "--group", "--close-from", "--chdir", "--host", "--prompt", "--role"}
+        | {"--type", "--other-user", "--command-timeout", "--chroot"},
+    ),
+    "doas": _Wrapper(frozenset({"-n", "-s"}), frozenset({"-u", "-C"})),
+    "runuser": _Wrapper(frozenset({"-l", "--login", "-m", "-p"}), frozenset({"-u", "-g", "-G"})),
+    "unshare": _Wrapper(
+        frozenset({"-m", "-u", "-i", "-n", "-p", "-U", "-C", "-T", "-f", "-r", "-c", "--fork"})
+        | {"--mount", "--uts", "--ipc", "--net", "--pid", "--user", "--cgroup", "--time"}
+        | {"--map-root-user", "--map-current-user", "--mount-proc", "--kill-child"},
+        frozenset({"-S", "-G", "-R", "-w", "--setuid", "--setgid", "--root", "--wd"}),
+    ),
+    "chroot": _Wrapper(positional=1),
+}
 
 
 @dataclass(frozen=True)
@@ -140,8 +171,15 @@ def unwrap(cmd: SimpleCommand) -> Invocation:
     while argv and not dynamic[0]:
         name = command_name(argv[0]) or argv[0]
         if name in _ELEVATING:
-            problem = f"`{name}` runs a command with other privileges"
-            break
+            problem = problem or f"`{name}` runs a command with other privileges"
+            if name not in _ELEVATING_SPECS:
+                break  # what it runs stays unknown; deny rules still see it as written
+            start, _ = _wrapper_start(_ELEVATING_SPECS[name], argv, dynamic)
+            if start is None:
+                break
+            argv, dynamic = argv[start:], dynamic[start:]
+            wrappers.append(name)
+            continue
         if name == "env":
             start, env_problem = _env_start(argv, dynamic, assignments)
         elif name in _WRAPPERS:
@@ -209,6 +247,8 @@ def _env_start(
     i = 1
     while i < len(argv):
         arg = argv[i]
+        if arg == "--":
+            return (i + 1 if i + 1 < len(argv) else None), None
         if arg in ("-i", "-", "--ignore-environment", "-0", "--null"):
             i += 1
         elif arg in ("-u", "--unset"):

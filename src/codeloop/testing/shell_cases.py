@@ -618,6 +618,19 @@ DENY_RESPELLED = [
     ("Bash(git push --force:*)", "/usr/bin/git push --force"),
     ("Bash(git push:*)", "git push"),
     ("Bash(npm publish:*)", "timeout 60 npm publish --tag x"),
+    ("Bash(rm:*)", "sudo rm x"),
+    ("Bash(rm:*)", "sudo -u bob -- rm x"),
+    ("Bash(rm:*)", "doas rm x"),
+    ("Bash(rm:*)", "unshare -r rm x"),
+    ("Bash(rm:*)", "exec rm x"),
+    ("Bash(rm:*)", "eval rm x"),
+    ("Bash(rm:*)", "eval 'ls; rm x'"),
+    ("Bash(rm:*)", "env -- rm x"),
+    ("Bash(rm:*)", "strace -f -o /tmp/t rm x"),
+    ("Bash(curl:*)", "su -c 'curl x'"),
+    ("Bash(curl:*)", "su - root --command='curl x'"),
+    ("Bash(curl:*)", "script -qc 'curl x' /dev/null"),
+    ("Bash(curl:*)", "flock -nc 'curl x' /tmp/l"),
 ]
 
 # With the rules the issue measured (only `git status` and `ls` allowed): none of these may
