@@ -128,3 +128,23 @@ async def test_every_refusal_is_one_line_saying_what_why_and_how_to_allow(
             or "privileges" in result.message
             or "needs approval" in result.message
         ), result.message
+
+
+def test_the_read_tool_follows_the_same_credential_list(world: tuple[Path, Path]) -> None:
+    repo, home = world
+    read = default_tools()["Read"]
+    (repo / ".env").write_text("TOKEN=x\n")
+    (home / ".ssh" / "id_rsa.pub").write_text("ssh-rsa AAAA\n")
+
+    def behavior(path: str, *allow: str, mode: str = "default") -> str:
+        policy = Policy(mode, list(allow), roots=[repo], home=home)  # type: ignore[arg-type]
+        args = read.parse({"file_path": path})
+        return policy.decide(read, args, Workspace(cwd=repo)).behavior
+
+    for secret in (f"{home}/.ssh/id_rsa", f"{home}/.aws/credentials", ".env", "/proc/self/environ"):
+        assert behavior(secret) == "ask", secret
+        assert behavior(secret, mode="plan") == "ask", secret
+    assert behavior(f"{home}/.ssh/id_rsa.pub") == "allow"
+    assert behavior("f") == "allow"
+    assert behavior(f"{home}/.ssh/id_rsa", "Read(~/.ssh/**)") == "allow"
+    assert behavior(".env", mode="bypassPermissions") == "allow"
