@@ -16,17 +16,14 @@ from codeloop.checkpoints.manager import (
     RewindResult,
     describe_call,
 )
-from codeloop.checkpoints.restore import Change, Plan
 from codeloop.checkpoints.snapshot import Limits
 
 __all__ = [
-    "Change",
     "Checkpoint",
     "CheckpointError",
     "Checkpoints",
     "CheckpointsBusy",
     "Limits",
-    "Plan",
     "RewindResult",
     "describe_call",
 ]

@@ -26,6 +26,8 @@ Kind = Literal["turn", "rewind"]
 
 @dataclass(frozen=True)
 class Checkpoint:
+    """One checkpoint as the journal holds it (its "after" joined in once the turn ended)."""
+
     number: int
     kind: Kind
     created: float  # seconds since the epoch

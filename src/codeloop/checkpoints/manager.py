@@ -22,14 +22,18 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from codeloop.checkpoints.journal import JOURNAL, Checkpoint, Journal, Kind
 from codeloop.checkpoints.objects import CorruptObject, ObjectStore
-from codeloop.checkpoints.restore import Applied, Plan, apply, diff, make_plan
 from codeloop.checkpoints.snapshot import Limits, Scanner, ScanStats, Stopped
 from codeloop.checkpoints.watch import Watcher
 from codeloop.paths import git_head
 from codeloop.types import Message, ToolResultBlock, ToolUseBlock
+
+if TYPE_CHECKING:
+    # A rewind's modules load with the first rewind: a session that only writes never needs them.
+    from codeloop.checkpoints.restore import Applied, Plan
 
 LOCK = "lock"
 
@@ -48,6 +52,8 @@ _FAILURES = (OSError, CheckpointError, Stopped)
 
 @dataclass
 class RewindResult:
+    """What a rewind of the files planned and did, and the checkpoint that undoes it."""
+
     plan: Plan
     applied: Applied | None = None  # None for a dry run, or when conflicts stopped it
     # The checkpoint taken just before the rewind: rewinding to it undoes the rewind.
@@ -134,6 +140,8 @@ class Checkpoints:
         of checkpoints; None while the turn runs, or when its process died before it ended."""
         if cp.after is None:
             return None
+        from codeloop.checkpoints.restore import diff
+
         with self._mutex:
             scanner, _ = self._open()
             found = []
@@ -284,6 +292,8 @@ class Checkpoints:
         moment, for a rewind of the conversation alone). First a checkpoint of the workspace
         as it is (kind "rewind", with the conversation `history`), so the rewind can itself be
         rewound; a dry run, or conflicts without `force`, change nothing and record nothing."""
+        from codeloop.checkpoints.restore import apply, make_plan
+
         target = self.get(number)
         with self._mutex:
             # Every folder listed: what a watcher cannot see must not escape a rewind.

@@ -85,6 +85,8 @@ class Change:
 
 @dataclass
 class Plan:
+    """What a rewind to `target` changes, keeps, and cannot restore."""
+
     target: Checkpoint
     changes: list[Change] = field(default_factory=list)
     # Changes the user made on paths the agent changed too: overwritten only with force.
@@ -164,6 +166,8 @@ def _depth_order(change: Change) -> tuple[str, int, str]:
 
 @dataclass
 class Applied:
+    """The changes a rewind made, and those that failed (with why)."""
+
     done: list[Change] = field(default_factory=list)
     failed: list[tuple[Change, str]] = field(default_factory=list)
 

@@ -25,6 +25,8 @@ REWIND_TRIGGER = "rewind"
 
 @dataclass(frozen=True)
 class Rewound:
+    """A rewind of a session: its files' result and the history to continue from."""
+
     target: Checkpoint
     files: RewindResult
     # The history to continue from (what a dry run would keep); None when the conversation

@@ -45,12 +45,16 @@ class Stopped(Exception):
 
 @dataclass(frozen=True)
 class Limits:
+    """What a snapshot stores: bigger files, and files past the count, are skipped."""
+
     max_file_bytes: int = 16 * 1024 * 1024
     max_files: int = 200_000
 
 
 @dataclass(frozen=True, slots=True)
 class Entry:
+    """One name in a tree."""
+
     kind: str
     mode: int  # permission bits (st_mode & 0o7777); 0 for symlinks
     # A file's or link's blob id, a directory's tree id, or why a skipped entry was skipped.
@@ -105,6 +109,8 @@ def _with_parents(folders: set[str]) -> set[str]:
 
 @dataclass
 class ScanStats:
+    """What one snapshot cost."""
+
     files: int = 0
     hashed: int = 0  # files read because they were new or changed
     hashed_bytes: int = 0
@@ -115,6 +121,8 @@ class ScanStats:
 
 @dataclass
 class _Scan:
+    """One snapshot in progress."""
+
     stats: ScanStats
     dirty: set[str] | None  # folders the watcher saw change; None: list every folder
     touched: set[str]  # those and every folder above them

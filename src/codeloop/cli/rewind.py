@@ -15,7 +15,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from codeloop.checkpoints import Change, CheckpointError, Checkpoints, Limits
+from codeloop.checkpoints import CheckpointError, Checkpoints, Limits
+from codeloop.checkpoints.journal import JOURNAL, Journal
+from codeloop.checkpoints.restore import Change
 from codeloop.checkpoints.rewind import REWIND_TRIGGER, Rewound, messages_from, rewind
 from codeloop.cli.args import Parser, positive_int
 from codeloop.session_store import SessionError, SessionStore
@@ -97,15 +99,11 @@ def _run(args: argparse.Namespace) -> int:
 
 def _open(directory: Path, project: Path) -> Checkpoints:
     """The session's checkpoints, over the folders its checkpoints covered."""
-    if not (directory / "checkpoints.jsonl").exists():
+    if not (directory / JOURNAL).exists():
         raise CheckpointError(
             f"session {directory.parent.name} has no checkpoints: it changed no files"
         )
-    probe = Checkpoints(directory, [project])
-    try:
-        roots = {root: None for cp in probe.list() for root in cp.roots}
-    finally:
-        probe.close()
+    roots = {root: None for cp in Journal(directory).read() for root in cp.roots}
     wanted = load_settings(project, env=os.environ).checkpoints
     limits = Limits(int(wanted.max_file_mb * 1024 * 1024), wanted.max_files)
     from codeloop.paths import codeloop_home
