@@ -438,6 +438,79 @@ def test_random_histories_rewind_to_any_checkpoint(
     cps.close()
 
 
+FLAT = st.sampled_from(["a", "b", "c", "d"])
+EDITS = st.lists(st.tuples(FLAT, st.one_of(st.none(), st.binary(max_size=8))), max_size=3)
+
+
+def state_of(ws: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in ws.iterdir()}
+
+
+def edit(ws: Path, edits: list[tuple[str, bytes | None]]) -> None:
+    for name, content in edits:
+        if content is None:
+            (ws / name).unlink(missing_ok=True)
+        else:
+            (ws / name).write_bytes(content)
+
+
+def changed(a: dict[str, bytes], b: dict[str, bytes]) -> set[str]:
+    return {name for name in a.keys() | b.keys() if a.get(name) != b.get(name)}
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    turns=st.lists(st.tuples(EDITS, EDITS), min_size=1, max_size=4),
+    force=st.booleans(),
+    data=st.data(),
+)
+def test_random_agent_and_user_edits_undo_exactly_the_agents(
+    tmp_path_factory: pytest.TempPathFactory,
+    turns: list[tuple[list[tuple[str, bytes | None]], list[tuple[str, bytes | None]]]],
+    force: bool,
+    data: st.DataObject,
+) -> None:
+    """Each turn the agent edits, then the user does: a rewind must undo exactly the agent's
+    changes since the target, keep the user's, and stop (changing nothing) where both touched
+    a file, unless forced."""
+    tmp = tmp_path_factory.mktemp("authors")
+    ws = tmp / "ws"
+    ws.mkdir()
+    cps = checkpoints(tmp)
+    taken: list[tuple[int, dict[str, bytes], dict[str, bytes]]] = []  # number, before, after
+    for agent, user in turns:
+        cp = cps.take([])
+        before = state_of(ws)
+        edit(ws, agent)
+        cps.finish(cp.number)
+        taken.append((cp.number, before, state_of(ws)))
+        edit(ws, user)
+    now = state_of(ws)
+    k = data.draw(st.integers(0, len(taken) - 1))
+    agents: set[str] = set()
+    users: set[str] = set()
+    for i in range(k, len(taken)):
+        _, before, after = taken[i]
+        following = taken[i + 1][1] if i + 1 < len(taken) else now
+        agents |= changed(before, after)
+        users |= changed(after, following)
+    target = taken[k][1]
+    agents &= changed(target, now)  # changed back since: nothing to do
+    conflicts = agents & users
+
+    done = cps.rewind(taken[k][0], history=[], force=force)
+    assert sorted(c.path for c in done.plan.conflicts) == sorted(conflicts)
+    if conflicts and not force:
+        assert done.blocked and state_of(ws) == now
+        return
+    expected = {n: c for n, c in now.items() if n not in agents}
+    expected |= {n: target[n] for n in agents if n in target}
+    assert state_of(ws) == expected
+    cps.close()
+
+
 # --- through the session: the Python API ------------------------------------------------------
 
 
