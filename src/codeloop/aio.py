@@ -7,7 +7,7 @@ abort event and, when asked, against an idle timer.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -19,38 +19,46 @@ class Aborted(Exception):
 
 
 class IdleTimeout(Exception):
-    """No item arrived within the idle timeout."""
+    """No item arrived within the idle timeout (or, for the first item, the first timeout)."""
 
-    def __init__(self, seconds: float) -> None:
-        super().__init__(f"no data for {seconds:g} s")
+    def __init__(self, seconds: float, *, first: bool = False) -> None:
+        what = "no answer began within" if first else "no data for"
+        super().__init__(f"{what} {seconds:g} s")
         self.seconds = seconds
+        self.first = first
 
 
 @dataclass(frozen=True, slots=True)
 class Stalled:
-    """Yielded once when half the idle timeout has passed without an item: time to warn."""
+    """Yielded once when half the timeout has passed without an item: time to warn."""
 
     seconds: float
 
 
 async def watched(
-    source: AsyncIterator[T], abort: asyncio.Event, idle_timeout: float | None = None
+    source: AsyncIterator[T],
+    abort: asyncio.Event,
+    idle_timeout: float | None = None,
+    first_timeout: float | None = None,
 ) -> AsyncIterator[T | Stalled]:
     """Yield from `source` until it ends; raise `Aborted` the moment `abort` is set, and
-    `IdleTimeout` when no item came for `idle_timeout` seconds (a `Stalled` warning first).
-    The source is closed, its connection released, on every way out."""
+    `IdleTimeout` when no item came for `idle_timeout` seconds (`first_timeout` for the first
+    item, when given), a `Stalled` warning first. The source is closed, its connection
+    released, on every way out."""
     abort_wait = asyncio.ensure_future(abort.wait())
     next_item: asyncio.Future[T] | None = None
+    first = True
     try:
         while True:
             if abort.is_set():
                 raise Aborted
+            timeout = first_timeout if first and first_timeout is not None else idle_timeout
             next_item = asyncio.ensure_future(anext(source))
             waits = {next_item, abort_wait}
-            if idle_timeout is None:
+            if timeout is None:
                 await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
             else:
-                half = idle_timeout / 2
+                half = timeout / 2
                 await asyncio.wait(waits, timeout=half, return_when=asyncio.FIRST_COMPLETED)
                 if not next_item.done() and not abort.is_set():
                     yield Stalled(half)
@@ -60,11 +68,12 @@ async def watched(
                 await asyncio.gather(next_item, return_exceptions=True)
                 if abort.is_set():
                     raise Aborted
-                raise IdleTimeout(idle_timeout or 0.0)
+                raise IdleTimeout(timeout or 0.0, first=first)
             try:
                 item = next_item.result()
             except StopAsyncIteration:
                 return
+            first = False
             yield item
     finally:
         abort_wait.cancel()
@@ -82,3 +91,13 @@ async def until_aborted(source: AsyncIterator[T], abort: asyncio.Event) -> Async
     async for item in watched(source, abort):
         if not isinstance(item, Stalled):
             yield item
+
+
+async def unless_aborted(waiting: Awaitable[None], abort: asyncio.Event) -> bool:
+    """Wait for `waiting` (a retry's sleep, a shared limiter); False if `abort` fired first."""
+    waiter = asyncio.ensure_future(waiting)
+    abort_wait = asyncio.ensure_future(abort.wait())
+    await asyncio.wait({waiter, abort_wait}, return_when=asyncio.FIRST_COMPLETED)
+    waiter.cancel()
+    abort_wait.cancel()
+    return not abort.is_set()

@@ -18,3 +18,32 @@ def usage_by_model(responses: Iterable[tuple[str, Usage]]) -> dict[str, Usage]:
 def total_cost_usd(by_model: Mapping[str, Usage]) -> float:
     """Rounded to 1e-10 USD, so float noise never shows: $0.021 + $0.005 is $0.026."""
     return round(sum(cost_usd(model, usage) for model, usage in by_model.items()), 10)
+
+
+class Ledger:
+    """Usage and API time by model, added as each request finishes.
+
+    A ledger opened with `child()` adds to its parent too, the moment it is told: a run's
+    ledger feeds its session's, so one budget holds across the main loop and every sub-agent,
+    checked at any turn boundary of any of them."""
+
+    def __init__(self, parent: Ledger | None = None) -> None:
+        self.by_model: dict[str, Usage] = {}
+        self.api_ms = 0.0
+        self._parent = parent
+
+    def child(self) -> Ledger:
+        return Ledger(self)
+
+    def add(self, model: str, usage: Usage, api_ms: float = 0.0) -> None:
+        self.by_model = usage_by_model((*self.by_model.items(), (model, usage)))
+        self.api_ms += api_ms
+        if self._parent is not None:
+            self._parent.add(model, usage, api_ms)
+
+    @property
+    def usage(self) -> Usage:
+        return sum(self.by_model.values(), Usage())
+
+    def cost_usd(self) -> float:
+        return total_cost_usd(self.by_model)

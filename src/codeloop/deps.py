@@ -7,20 +7,21 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
+from codeloop.context.pipeline import Compacted
 from codeloop.context.trim import drop_oldest_exchanges
 from codeloop.models.base import ModelClient, ModelRequest, StreamEvent
 from codeloop.types import Message, ToolUseBlock, new_uuid
 
 CallModel = Callable[[ModelRequest], AsyncIterator[StreamEvent]]
-# Shrink a history the API called too long; None when it cannot be shrunk.
-Compactor = Callable[[tuple[Message, ...]], Awaitable[tuple[Message, ...] | None]]
+# Shrink a history the API called too long.
+Compactor = Callable[[tuple[Message, ...]], Awaitable[Compacted]]
 # Called before the first writer of a turn runs, with the history before that turn: a checkpoint
 # (checkpoints/). Returns once it is on disk, or a warning for the user when it failed.
 BeforeWrite = Callable[[tuple[Message, ...], ToolUseBlock], Awaitable[str | None]]
 
 
-async def trim_compactor(messages: tuple[Message, ...]) -> tuple[Message, ...] | None:
-    return drop_oldest_exchanges(messages)
+async def trim_compactor(messages: tuple[Message, ...]) -> Compacted:
+    return Compacted(drop_oldest_exchanges(messages))
 
 
 @dataclass(frozen=True)

@@ -138,18 +138,26 @@ CompactTrigger = Literal["auto", "manual", "reactive"]
 
 @dataclass(frozen=True, slots=True)
 class CompactBoundary:
-    """The history before this point was replaced by a summary (or, when the summary call
-    failed, its oldest turns were dropped). Frontends show it; transcripts record it."""
+    """The history before this point was replaced by a summary. Frontends show it;
+    transcripts record it."""
 
     trigger: CompactTrigger
     tokens_before: int
     tokens_after: int
-    # Messages the compaction replaced; the summary is empty when `fallback` says why not.
     messages_replaced: int
     summary: str = ""
-    fallback: str | None = None
     # The history from this point on: what a transcript writes at the boundary.
     messages: tuple[Message, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MediaRemoved:
+    """The API refused images in the history; they were replaced by a note saying so, and the
+    request is sent again. Transcripts record `messages`, the history from now on."""
+
+    removed: int
+    reason: str
+    messages: tuple[Message, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,5 +191,6 @@ Event = (
     | Retrying
     | ResponseDiscarded
     | CompactBoundary
+    | MediaRemoved
     | LoopEnd
 )

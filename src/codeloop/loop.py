@@ -15,13 +15,22 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import AsyncIterator, Awaitable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from codeloop.aio import Aborted, IdleTimeout, Stalled, until_aborted, watched
+from codeloop.aio import (
+    Aborted,
+    IdleTimeout,
+    Stalled,
+    unless_aborted,
+    until_aborted,
+    watched,
+)
+from codeloop.context.media import strip_refused_media
 from codeloop.context.pipeline import ContextManager
-from codeloop.costs import total_cost_usd, usage_by_model
+from codeloop.context.tokens import estimate_messages
+from codeloop.costs import Ledger
 from codeloop.deps import LoopDeps
 from codeloop.events import (
     AssistantTurn,
@@ -30,6 +39,7 @@ from codeloop.events import (
     EndReason,
     Event,
     LoopEnd,
+    MediaRemoved,
     Notice,
     RequestStart,
     ResponseDiscarded,
@@ -43,22 +53,18 @@ from codeloop.hooks import MAX_STOP_HOOK_CONTINUATIONS, HookRunner
 from codeloop.models.assembler import MessageAssembler
 from codeloop.models.base import (
     BlockDelta,
-    Fatal,
     MediaError,
     ModelError,
     ModelRequest,
-    Overloaded,
     PromptTooLong,
-    RateLimited,
-    StreamErrorEvent,
     StreamIdle,
-    Transient,
+    describe,
 )
-from codeloop.models.retry import OVERLOADS_BEFORE_FALLBACK, RetryPolicy
+from codeloop.models.retry import Attempts, Fallback, GiveUp, RetryPolicy
 from codeloop.token_budget import BudgetTracker
 from codeloop.tools.base import AnyTool, SpawnAgent, Workspace
 from codeloop.tools.executor import CanUseTool, ToolExecutor
-from codeloop.types import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from codeloop.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 MAX_OUTPUT_RECOVERIES = 3
 OUTPUT_RECOVERY_PROMPT = (
@@ -86,8 +92,10 @@ class LoopParams:
     # The model's largest output: one escalation to it when an answer is cut at max_tokens.
     max_output_tokens: int | None = None
     max_turns: int | None = None
-    # USD this run may still spend; checked at each turn boundary (--max-budget-usd).
-    budget_usd: float | None = None
+    # USD the session may spend (--max-budget-usd), checked against `ledger` at each turn
+    # boundary: the ledger is the session's, which every sub-agent's spending reaches too.
+    max_budget_usd: float | None = None
+    ledger: Ledger = field(default_factory=Ledger)
     # Output tokens the task should use (--token-budget, or `+500k` in the prompt).
     token_budget: int | None = None
     fallback_model: str | None = None
@@ -126,23 +134,6 @@ class State:
 
 
 @dataclass
-class _Totals:
-    by_model: dict[str, Usage] = field(default_factory=dict)
-    api_ms: float = 0.0
-
-    @property
-    def usage(self) -> Usage:
-        return sum(self.by_model.values(), Usage())
-
-    def cost_usd(self) -> float:
-        return total_cost_usd(self.by_model)
-
-    def add(self, model: str, usage: Usage, elapsed_ms: float) -> None:
-        self.by_model = usage_by_model((*self.by_model.items(), (model, usage)))
-        self.api_ms += elapsed_ms
-
-
-@dataclass
 class _Attempt:
     """One streamed model call and the tool calls it started."""
 
@@ -155,7 +146,10 @@ class _Attempt:
 
 async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]:
     tool_specs = tuple(tool.spec() for tool in params.tools.values())
-    totals = _Totals()
+    # This run's spending; it reaches params.ledger (the session's) as it happens.
+    totals = params.ledger.child()
+    # The token budget counts what this prompt spends, sub-agents included.
+    output_before = params.ledger.usage.output_tokens
     budget = BudgetTracker(params.token_budget) if params.token_budget else None
     state = State(messages=params.messages, model=params.model, budget=budget)
 
@@ -171,6 +165,7 @@ async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]
         )
 
     while True:
+        prompt_tokens = 0
         if params.context is not None:
             prepared = await params.context.prepare(state.messages, params.abort)
             for event in prepared.events:
@@ -178,25 +173,28 @@ async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]
             totals.add(state.model, prepared.usage, 0.0)
             state = replace(state, messages=prepared.messages)
             if prepared.blocked is not None:
-                yield end("blocking_limit", state.messages, prepared.blocked)
+                yield end(prepared.blocked_reason, state.messages, prepared.blocked)
                 return
+            prompt_tokens = prepared.tokens
+        elif params.retry.prefill_tokens_per_second:
+            prompt_tokens = estimate_messages(state.messages)
         messages, turn_count = state.messages, state.turn_count
         if state.transition is not None:
             yield Continuing(state.transition.reason, turn_count)
         max_tokens = state.max_tokens_override or params.max_tokens
 
         # --- stream the model call, retrying what can be retried ---------------------------
-        attempt_no, overloads, non_streaming = 0, 0, False
-        fallback: str | None = None
+        attempts = Attempts(params.retry, None if state.fallback_used else params.fallback_model)
+        fallback: Fallback | None = None
         while True:
-            attempt_no += 1
+            attempt_no = attempts.begin()
             request = ModelRequest(
                 model=state.model,
                 messages=(*params.user_context, *messages),
                 system=params.system,
                 tools=tool_specs,
                 max_tokens=max_tokens,
-                stream=not non_streaming,
+                stream=not attempts.non_streaming,
             )
             attempt = _Attempt(
                 MessageAssembler(),
@@ -214,50 +212,45 @@ async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]
                 ),
             )
             limiter = params.retry.limiter
-            if limiter is not None and not await _unless_aborted(limiter.wait(), params.abort):
+            if limiter is not None and not await unless_aborted(limiter.wait(), params.abort):
                 attempt.aborted = True
                 break
             yield RequestStart(turn_count, state.model, attempt_no)
             started = deps.clock()
-            async for event in _stream(attempt, request, params, deps):
+            first_wait = params.retry.first_wait(prompt_tokens)
+            async for event in _stream(attempt, request, params, deps, first_wait):
                 yield event
             totals.add(state.model, attempt.assembler.usage, (deps.clock() - started) * 1000)
             error = attempt.error
             if attempt.aborted or error is None or attempt.executor.started_any:
                 break
-            if params.retry.gives_up(attempt_no, error):
+            step = attempts.after(error)
+            if isinstance(step, GiveUp):
                 break
-            overloaded = isinstance(error, Overloaded) and not isinstance(error, RateLimited)
-            overloads = overloads + 1 if overloaded else 0
-            if (
-                overloads >= OVERLOADS_BEFORE_FALLBACK
-                and params.fallback_model
-                and not state.fallback_used
-            ):
-                fallback = params.fallback_model
+            if isinstance(step, Fallback):
+                fallback = step
                 break
-            # After an SSE error event, one plain (non-streaming) request, then stream again.
-            non_streaming = isinstance(error, StreamErrorEvent) and not non_streaming
-            wait = params.retry.delay(attempt_no, error)
+            wait = step.wait
             if limiter is not None and isinstance(error, Overloaded):
                 await limiter.hold(wait)  # the quota is shared: every session sharing it waits
             if attempt.assembler.blocks or attempt.assembler.id:
-                yield ResponseDiscarded(_describe(error))
+                yield ResponseDiscarded(describe(error))
             yield Retrying(
-                attempt_no, params.retry.max_attempts, wait, _describe(error), error.status
+                attempt_no, params.retry.max_attempts, wait, describe(error), error.status
             )
-            if not await _unless_aborted(deps.sleep(wait), params.abort):
+            if not await unless_aborted(deps.sleep(wait), params.abort):
                 # The failed attempt's partial answer was discarded: nothing of it is kept.
                 attempt = _Attempt(MessageAssembler(), attempt.executor, aborted=True)
                 break
 
         assembler, executor = attempt.assembler, attempt.executor
 
-        if fallback is not None:
-            yield Notice("warning", f"{state.model} is overloaded; switching to {fallback}")
+        if fallback is not None and params.fallback_model is not None:
+            new_model = params.fallback_model
+            yield Notice("warning", f"{state.model} is {fallback.reason}; switching to {new_model}")
             yield ResponseDiscarded("model fallback")
             state = replace(
-                state, model=fallback, fallback_used=True, transition=Transition("model_fallback")
+                state, model=new_model, fallback_used=True, transition=Transition("model_fallback")
             )
             continue
 
@@ -272,7 +265,7 @@ async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]
             if attempt.aborted:
                 yield end("aborted_streaming", messages + kept.messages)
                 return
-            yield Notice("warning", f"stream failed ({_describe(attempt.error)}); going on")
+            yield Notice("warning", f"stream failed ({describe(attempt.error)}); going on")
             state = replace(
                 state,
                 messages=messages + kept.messages,
@@ -285,11 +278,26 @@ async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]
             error = attempt.error
             if isinstance(error, PromptTooLong) and not state.has_attempted_reactive_compact:
                 compacted = await deps.reactive_compact(messages)
-                if compacted is not None:
+                for event in compacted.events:
+                    yield event
+                totals.add(state.model, compacted.usage)
+                if compacted.messages is not None:
                     yield Notice("info", "the conversation was too long; compacted it")
                     state = replace(
                         state,
-                        messages=compacted,
+                        messages=compacted.messages,
+                        has_attempted_reactive_compact=True,
+                        transition=Transition("reactive_compact_retry"),
+                    )
+                    continue
+            if isinstance(error, MediaError) and not state.has_attempted_reactive_compact:
+                offset = len(params.user_context)
+                stripped = strip_refused_media(messages, error.message, offset=offset)
+                if stripped.removed:
+                    yield MediaRemoved(stripped.removed, describe(error), stripped.messages)
+                    state = replace(
+                        state,
+                        messages=stripped.messages,
                         has_attempted_reactive_compact=True,
                         transition=Transition("reactive_compact_retry"),
                     )
@@ -299,7 +307,7 @@ async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]
                 reason = "prompt_too_long"
             elif isinstance(error, MediaError):
                 reason = "image_error"
-            yield end(reason, messages, _describe(error))
+            yield end(reason, messages, describe(error))
             return
 
         # --- a complete response -------------------------------------------------------------
@@ -366,7 +374,7 @@ async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]
                         f"a Stop hook blocked {MAX_STOP_HOOK_CONTINUATIONS} times; the run ends",
                     )
             if state.budget is not None:
-                used = totals.usage.output_tokens
+                used = params.ledger.usage.output_tokens - output_before
                 tracker = state.budget.next(used)
                 if tracker is not None:
                     nudge = Message.user(tracker.prompt(used), is_meta=True)
@@ -425,9 +433,8 @@ async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]
         if params.max_turns is not None and turn_count + 1 > params.max_turns:
             yield end("max_turns", next_messages, f"Reached the limit of {params.max_turns} turns")
             return
-        if params.budget_usd is not None and totals.cost_usd() >= params.budget_usd:
-            spent = f"${totals.cost_usd():.4f} of ${params.budget_usd:.4f}"
-            yield end("max_budget", next_messages, f"Reached the cost budget ({spent})")
+        if (over := _over_budget(params)) is not None:
+            yield end("max_budget", next_messages, over)
             return
         state = State(
             messages=next_messages,
@@ -440,14 +447,28 @@ async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]
         )
 
 
+def _over_budget(params: LoopParams) -> str | None:
+    """Why the session's spending (sub-agents' included) ends the run, if it does."""
+    limit, spent = params.max_budget_usd, params.ledger.cost_usd()
+    if limit is None or spent < limit:
+        return None
+    return f"Reached the cost budget (${spent:.4f} of ${limit:.4f})"
+
+
 async def _stream(
-    attempt: _Attempt, request: ModelRequest, params: LoopParams, deps: LoopDeps
+    attempt: _Attempt,
+    request: ModelRequest,
+    params: LoopParams,
+    deps: LoopDeps,
+    first_wait: float,
 ) -> AsyncIterator[Event]:
-    """Feed one model stream to the assembler and the executor; failures land in `attempt`."""
+    """Feed one model stream to the assembler and the executor; failures land in `attempt`.
+    Any data proves the stream alive (keep-alives too); the first may take `first_wait`."""
     assembler, executor = attempt.assembler, attempt.executor
     try:
         source = deps.call_model(request)
-        async for event in watched(source, params.abort, params.retry.idle_timeout):
+        idle = params.retry.idle_timeout
+        async for event in watched(source, params.abort, idle, first_wait):
             if isinstance(event, Stalled):
                 yield Notice("warning", f"the model has sent nothing for {event.seconds:g} s")
                 continue
@@ -469,16 +490,6 @@ async def _stream(
         attempt.error = StreamIdle(f"the stream stalled: {exc}")
     except ModelError as exc:
         attempt.error = exc
-
-
-async def _unless_aborted(waiting: Awaitable[None], abort: asyncio.Event) -> bool:
-    """Wait (before a retry, for a shared limiter); False if the user aborted meanwhile."""
-    sleeper = asyncio.ensure_future(waiting)
-    abort_wait = asyncio.ensure_future(abort.wait())
-    await asyncio.wait({sleeper, abort_wait}, return_when=asyncio.FIRST_COMPLETED)
-    sleeper.cancel()
-    abort_wait.cancel()
-    return not abort.is_set()
 
 
 @dataclass(frozen=True)
@@ -519,24 +530,3 @@ def _explain_truncated_calls(
         ToolResultBlock(r.tool_use_id, TRUNCATED_TOOL_CALL, True) if r.tool_use_id in cut else r
         for r in results
     ]
-
-
-# What each kind of failure is called in messages for people (most specific class first).
-_FAILURE_NAMES: tuple[tuple[type[ModelError], str], ...] = (
-    (RateLimited, "rate limited"),
-    (Overloaded, "API overloaded"),
-    (StreamIdle, "stream stalled"),
-    (StreamErrorEvent, "error event in the stream"),
-    (Transient, "connection problem"),
-    (PromptTooLong, "prompt too long"),
-    (MediaError, "image or document refused"),
-    (Fatal, "request refused"),
-)
-
-
-def _describe(error: ModelError | None) -> str:
-    if error is None:
-        return "unknown model error"
-    name = next((n for kind, n in _FAILURE_NAMES if isinstance(error, kind)), "model error")
-    status = f" (HTTP {error.status})" if error.status else ""
-    return f"{name}{status}: {error.message}"

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from codeloop.context.compact import SummaryModel
 from codeloop.context.lazy_memory import InstructionTracker
@@ -44,7 +45,7 @@ from codeloop.permissions.policy import (
 from codeloop.permissions.rules import Rule
 from codeloop.permissions.sandbox import sandbox_for
 from codeloop.repair import repair_history
-from codeloop.session import Session, SessionConfig
+from codeloop.session import DEFAULT_SUBAGENT_MAX_TURNS, Session, SessionConfig
 from codeloop.session_store import SessionError, SessionStore
 from codeloop.settings import RULE_KINDS, Settings, load_settings, user_dirs
 from codeloop.settings_apply import (
@@ -80,6 +81,9 @@ class Options:
     system_prompt: str | None = None
     append_system_prompt: str | None = None
     max_turns: int | None = None
+    # A sub-agent's turn limit when its agent sets none (default 200, or
+    # CODELOOP_SUBAGENT_MAX_TURNS); custom agents set their own with maxTurns.
+    subagent_max_turns: int | None = None
     max_budget_usd: float | None = None
     # Used when the model stays overloaded (same provider, e.g. a smaller Claude).
     fallback_model: str | None = None
@@ -174,6 +178,8 @@ def build_session(options: Options) -> Session:
     )
     info = model_info(model, env)
     fallback = options.fallback_model or next(iter(settings.fallback_models), None)
+    fallback_name = fallback_model_name(fallback, client.provider, env) if fallback else None
+    retry = RetryPolicy.from_env(dict(env), local=_runs_locally(client.provider, env))
     config = SessionConfig(
         model=model,
         system=system,
@@ -181,11 +187,14 @@ def build_session(options: Options) -> Session:
         max_output_tokens=info.max_output_tokens,
         max_turns=options.max_turns,
         max_budget_usd=options.max_budget_usd,
-        fallback_model=fallback_model_name(fallback, client.provider, env) if fallback else None,
+        fallback_model=fallback_name,
         token_budget=options.token_budget,
-        retry=RetryPolicy.from_env(dict(env)),
+        retry=retry,
         policy=policy,
         start_source=_start_source(options),
+        subagent_max_turns=options.subagent_max_turns
+        or _positive_int(env.get("CODELOOP_SUBAGENT_MAX_TURNS"))
+        or DEFAULT_SUBAGENT_MAX_TURNS,
     )
     store = SessionStore(cwd, env)
     if settings.cleanup_period_days is not None:
@@ -209,7 +218,9 @@ def build_session(options: Options) -> Session:
     )
     specs = tuple(tool.spec() for tool in tools.values())
     context = ContextManager(
-        SummaryModel(client.stream, model, system, specs),
+        SummaryModel(
+            client.stream, model, system, specs, retry=retry, fallback_model=fallback_name
+        ),
         context_limits(model, env),
         workspace,
         store.directory / transcript.session_id / "tool-results",
@@ -359,6 +370,19 @@ def _with_attribution(append: str | None, settings: Settings) -> str | None:
     if not lines:
         return append
     return "\n\n".join([*([append] if append else []), *lines])
+
+
+def _runs_locally(provider: str, env: Mapping[str, str]) -> bool:
+    """A model on this machine (in-process, or a server on loopback) reads the prompt before it
+    answers at a speed that makes long prompts slow to begin: its first wait grows with them."""
+    if provider == "local":
+        return True
+    host = urlsplit(env.get("OPENAI_BASE_URL", "")).hostname or ""
+    return provider == "openai" and (host == "localhost" or host.startswith("127."))
+
+
+def _positive_int(raw: str | None) -> int | None:
+    return int(raw) if raw and raw.isdigit() and int(raw) > 0 else None
 
 
 def _start_source(options: Options) -> str:

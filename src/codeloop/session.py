@@ -13,12 +13,21 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from codeloop.context.compact import CompactResult
 from codeloop.context.memory import system_reminder
 from codeloop.context.pipeline import ContextManager
 from codeloop.context.system_prompt import PromptContext
-from codeloop.costs import total_cost_usd, usage_by_model
+from codeloop.costs import Ledger
 from codeloop.deps import LoopDeps
-from codeloop.events import AssistantTurn, CompactBoundary, Event, LoopEnd, Notice, UserTurn
+from codeloop.events import (
+    AssistantTurn,
+    CompactBoundary,
+    Event,
+    LoopEnd,
+    MediaRemoved,
+    Notice,
+    UserTurn,
+)
 from codeloop.extensions.agents import GENERAL, Agents
 from codeloop.hooks import HookRunner, instructions_loaded
 from codeloop.loop import LoopParams, query_loop
@@ -36,6 +45,9 @@ if TYPE_CHECKING:
     from codeloop.checkpoints.rewind import Rewound
 
 
+# Claude Code's turn limit for a sub-agent (seed 002): a runaway one ends with a clear result.
+DEFAULT_SUBAGENT_MAX_TURNS = 200
+
 @dataclass
 class SessionConfig:
     model: str
@@ -52,6 +64,8 @@ class SessionConfig:
     policy: Policy = field(default_factory=Policy)
     # How the session began, as SessionStart hooks see it: startup, resume or fork.
     start_source: str = "startup"
+    # A sub-agent's turn limit, unless its agent definition sets its own (maxTurns).
+    subagent_max_turns: int = DEFAULT_SUBAGENT_MAX_TURNS
 
 
 class Session:
@@ -99,8 +113,8 @@ class Session:
         self.extensions: Any = None
         # Runs a Task call: the general-purpose agent, and the custom agents the assembler adds.
         self.agents: AgentSpawner = AgentRunner(Agents({GENERAL.name: GENERAL}))
-        self.usage_by_model: dict[str, Usage] = {}
-        self.api_duration_ms = 0.0
+        # Every request's usage, sub-agents' included, as it happens: the budget's measure.
+        self.ledger = Ledger()
         self.turns = 0
         self._abort = asyncio.Event()
         self.hooks = hooks
@@ -156,7 +170,8 @@ class Session:
             max_tokens=self.config.max_tokens,
             max_output_tokens=self.config.max_output_tokens,
             max_turns=self.config.max_turns,
-            budget_usd=_remaining(self.config.max_budget_usd, self.cost_usd),
+            max_budget_usd=self.config.max_budget_usd,
+            ledger=self.ledger,
             token_budget=parse_budget_marker(prompt) or self.config.token_budget,
             fallback_model=self.config.fallback_model,
             retry=self.config.retry,
@@ -216,17 +231,18 @@ class Session:
     def abort_event(self) -> asyncio.Event:
         return self._abort
 
-    async def compact(self, instructions: str | None = None) -> CompactBoundary:
-        """Summarise the history now (the manual compact command), keeping the latest request."""
+    async def compact(self, instructions: str | None = None) -> CompactResult:
+        """Summarise the history now (the manual compact command), keeping the latest request
+        and the recent turns; when the summary fails, the history stays and `failure` says why."""
         if self.context is None:
             raise ValueError("this session has no context manager to compact with")
         result = await self.context.compact(self.messages, instructions, self._abort)
-        self.messages = result.messages
-        both = (*self.usage_by_model.items(), (self.config.model, result.usage))
-        self.usage_by_model = usage_by_model(both)
-        if (failed := self._persist(result.boundary)) is not None:
-            self._notices.append(failed)
-        return result.boundary
+        self.ledger.add(self.config.model, result.usage)
+        if result.boundary is not None:
+            self.messages = result.messages
+            if (failed := self._persist(result.boundary)) is not None:
+                self._notices.append(failed)
+        return result
 
     async def _start(self) -> AsyncIterator[Event]:
         """Gather the system prompt and the memory, then run the SessionStart hooks."""
@@ -284,6 +300,9 @@ class Session:
                     item.messages, trigger=item.trigger, pre_tokens=item.tokens_before
                 )
                 transcript.sync()
+            elif isinstance(item, MediaRemoved):
+                transcript.compact(item.messages, trigger="media_removed")
+                transcript.sync()
             elif isinstance(item, LoopEnd):
                 transcript.settle(item.messages, trigger="loop")
                 transcript.sync()
@@ -295,9 +314,14 @@ class Session:
     def _record(self, end: LoopEnd) -> None:
         self.messages = end.messages
         self.turns += end.turns
-        self.api_duration_ms += end.api_duration_ms
-        both = (*self.usage_by_model.items(), *end.usage_by_model.items())
-        self.usage_by_model = usage_by_model(both)
+
+    @property
+    def usage_by_model(self) -> dict[str, Usage]:
+        return self.ledger.by_model
+
+    @property
+    def api_duration_ms(self) -> float:
+        return self.ledger.api_ms
 
     async def rewind(
         self,
@@ -334,11 +358,11 @@ class Session:
 
     @property
     def usage(self) -> Usage:
-        return sum(self.usage_by_model.values(), Usage())
+        return self.ledger.usage
 
     @property
     def cost_usd(self) -> float:
-        return total_cost_usd(self.usage_by_model)
+        return self.ledger.cost_usd()
 
     async def aclose(self) -> None:
         try:
@@ -377,6 +401,3 @@ def stop_failure_type(reason: str, error: str) -> str:
         return "invalid_request"
     return "unknown"
 
-
-def _remaining(budget: float | None, spent: float) -> float | None:
-    return None if budget is None else max(0.0, budget - spent)

@@ -4,7 +4,9 @@ A custom agent runs with its own system prompt (the agent file's body, plus the 
 only the tools its definition allows, its own model and permission mode where it sets them,
 its preloaded skills, and its hooks for as long as it runs. Like the general-purpose agent it
 sees the memory but none of the conversation; only its final answer comes back, and its cost
-counts towards the session's. SubagentStart and SubagentStop hooks fire around it.
+spends from the session's budget as it goes (the session's ledger), so the budget holds at
+every turn of every agent; a runaway one stops at its turn limit (maxTurns, else the session's
+200). SubagentStart and SubagentStop hooks fire around it.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from typing import TYPE_CHECKING
 
 from codeloop.context.memory import system_reminder
 from codeloop.context.system_prompt import build_system_prompt
-from codeloop.costs import usage_by_model
 from codeloop.deps import LoopDeps
 from codeloop.events import LoopEnd
 from codeloop.extensions.agents import GENERAL, AgentDefinition, Agents, choose_tools
@@ -80,6 +81,12 @@ async def run_agent(
     skills: SkillBodies | None = None,
     bypass_disabled: bool = False,
 ) -> ToolResult:
+    limit, spent = session.config.max_budget_usd, session.ledger.cost_usd()
+    if limit is not None and spent >= limit:
+        return ToolResult.error(
+            f"The sub-agent was not started: the cost budget is spent (${spent:.4f} of "
+            f"${limit:.4f})."
+        )
     choice = choose_tools(agent, list(session.tools))
     if agent.tools is not None and not choice.names:
         listed = ", ".join(agent.tools)
@@ -110,7 +117,10 @@ async def run_agent(
         system=_system(session, agent, model),
         max_tokens=config.max_tokens,
         max_output_tokens=config.max_output_tokens,
-        max_turns=agent.max_turns or config.max_turns,
+        max_turns=agent.max_turns or config.subagent_max_turns,
+        # One budget for the session: the sub-agent spends from it, checked at its turns.
+        max_budget_usd=config.max_budget_usd,
+        ledger=session.ledger,
         fallback_model=config.fallback_model if agent.model is None else None,
         retry=config.retry,
         user_context=tuple(context),
@@ -125,8 +135,6 @@ async def run_agent(
         if isinstance(event, LoopEnd):
             end = event
     assert end is not None
-    both = (*session.usage_by_model.items(), *end.usage_by_model.items())
-    session.usage_by_model = usage_by_model(both)
     answer = end.final_text
     if end.reason != "completed":
         why = end.error or end.reason.replace("_", " ")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,8 @@ from codeloop.context.compact import (
 )
 from codeloop.context.pipeline import ContextManager
 from codeloop.context.tokens import ContextLimits, estimate_messages
-from codeloop.events import CompactTrigger
+from codeloop.events import CompactTrigger, Notice, Retrying
+from codeloop.models.retry import RetryPolicy
 from codeloop.models.scripted import ScriptedModel
 from codeloop.testing.scenario import fault, turn
 from codeloop.tools.base import Workspace
@@ -71,8 +73,14 @@ async def test_the_summary_replaces_the_history_and_the_latest_request_stays(
     model = ScriptedModel([turn(SUMMARY)])
     result = await _compact(history, model, tmp_path)
 
-    head, latest = result.messages
-    assert latest is history[-3]  # the very message, word for word
+    head, *kept = result.messages
+    # The newest turns stay word for word (the last test output too: the model need not rerun
+    # it), and with them the latest request, the very message.
+    assert 3 <= len(kept) < len(history) - 1
+    assert all(a is b for a, b in zip(kept, history[-len(kept) :], strict=True))
+    latest = next(m for m in kept if m.role == "user" and not m.tool_results)
+    assert latest is history[-3] and latest.text == LATEST
+    assert "most recent turns follow" in head.text
     assert latest.text == LATEST
     assert head.is_meta and is_compact_summary(head)
     assert f"<summary>\n{SUMMARY}\n</summary>" in head.text
@@ -84,7 +92,8 @@ async def test_the_summary_replaces_the_history_and_the_latest_request_stays(
     assert "     2\t    return s.split()" in head.text
 
     boundary = result.boundary
-    assert (boundary.trigger, boundary.summary, boundary.fallback) == ("auto", SUMMARY, None)
+    assert boundary is not None and result.failure is None
+    assert (boundary.trigger, boundary.summary) == ("auto", SUMMARY)
     assert boundary.messages_replaced == len(history)
     assert boundary.messages == result.messages  # what a transcript writes at the boundary
     assert boundary.tokens_after < boundary.tokens_before
@@ -105,9 +114,10 @@ async def test_a_request_not_yet_worked_on_ends_the_new_history(tmp_path: Path) 
     result = await _compact(
         history, ScriptedModel([turn(f"<summary>{SUMMARY}</summary>")]), tmp_path
     )
-    head, latest = result.messages
-    assert latest is history[-1]
+    head, *kept = result.messages
+    assert kept[-1] is history[-1] and kept[-2] is history[-2]  # the newest turns, then it
     assert "go on from" not in head.text and "follows word for word" in head.text
+    assert result.boundary is not None
     assert result.boundary.summary == SUMMARY  # the <summary> tags are taken off
 
 
@@ -128,7 +138,7 @@ async def test_instructions_and_the_pre_compact_hook_reach_the_summary_call(
     assert calls == [("manual", "Focus on the tokenizer.")]
     prompt = model.requests[0].messages[-1].content[-1].text  # type: ignore[union-attr]
     assert prompt.endswith("Focus on the tokenizer.\n\nKeep the names of failing tests.")
-    assert result.boundary.trigger == "manual"
+    assert result.boundary is not None and result.boundary.trigger == "manual"
 
 
 async def test_todos_from_a_todo_store_are_kept(tmp_path: Path) -> None:
@@ -138,24 +148,58 @@ async def test_todos_from_a_todo_store_are_kept(tmp_path: Path) -> None:
     assert "1. [pending] Write the changelog" in result.messages[0].text
 
 
-async def test_a_failed_summary_drops_the_oldest_turns_instead(tmp_path: Path) -> None:
+async def test_a_failed_summary_is_retried_like_the_main_call(tmp_path: Path) -> None:
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    model = ScriptedModel([turn(SUMMARY, faults=[fault("overloaded")])])
+    patient = replace(summarizer(model), retry=RetryPolicy(random=lambda: 0.0), sleep=sleep)
+    result = await compact_history(
+        _session(tmp_path), patient, LIMITS, Workspace(cwd=tmp_path), trigger="auto"
+    )
+    assert result.failure is None and result.boundary is not None
+    assert result.boundary.summary == SUMMARY
+    assert len(model.requests) == 2 and waits == [0.5]
+    (retry,) = result.events
+    assert isinstance(retry, Retrying) and retry.status == 529
+
+
+async def test_a_summary_that_keeps_failing_drops_nothing(tmp_path: Path) -> None:
     history: tuple[Message, ...] = (Message.user("Start."),)
     history += exchange("TodoWrite", {"todos": TODOS}, "ok", id="todo")
     history += (Message.user(LATEST),)
     for i in range(40):
         history += bash(f"step {i}", "output line\n" * 1_000, f"t{i}")
-    model = ScriptedModel([turn(SUMMARY, faults=[fault("server_error")])])
+    model = ScriptedModel([turn(SUMMARY, faults=[fault("auth")])])
     result = await _compact(history, model, tmp_path)
+    assert result.boundary is None
+    assert result.failure is not None and "request refused (HTTP 401)" in result.failure
+    assert result.messages is history
 
-    assert result.boundary.fallback is not None and "failed" in result.boundary.fallback
-    assert result.boundary.summary == ""
-    new = result.messages
-    assert_paired(new)
-    assert new[0].is_meta and is_compact_summary(new[0])
-    assert "3. [pending] Run the tests" in new[0].text
-    assert latest_user_request(new) is history[3]
-    assert new[-1] is history[-1]  # the newest turns are kept as they were
-    assert estimate_messages(new) <= LIMITS.autocompact_at // 2
+
+async def test_a_summary_switches_to_the_fallback_model_like_the_main_call(
+    tmp_path: Path,
+) -> None:
+    storm = fault("overloaded", times=50, model="scripted-model")
+    model = ScriptedModel([turn(SUMMARY, faults=[storm])])
+    switching = replace(
+        summarizer(model),
+        retry=RetryPolicy(random=lambda: 0.0),
+        fallback_model="backup",
+        sleep=_no_sleep,
+    )
+    result = await compact_history(
+        _session(tmp_path), switching, LIMITS, Workspace(cwd=tmp_path), trigger="auto"
+    )
+    assert result.boundary is not None and result.boundary.summary == SUMMARY
+    assert [r.model for r in model.requests] == ["scripted-model"] * 3 + ["backup"]
+    assert any(isinstance(e, Notice) and "switching to backup" in e.text for e in result.events)
+
+
+async def _no_sleep(_: float) -> None:
+    return None
 
 
 async def test_a_history_too_big_to_summarize_is_cut_to_fit(tmp_path: Path) -> None:
@@ -171,20 +215,6 @@ async def test_a_history_too_big_to_summarize_is_cut_to_fit(tmp_path: Path) -> N
     assert result.boundary.trigger == "reactive"
 
 
-async def test_an_earlier_summary_outlives_a_failed_compaction(tmp_path: Path) -> None:
-    first = await _compact(_session(tmp_path), ScriptedModel([turn(SUMMARY)]), tmp_path)
-    history = first.messages
-    for i in range(40):
-        history += bash(f"step {i}", "output line\n" * 1_000, f"t{i}")
-    failing = ScriptedModel([turn(SUMMARY, faults=[fault("overloaded")])])
-    second = await _compact(history, failing, tmp_path)
-    assert second.boundary.fallback is not None
-    note, earlier, latest, *_ = second.messages
-    assert is_compact_summary(note) and "dropped" in note.text
-    assert earlier is first.messages[0] and latest is first.messages[1]
-    assert_paired(second.messages)
-
-
 async def test_a_small_window_with_a_big_system_prompt_keeps_the_latest_request(
     tmp_path: Path,
 ) -> None:
@@ -196,4 +226,6 @@ async def test_a_small_window_with_a_big_system_prompt_keeps_the_latest_request(
     result = await compact_history(
         history, big_system, small, Workspace(cwd=tmp_path), trigger="auto"
     )
-    assert result.messages[-1].text == LATEST
+    kept = latest_user_request(result.messages)
+    assert kept is not None and kept.text == LATEST
+    assert_paired(result.messages)

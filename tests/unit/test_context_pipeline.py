@@ -15,9 +15,9 @@ from codeloop.context.compact import compact_history, drop_oldest, fit, latest_u
 from codeloop.context.microcompact import KeepRecent, microcompact
 from codeloop.context.pipeline import ContextManager, ContextSettings
 from codeloop.context.tokens import ContextLimits
-from codeloop.events import CompactBoundary
+from codeloop.events import CompactBoundary, Notice
 from codeloop.models.scripted import ScriptedModel
-from codeloop.testing.scenario import turn
+from codeloop.testing.scenario import fault, turn
 from codeloop.tools.base import Workspace
 from codeloop.types import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from tests.unit.context_history import assert_paired, bash, read, summarizer
@@ -86,7 +86,7 @@ async def test_autocompact_runs_when_the_cheaper_steps_are_not_enough(tmp_path: 
     prepared = await _manager(tmp_path, model).prepare(history)
     (boundary,) = prepared.events
     assert isinstance(boundary, CompactBoundary) and boundary.trigger == "auto"
-    assert prepared.messages[-1] is history[-2]  # "question 9", word for word
+    assert any(m is history[-2] for m in prepared.messages)  # "question 9", word for word
     assert prepared.usage.output_tokens > 0
     assert prepared.tokens < LIMITS.autocompact_at // 2
     assert len(model.requests) == 1
@@ -118,19 +118,50 @@ async def test_with_autocompact_off_a_full_window_blocks(tmp_path: Path) -> None
     assert short.blocked is None and short.messages is shorter
 
 
-async def test_a_reactive_compaction_is_reported_by_the_next_prepare(tmp_path: Path) -> None:
+async def test_a_reactive_compaction_reports_its_boundary_and_cost(tmp_path: Path) -> None:
     history: tuple[Message, ...] = (Message.user("Fix the build."),)
     for i in range(6):
         history += bash(f"make {i}", "error\n" * 1_000, f"t{i}")
     model = ScriptedModel([turn(SUMMARY)])
     manager = _manager(tmp_path, model)
     compacted = await manager.reactive_compact(history)
-    assert compacted is not None and compacted[-1] is history[0]
-    prepared = await manager.prepare(compacted)
-    (boundary,) = prepared.events
+    assert compacted.messages is not None and compacted.messages[1] is history[0]
+    (boundary,) = compacted.events
     assert isinstance(boundary, CompactBoundary) and boundary.trigger == "reactive"
-    assert prepared.usage.output_tokens > 0
-    assert (await manager.prepare(compacted)).events == ()
+    assert compacted.usage.output_tokens > 0
+    assert (await manager.prepare(compacted.messages)).events == ()
+
+
+async def test_a_failed_reactive_compaction_drops_nothing_and_says_why(tmp_path: Path) -> None:
+    history: tuple[Message, ...] = (Message.user("Fix the build."),)
+    for i in range(6):
+        history += bash(f"make {i}", "error\n" * 1_000, f"t{i}")
+    model = ScriptedModel([turn(SUMMARY, faults=[fault("auth")])])
+    compacted = await _manager(tmp_path, model).reactive_compact(history)
+    assert compacted.messages is None
+    (notice,) = compacted.events
+    assert isinstance(notice, Notice) and "summary request failed" in notice.text
+
+
+async def test_a_failed_autocompact_goes_on_uncompacted_while_the_window_allows(
+    tmp_path: Path,
+) -> None:
+    sent = (Message.user("go"),)
+    reply = Message("assistant", (TextBlock("ok"),))
+    history = (*sent, reply, Message.user("and now?"))
+    failing = [turn(SUMMARY, faults=[fault("auth")])] * 2
+    manager = _manager(tmp_path, ScriptedModel(failing))
+    manager.record_usage(sent, reply, Usage(input_tokens=35_000))  # past 31 000, under 41 000
+    prepared = await manager.prepare(history)
+    assert prepared.messages is history and prepared.blocked is None
+    (notice,) = prepared.events
+    assert isinstance(notice, Notice) and "going on uncompacted" in notice.text
+    # past the blocking limit, the request is not sent: the run ends, nothing dropped
+    manager = _manager(tmp_path, ScriptedModel(failing))
+    manager.record_usage(sent, reply, Usage(input_tokens=45_000))
+    blocked = await manager.prepare(history)
+    assert blocked.messages is history
+    assert blocked.blocked is not None and blocked.blocked_reason == "prompt_too_long"
 
 
 # --- invariants over generated histories -------------------------------------------------

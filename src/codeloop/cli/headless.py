@@ -254,10 +254,9 @@ class _Output:
                     }
                 )
         if isinstance(event, CompactBoundary):
-            how = f"; {event.fallback}" if event.fallback else ""
             print(
                 f"codeloop: compacted the conversation ({event.trigger}): "
-                f"{event.tokens_before:,} → {event.tokens_after:,} tokens{how}",
+                f"{event.tokens_before:,} → {event.tokens_after:,} tokens",
                 file=sys.stderr,
             )
         if isinstance(event, Retrying):

@@ -3,12 +3,14 @@
 The summary request is the session's own request (same model, system prompt and tools, so the
 provider's prompt cache serves the history) with the summary instructions appended. The new
 history is one message holding the summary, the current contents of the files read most
-recently and the task list, followed by the user's latest request, word for word, because a
-summary that paraphrases the request is how long sessions drift off task.
+recently and the task list, followed by the user's latest request, word for word (a summary
+that paraphrases the request is how long sessions drift off task) and the most recent turns,
+word for word too (seed 002's "summary + recent turns": the last error or test output stays,
+so the model does not redo a step).
 
-When the summary call fails, the oldest turns are dropped instead (pairing kept; the latest
-request, an earlier compaction's summary and the task list kept), so compaction always
-shrinks the history.
+The summary call goes through the main call's retry policy, watchdog and fallback. When it
+still fails, nothing is dropped: the history stays as it was, and the caller decides whether
+the window still allows going on.
 """
 
 from __future__ import annotations
@@ -16,11 +18,10 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from codeloop.aio import Aborted, until_aborted
 from codeloop.context.microcompact import KeepRecent, microcompact
 from codeloop.context.tokens import (
     CHARS_PER_TOKEN,
@@ -30,9 +31,10 @@ from codeloop.context.tokens import (
     estimate_overhead,
     estimate_text,
 )
-from codeloop.events import CompactBoundary, CompactTrigger
-from codeloop.models.assembler import MessageAssembler
-from codeloop.models.base import ModelError, ModelRequest, ToolSpec
+from codeloop.events import CompactBoundary, CompactTrigger, Event
+from codeloop.models.base import ModelRequest, ToolSpec, describe
+from codeloop.models.complete import CallModel, Sleep, complete
+from codeloop.models.retry import RetryPolicy
 from codeloop.tools.base import Workspace, truncate_middle
 from codeloop.tools.text_files import (
     BINARY_EXTENSIONS,
@@ -41,10 +43,7 @@ from codeloop.tools.text_files import (
     looks_binary,
     number_line,
 )
-from codeloop.types import Message, TextBlock, Usage
-
-if TYPE_CHECKING:
-    from codeloop.deps import CallModel
+from codeloop.types import Message, TextBlock, ToolResultBlock, Usage
 
 SUMMARY_PROMPT = """\
 Stop here and write a summary of this conversation. Do not call any tools.
@@ -86,12 +85,16 @@ _RESUME = (
     "asking the user to repeat anything."
 )
 _LATEST = "The user's latest message follows word for word."
+_RECENT = "The most recent turns follow word for word as well."
 
 MAX_FILES = 5
 FILE_TOKENS = 5_000
 FILES_TOKENS = 50_000
 # The least the history after a compaction may hold, however small the window.
 MIN_HISTORY_TOKENS = 2_000
+# The newest assistant turns (with their tool results) kept word for word after a summary,
+# within a quarter of the new history's budget.
+RECENT_TURNS = 3
 
 PreCompactHook = Callable[[CompactTrigger, str | None], Awaitable[str | None]]
 """Runs before a compaction with its trigger and the user's instructions; what it returns is
@@ -111,6 +114,10 @@ class SummaryModel:
     tools: tuple[ToolSpec, ...] = ()
     # Sent ahead of the history, as in the session's own requests (the memory message).
     user_context: tuple[Message, ...] = ()
+    # The main call's: retried, watched and switched to the fallback model alike.
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    fallback_model: str | None = None
+    sleep: Sleep = asyncio.sleep
 
     @property
     def overhead(self) -> int:
@@ -119,9 +126,14 @@ class SummaryModel:
 
 @dataclass(frozen=True)
 class CompactResult:
+    """The new history and its boundary; or, when the summary failed, the history untouched,
+    no boundary, and why (`failure`)."""
+
     messages: tuple[Message, ...]
-    boundary: CompactBoundary
-    usage: Usage  # what the summary call cost (zero when it was not made)
+    boundary: CompactBoundary | None
+    usage: Usage  # what the summary call cost, failed tries included
+    failure: str | None = None
+    events: tuple[Event, ...] = ()  # the summary call's retries and model switches
 
 
 async def compact_history(
@@ -136,7 +148,7 @@ async def compact_history(
     pre_compact: PreCompactHook | None = None,
     abort: asyncio.Event | None = None,
 ) -> CompactResult:
-    """Replace the history with a summary; drop the oldest turns if the summary call fails."""
+    """Replace the history with a summary; leave it as it is if the summary call fails."""
     overhead = summarizer.overhead
     before = overhead + estimate_messages(messages)
     if pre_compact is not None:
@@ -154,40 +166,41 @@ async def compact_history(
     if trigger == "reactive":
         # The server found the prompt longer than our estimate did: leave a wide margin.
         room = min(room, estimate_messages(messages) // 2)
+    sent = (*summarizer.user_context, *with_instructions(fit(messages, room), prompt))
     request = ModelRequest(
         model=summarizer.model,
-        messages=(*summarizer.user_context, *with_instructions(fit(messages, room), prompt)),
+        messages=sent,
         system=summarizer.system,
         tools=summarizer.tools,
         max_tokens=summary_max,
     )
-    assembler = MessageAssembler()
-    failure: str | None = None
-    try:
-        async for event in until_aborted(summarizer.call_model(request), abort or asyncio.Event()):
-            assembler.feed(event)
-    except ModelError as exc:
-        failure = f"the summary request failed: {exc.message}"
-    except Aborted:
+    done = await complete(
+        summarizer.call_model,
+        request,
+        summarizer.retry,
+        fallback_model=summarizer.fallback_model,
+        abort=abort,
+        sleep=summarizer.sleep,
+        prompt_tokens=overhead + estimate_messages(sent),
+    )
+    events = tuple(done.events)
+    summary = "" if done.error or done.aborted else _summary_text(done.assembler.message().text)
+    failure = None
+    if done.aborted:
         failure = "the summary request was interrupted"
-    except ValueError as exc:  # a malformed stream
-        failure = f"the summary response was malformed: {exc}"
-    summary = _summary_text(assembler.message().text) if failure is None else ""
-    if failure is None and not summary:
+    elif done.error is not None:
+        failure = f"the summary request failed: {describe(done.error)}"
+    elif not summary:
         failure = "the model returned an empty summary"
-    latest = latest_user_request(messages)
+    if failure is not None:
+        return CompactResult(messages, None, done.usage, failure, events)
     # What the new history may hold; on a small window the system prompt and tools can take
     # most of half the threshold, so a floor keeps the latest request readable.
     budget = max(limits.autocompact_at // 2 - overhead, MIN_HISTORY_TOKENS)
-    if failure is not None:
-        folded = _fold(messages, budget)
-        keep = _worth_keeping(messages)
-        new = drop_oldest(folded, budget, keep, todos, reason=failure)
-    else:
-        new = _after_summary(summary, messages, latest, todos, workspace, budget)
+    new = _after_summary(summary, messages, todos, workspace, budget)
     after = overhead + estimate_messages(new)
-    boundary = CompactBoundary(trigger, before, after, len(messages), summary, failure, new)
-    return CompactResult(new, boundary, assembler.usage)
+    boundary = CompactBoundary(trigger, before, after, len(messages), summary, new)
+    return CompactResult(new, boundary, done.usage, None, events)
 
 
 def with_instructions(messages: tuple[Message, ...], prompt: str) -> tuple[Message, ...]:
@@ -312,40 +325,79 @@ def _cut(messages: tuple[Message, ...], budget: int) -> int:
 def _after_summary(
     summary: str,
     messages: tuple[Message, ...],
-    latest: Message | None,
     todos: Sequence[Todo],
     workspace: Workspace,
     budget: int,
 ) -> tuple[Message, ...]:
+    latest = latest_user_request(messages)
     mid_task = latest is not None and messages[-1] is not latest
     if latest is not None and estimate_message(latest) > budget // 2:
         # A giant paste cannot stay whole; its head and tail do.
         text = truncate_middle(latest.text, budget * 2, what="the message")
-        latest = replace(latest, content=(TextBlock(text),))
+        shrunk = replace(latest, content=(TextBlock(text),))
+        messages = tuple(shrunk if m is latest else m for m in messages)
+        latest = shrunk
+    recent = _recent_turns(messages, budget // 4)
+    kept = recent if latest is None or any(m is latest for m in recent) else (latest, *recent)
     parts = [f"{SUMMARY_HEADER}\n\n<summary>\n{summary}\n</summary>"]
     if todos:
         parts.append(render_todos(todos))
     if latest is not None:
         parts.append(_RESUME if mid_task else _LATEST)
-    used = sum(estimate_text(p) for p in parts) + (estimate_message(latest) if latest else 0)
-    files = _recent_files(messages, workspace, min(FILES_TOKENS, budget // 3, budget - used))
+    if any(m.role == "assistant" for m in recent):
+        parts.append(_RECENT)
+    used = sum(estimate_text(p) for p in parts) + estimate_messages(kept)
+    shown = {use.id for m in kept for use in m.tool_uses}
+    files = _recent_files(messages, workspace, min(FILES_TOKENS, budget // 3, budget - used), shown)
     if files:
         parts.insert(1, files)
-    head = Message.user("\n\n".join(parts), is_meta=True)
-    return (head, latest) if latest is not None else (head,)
+    return (Message.user("\n\n".join(parts), is_meta=True), *kept)
 
 
-def _recent_files(messages: tuple[Message, ...], workspace: Workspace, budget: int) -> str:
-    """The current contents of the files Read most recently, within `budget` tokens."""
+def _recent_turns(messages: tuple[Message, ...], budget: int) -> tuple[Message, ...]:
+    """The longest suffix of the history that starts at one of the last RECENT_TURNS assistant
+    messages (so every call keeps its result) and fits `budget`; when even the last turn is
+    too big, that turn with its tool results cut to fit; nothing when it cannot fit at all."""
+    starts = [i for i, m in enumerate(messages) if m.role == "assistant"][-RECENT_TURNS:]
+    for start in starts:
+        if estimate_messages(messages[start:]) <= budget:
+            return messages[start:]
+    if not starts:
+        return ()
+    last = messages[starts[-1] :]
+    results = sum(len(m.tool_results) for m in last)
+    room = budget - estimate_messages(tuple(m for m in last if not m.tool_results))
+    if results == 0 or room <= 0:
+        return ()
+    share = room * CHARS_PER_TOKEN // results - 200  # the cut note takes a few dozen tokens
+    cut = tuple(_cut_results(m, share) if m.tool_results else m for m in last)
+    return cut if estimate_messages(cut) <= budget else ()
+
+
+def _cut_results(message: Message, chars: int) -> Message:
+    blocks = tuple(
+        ToolResultBlock(b.tool_use_id, truncate_middle(b.text, chars), b.is_error)
+        if isinstance(b, ToolResultBlock)
+        else b
+        for b in message.content
+    )
+    return replace(message, content=blocks)
+
+
+def _recent_files(
+    messages: tuple[Message, ...], workspace: Workspace, budget: int, shown: set[str]
+) -> str:
+    """The current contents of the files Read most recently, within `budget` tokens (but those
+    whose Read is among the kept turns, `shown`, word for word already)."""
     if budget <= 0:
         return ""
-    failed = {r.tool_use_id for m in messages for r in m.tool_results if r.is_error}
+    skip = shown | {r.tool_use_id for m in messages for r in m.tool_results if r.is_error}
     seen: set[str] = set()
     sections: list[str] = []
     for message in reversed(messages):
         for use in reversed(message.tool_uses):
             raw = use.input.get("file_path")
-            if use.name != "Read" or not isinstance(raw, str) or use.id in failed:
+            if use.name != "Read" or not isinstance(raw, str) or use.id in skip:
                 continue
             path = workspace.resolve(raw)
             if str(path) in seen or len(seen) >= MAX_FILES:

@@ -5,9 +5,11 @@ to files), microcompact (once the prompt passes half the autocompact threshold),
 (past the threshold); a step that brings the count back under skips the rest. With autocompact
 off, a prompt past the blocking limit is not sent.
 
-One `ContextManager` lives as long as its session: it owns the folder big results go to, the
-last usage the API reported, and what a reactive compaction did (its boundary and cost are
-handed out by the next `prepare`, since the loop's compactor seam returns only messages).
+A summary that fails even after the main call's retries drops nothing: the history goes on
+uncompacted while the window allows it, else the request is not sent (`prompt_too_long`).
+
+One `ContextManager` lives as long as its session: it owns the folder big results go to and
+the last usage the API reported.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from codeloop.context.compact import (
 )
 from codeloop.context.microcompact import KeepRecent, microcompact
 from codeloop.context.tokens import ContextLimits, UsageAnchor, count_tokens
-from codeloop.events import CompactBoundary, CompactTrigger, Event
+from codeloop.events import CompactTrigger, EndReason, Event, Notice
 from codeloop.tools.base import Workspace
 from codeloop.types import Message, Usage
 
@@ -50,12 +52,24 @@ class Prepared:
 
     messages: tuple[Message, ...]
     tokens: int  # the prompt size the pipeline counted for them
-    events: tuple[Event, ...] = ()  # CompactBoundary events, for the loop to yield
+    events: tuple[Event, ...] = ()  # CompactBoundary events and notices, for the loop to yield
     usage: Usage = field(default_factory=Usage)  # spent on summary calls
-    # Set when the request must not be sent (past the blocking limit, autocompact off).
+    # Set when the request must not be sent (past the blocking limit with autocompact off, or
+    # with a summary that failed), and how the run ends then.
     blocked: str | None = None
     saved: int = 0  # results moved to files
     folded: int = 0  # results folded to stubs
+    blocked_reason: EndReason = "blocking_limit"
+
+
+@dataclass(frozen=True)
+class Compacted:
+    """What a reactive compaction made of a history the API called too long: the new history
+    (None: it could not shrink, the error stands), and the events and cost of trying."""
+
+    messages: tuple[Message, ...] | None
+    events: tuple[Event, ...] = ()
+    usage: Usage = field(default_factory=Usage)
 
 
 class ContextManager:
@@ -91,11 +105,9 @@ class ContextManager:
         self.fold_target = threshold // 3
         self._anchor: UsageAnchor | None = None
         self._overhead = summarizer.overhead
-        self._pending: list[CompactBoundary] = []
         # Where the last automatic compaction left the count (measured at the next request).
         self._compacted_to: int | None = None
         self._measure_after_compact = False
-        self._pending_usage = Usage()
 
     def record_usage(self, sent: tuple[Message, ...], reply: Message, usage: Usage) -> None:
         """What the API reported for a request (call it with each complete response)."""
@@ -108,8 +120,8 @@ class ContextManager:
         self, messages: tuple[Message, ...], abort: asyncio.Event | None = None
     ) -> Prepared:
         """Budget → microcompact → autocompact, each only while still needed."""
-        events: list[Event] = list(self._pending)
-        usage, self._pending, self._pending_usage = self._pending_usage, [], Usage()
+        events: list[Event] = []
+        usage = Usage()
         limits, settings = self.limits, self.settings
         tokens = self.count(messages)
         saved = folded = 0
@@ -125,22 +137,33 @@ class ContextManager:
             # The first count after a compaction (the API's own, for the compacted request) is
             # what it achieved.
             self._compacted_to, self._measure_after_compact = tokens, False
-        blocked = None
+        blocked: str | None = None
+        reason: EndReason = "blocking_limit"
         if tokens >= limits.autocompact_at and settings.autocompact and self._grew_since(tokens):
             result = await self._compact(messages, "auto", None, abort)
-            # The count that called for it (the API's own, when it reported one) is what the
-            # history weighed: the boundary says so, not a fresh estimate.
-            boundary = replace(result.boundary, tokens_before=tokens)
-            messages, tokens = result.messages, self.count(result.messages)
-            self._compacted_to, self._measure_after_compact = tokens, True
-            events.append(boundary)
+            events += result.events
             usage = usage + result.usage
+            if result.boundary is not None:
+                # The count that called for it (the API's own, when it reported one) is what
+                # the history weighed: the boundary says so, not a fresh estimate.
+                events.append(replace(result.boundary, tokens_before=tokens))
+                messages, tokens = result.messages, self.count(result.messages)
+                self._measure_after_compact = True
+            elif tokens < limits.blocking_at:
+                events.append(Notice("warning", f"{result.failure}; going on uncompacted"))
+            else:
+                blocked = (
+                    f"{result.failure}, and the conversation is too long to send uncompacted "
+                    f"({tokens:,} tokens; the limit is {limits.blocking_at:,})"
+                )
+                reason = "prompt_too_long"
+            self._compacted_to = tokens
         elif tokens >= limits.blocking_at and not settings.autocompact:
             blocked = (
                 f"The conversation fills {tokens:,} tokens, past this model's limit of "
                 f"{limits.blocking_at:,} with autocompact off: compact it or start a new session."
             )
-        return Prepared(messages, tokens, tuple(events), usage, blocked, saved, folded)
+        return Prepared(messages, tokens, tuple(events), usage, blocked, saved, folded, reason)
 
     def _grew_since(self, tokens: int) -> bool:
         """A compaction that could not get under the threshold (a system prompt and memory
@@ -158,15 +181,16 @@ class ContextManager:
         """A compaction the user asked for (`/compact [instructions]`, `Session.compact`)."""
         return await self._compact(messages, "manual", instructions, abort)
 
-    async def reactive_compact(self, messages: tuple[Message, ...]) -> tuple[Message, ...] | None:
-        """For a prompt the API called too long (the loop's compactor seam); None when the
-        history cannot shrink. Its boundary comes out of the next `prepare`."""
+    async def reactive_compact(self, messages: tuple[Message, ...]) -> Compacted:
+        """For a prompt the API called too long (the loop's compactor seam)."""
         result = await self._compact(messages, "reactive", None, None)
-        self._pending_usage = self._pending_usage + result.usage
-        if result.boundary.tokens_after >= result.boundary.tokens_before:
-            return None
-        self._pending.append(result.boundary)
-        return result.messages
+        boundary = result.boundary
+        if boundary is None:
+            failed = Notice("warning", f"{result.failure}: the conversation cannot be shortened")
+            return Compacted(None, (*result.events, failed), result.usage)
+        if boundary.tokens_after >= boundary.tokens_before:
+            return Compacted(None, result.events, result.usage)
+        return Compacted(result.messages, (*result.events, boundary), result.usage)
 
     async def _compact(
         self,

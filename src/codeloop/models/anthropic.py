@@ -18,6 +18,7 @@ from codeloop.models.base import (
     BlockStart,
     BlockStop,
     DeltaKind,
+    KeepAlive,
     MessageDelta,
     MessageStart,
     MessageStop,
@@ -26,6 +27,7 @@ from codeloop.models.base import (
     Transient,
 )
 from codeloop.models.http_errors import error_from_stream_event
+from codeloop.models.sse import HEARTBEAT
 from codeloop.models.transport import HttpTransport, event_json
 from codeloop.types import (
     ContentBlock,
@@ -96,10 +98,13 @@ class AnthropicClient:
             sse = self._http.post_sse(MESSAGES_PATH, {**body, "stream": True}, model=request.model)
             async with aclosing(sse) as events:
                 async for raw in events:
+                    if raw is HEARTBEAT:
+                        yield KeepAlive()
+                        continue
                     data = event_json(raw, url=mapper.url)
                     kind = str(data.get("type") or raw.event)
-                    if (event := mapper.feed(kind, data)) is not None:
-                        yield event
+                    # A ping (or an event this code does not know) still proves the stream alive.
+                    yield mapper.feed(kind, data) or KeepAlive()
         else:
             message = await self._http.post_json(MESSAGES_PATH, body, model=request.model)
             for kind, data in replay(message):

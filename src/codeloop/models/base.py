@@ -86,7 +86,17 @@ class MessageStop:
     type: Literal["message_stop"] = "message_stop"
 
 
-StreamEvent = MessageStart | BlockStart | BlockDelta | BlockStop | MessageDelta | MessageStop
+@dataclass(frozen=True, slots=True)
+class KeepAlive:
+    """Bytes came that carry no content (a ping, a comment, part of an event): the stream is
+    alive, whatever the watchdog thought. Everything but the watchdog ignores it."""
+
+    type: Literal["keep_alive"] = "keep_alive"
+
+
+StreamEvent = (
+    MessageStart | BlockStart | BlockDelta | BlockStop | MessageDelta | MessageStop | KeepAlive
+)
 
 
 # --- errors the loop can act on ----------------------------------------------------------
@@ -156,6 +166,28 @@ class MediaError(ModelError):
 
 class Fatal(ModelError):
     """Authentication, a bad request, an unknown model: the user must change something."""
+
+
+# What each kind of failure is called in messages for people (most specific class first).
+_FAILURE_NAMES: tuple[tuple[type[ModelError], str], ...] = (
+    (RateLimited, "rate limited"),
+    (Overloaded, "API overloaded"),
+    (StreamIdle, "stream stalled"),
+    (StreamErrorEvent, "error event in the stream"),
+    (Transient, "connection problem"),
+    (PromptTooLong, "prompt too long"),
+    (MediaError, "image or document refused"),
+    (Fatal, "request refused"),
+)
+
+
+def describe(error: ModelError | None) -> str:
+    """A failure in one line for people: its kind, its HTTP status, the server's words."""
+    if error is None:
+        return "unknown model error"
+    name = next((n for kind, n in _FAILURE_NAMES if isinstance(error, kind)), "model error")
+    status = f" (HTTP {error.status})" if error.status else ""
+    return f"{name}{status}: {error.message}"
 
 
 class ModelClient(Protocol):

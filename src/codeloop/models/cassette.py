@@ -25,6 +25,7 @@ from codeloop.models.base import (
     BlockStart,
     BlockStop,
     Fatal,
+    KeepAlive,
     MediaError,
     MessageDelta,
     MessageStart,
@@ -176,8 +177,9 @@ class RecordingModel:
         record: dict[str, Any] = {"request": self._normalizer.request(request), "events": []}
         try:
             async for event in self.inner.stream(request):
-                data = _map_strings(event_to_dict(event), self._normalizer.put_placeholder)
-                record["events"].append(data)
+                if not isinstance(event, KeepAlive):  # timing, not content: not replayed
+                    data = _map_strings(event_to_dict(event), self._normalizer.put_placeholder)
+                    record["events"].append(data)
                 yield event
         except ModelError as exc:
             record["error"] = _error_to_dict(exc)

@@ -20,6 +20,7 @@ from codeloop.models.base import (
     BlockStart,
     BlockStop,
     DeltaKind,
+    KeepAlive,
     MessageDelta,
     MessageStart,
     MessageStop,
@@ -86,11 +87,16 @@ class OpenAIClient:
             sse = self._http.post_sse(COMPLETIONS_PATH, streaming, model=request.model)
             async with aclosing(sse) as events:
                 async for raw in events:
-                    if raw.data.strip() == "[DONE]":
+                    data = raw.data.strip()
+                    converted: list[StreamEvent] = []
+                    if data == "[DONE]":
                         converter.saw_done = True
-                    elif raw.data.strip():
-                        for event in converter.feed(event_json(raw, url=converter.url)):
-                            yield event
+                    elif data:
+                        converted = converter.feed(event_json(raw, url=converter.url))
+                    for event in converted:
+                        yield event
+                    if not converted:  # a keep-alive, a role-only chunk: the stream is alive
+                        yield KeepAlive()
         else:
             completion = await self._http.post_json(COMPLETIONS_PATH, body, model=request.model)
             for event in converter.feed(completion_as_chunk(completion)):

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Iterable
 
 from codeloop.models.base import (
     Fatal,
+    KeepAlive,
     MediaError,
     ModelError,
     ModelRequest,
@@ -101,17 +102,24 @@ class ScriptedModel:
         events = render_turn(serving.turn, serving.index, model=request.model)
         for i, paced in enumerate(events):
             if fault is not None and i == fault.after:
-                await self._strike(fault, serving)
+                async for keep_alive in self._strike(fault, serving):
+                    yield keep_alive
             yield paced.event
             if paced.pause:
                 await asyncio.sleep(paced.pause)
         if fault is not None and fault.after >= len(events):
-            await self._strike(fault, serving)
+            async for keep_alive in self._strike(fault, serving):
+                yield keep_alive
 
-    async def _strike(self, fault: Fault, serving: Serving) -> None:
+    async def _strike(self, fault: Fault, serving: Serving) -> AsyncIterator[StreamEvent]:
         if fault.kind != "stall":
             raise fault_error(fault)
-        await asyncio.sleep(fault.seconds)
+        left = fault.seconds
+        while fault.ping_every is not None and left > fault.ping_every:
+            await asyncio.sleep(fault.ping_every)
+            yield KeepAlive()
+            left -= fault.ping_every
+        await asyncio.sleep(left)
         self._player.served(serving)
 
     async def aclose(self) -> None:

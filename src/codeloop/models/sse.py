@@ -18,6 +18,10 @@ class SSEEvent:
     id: str = ""
 
 
+# What `aiter_sse` yields for bytes that completed no event: proof that the server is there.
+HEARTBEAT = SSEEvent("", "")
+
+
 class SSEParser:
     """Feed chunks, get complete events back.
 
@@ -107,11 +111,17 @@ def _line_end(buffer: str, start: int) -> tuple[int, int] | None:
     return cr, cr + 2 if buffer[cr + 1] == "\n" else cr + 1
 
 
-async def aiter_sse(chunks: AsyncIterable[bytes]) -> AsyncIterator[SSEEvent]:
-    """Events from a byte stream such as `httpx.Response.aiter_bytes()`."""
+async def aiter_sse(
+    chunks: AsyncIterable[bytes], *, heartbeats: bool = False
+) -> AsyncIterator[SSEEvent]:
+    """Events from a byte stream such as `httpx.Response.aiter_bytes()`; with `heartbeats`,
+    `HEARTBEAT` for each chunk that completed none (a comment, half an event)."""
     parser = SSEParser()
     async for chunk in chunks:
-        for event in parser.feed(chunk):
+        events = parser.feed(chunk)
+        for event in events:
             yield event
+        if heartbeats and not events:
+            yield HEARTBEAT
     for event in parser.close():
         yield event

@@ -62,7 +62,7 @@ class HttpTransport:
             ) as response:
                 if response.status_code >= 400:
                     raise self._error(response, await response.aread(), url, model)
-                async for event in aiter_sse(response.aiter_bytes()):
+                async for event in aiter_sse(response.aiter_bytes(), heartbeats=True):
                     yield event
         except httpx.TransportError as exc:
             raise error_from_transport(exc, url=url) from exc

@@ -33,6 +33,7 @@ from codeloop.models.base import (
     BlockDelta,
     BlockStart,
     BlockStop,
+    KeepAlive,
     MessageDelta,
     MessageStart,
     MessageStop,
@@ -215,6 +216,8 @@ def _anthropic_event(event: StreamEvent) -> bytes:
             )
         case MessageStop():
             return _sse("message_stop", {"type": "message_stop"})
+        case KeepAlive():
+            return _sse("ping", {"type": "ping"})
     raise TypeError(f"not a stream event: {event!r}")
 
 
@@ -291,6 +294,8 @@ class _OpenAIChunks:
                     }
                     tail = b"data: " + _dumps(final) + b"\n\n"
                 return tail + b"data: [DONE]\n\n"
+            case KeepAlive():
+                return b": keep-alive\n\n"
         return b""  # block starts and stops, signatures: nothing on this wire
 
     @staticmethod
@@ -530,7 +535,7 @@ class _Handler(BaseHTTPRequestHandler):
             if (
                 fault is not None
                 and i == fault.after
-                and not self._strike(provider, serving, fault)
+                and not self._strike(provider, serving, fault, render)
             ):
                 return
             self._chunk(render(paced.event))
@@ -539,15 +544,21 @@ class _Handler(BaseHTTPRequestHandler):
         if (
             fault is not None
             and fault.after >= len(events)
-            and not self._strike(provider, serving, fault)
+            and not self._strike(provider, serving, fault, render)
         ):
             return
         self.wfile.write(b"0\r\n\r\n")
 
-    def _strike(self, provider: Provider, serving: Serving, fault: Fault) -> bool:
+    def _strike(
+        self,
+        provider: Provider,
+        serving: Serving,
+        fault: Fault,
+        render: Callable[[StreamEvent], bytes],
+    ) -> bool:
         """Apply a mid-stream fault; True if the stream goes on afterwards (a stall)."""
         if fault.kind == "stall":
-            self._wait(fault.seconds)
+            self._stall(fault, render)
             self._player.served(serving)
             return True
         if fault.kind == "sse_error":
@@ -561,6 +572,15 @@ class _Handler(BaseHTTPRequestHandler):
         else:  # cut: hang up without the last chunk
             self.close_connection = True
         return False
+
+    def _stall(self, fault: Fault, render: Callable[[StreamEvent], bytes]) -> None:
+        """Send nothing for `fault.seconds`, or only keep-alives every `fault.ping_every`."""
+        left = fault.seconds
+        while fault.ping_every is not None and left > fault.ping_every:
+            self._wait(fault.ping_every)
+            self._chunk(render(KeepAlive()))
+            left -= fault.ping_every
+        self._wait(left)
 
     def _chunk(self, data: bytes) -> None:
         if data:

@@ -34,6 +34,7 @@ from pydantic import (
     Field,
     NonNegativeFloat,
     NonNegativeInt,
+    PositiveFloat,
     PositiveInt,
     Tag,
     model_validator,
@@ -129,8 +130,10 @@ class Fault(_Spec):
     limit: PositiveInt = 200_000
     # cut / sse_error / stall: normalized events served before the fault strikes.
     after: NonNegativeInt = 1
-    # stall: how long nothing is sent.
+    # stall: how long nothing is sent; with ping_every, nothing but a keep-alive (Anthropic's
+    # ping event, an SSE comment for OpenAI) every so many seconds.
     seconds: NonNegativeFloat = 30.0
+    ping_every: PositiveFloat | None = None
     # sse_error: the error type in the event; any kind: overrides the default message.
     error_type: str = "overloaded_error"
     message: str | None = None

@@ -1,0 +1,110 @@
+"""One model request answered whole, under the loop's own retry policy, watchdog and fallback:
+for the calls that need no block-by-block view (the compaction's summary).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field, replace
+
+from codeloop.aio import Aborted, IdleTimeout, Stalled, unless_aborted, watched
+from codeloop.events import Event, Notice, Retrying
+from codeloop.models.assembler import MessageAssembler
+from codeloop.models.base import (
+    ModelError,
+    ModelRequest,
+    Overloaded,
+    StreamEvent,
+    StreamIdle,
+    Transient,
+    describe,
+)
+from codeloop.models.retry import Attempts, Fallback, GiveUp, RetryPolicy
+from codeloop.types import Usage
+
+CallModel = Callable[[ModelRequest], AsyncIterator[StreamEvent]]
+Sleep = Callable[[float], Awaitable[None]]
+
+
+@dataclass
+class Completion:
+    assembler: MessageAssembler
+    model: str  # the model that answered: the fallback, after a switch
+    usage: Usage = field(default_factory=Usage)  # every attempt's, failed ones' included
+    error: ModelError | None = None  # the last failure, when no try succeeded
+    aborted: bool = False
+    events: list[Event] = field(default_factory=list)  # retries and switches, for the user
+
+
+async def complete(
+    call_model: CallModel,
+    request: ModelRequest,
+    policy: RetryPolicy,
+    *,
+    fallback_model: str | None = None,
+    abort: asyncio.Event | None = None,
+    sleep: Sleep = asyncio.sleep,
+    prompt_tokens: int = 0,
+) -> Completion:
+    """Send `request` until it is answered whole, the policy gives up, or `abort` fires."""
+    abort = abort or asyncio.Event()
+    attempts = Attempts(policy, fallback_model)
+    done = Completion(MessageAssembler(), request.model)
+    while True:
+        number = attempts.begin()
+        done.assembler = MessageAssembler()
+        sent = replace(request, model=done.model, stream=not attempts.non_streaming)
+        limiter = policy.limiter
+        if limiter is not None and not await unless_aborted(limiter.wait(), abort):
+            done.aborted = True
+            return done
+        error = await _attempt(call_model, sent, policy, abort, done, prompt_tokens)
+        done.usage = done.usage + done.assembler.usage
+        if error is None or done.aborted:
+            return done
+        step = attempts.after(error)
+        if isinstance(step, GiveUp):
+            done.error = error
+            return done
+        if isinstance(step, Fallback):
+            switched = attempts.fallback_model or done.model
+            done.events.append(
+                Notice("warning", f"{done.model} is {step.reason}; switching to {switched}")
+            )
+            done.model, attempts = switched, Attempts(policy)
+            continue
+        wait = step.wait
+        if limiter is not None and isinstance(error, Overloaded):
+            await limiter.hold(wait)  # the quota is shared: every session sharing it waits
+        done.events.append(
+            Retrying(number, policy.max_attempts, wait, describe(error), error.status)
+        )
+        if not await unless_aborted(sleep(wait), abort):
+            done.aborted = True
+            return done
+
+
+async def _attempt(
+    call_model: CallModel,
+    request: ModelRequest,
+    policy: RetryPolicy,
+    abort: asyncio.Event,
+    done: Completion,
+    prompt_tokens: int,
+) -> ModelError | None:
+    source = call_model(request)
+    first = policy.first_wait(prompt_tokens)
+    try:
+        async for event in watched(source, abort, policy.idle_timeout, first):
+            if not isinstance(event, Stalled):
+                done.assembler.feed(event)
+    except Aborted:
+        done.aborted = True
+    except IdleTimeout as exc:
+        return StreamIdle(f"the stream stalled: {exc}")
+    except ModelError as exc:
+        return exc
+    except ValueError as exc:  # a malformed stream: worth another try, like a cut one
+        return Transient(f"the response was malformed: {exc}")
+    return None
