@@ -17,11 +17,13 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from codeloop.cli.live import LiveText
 from codeloop.events import (
     AssistantTurn,
     CompactBoundary,
     Event,
     LoopEnd,
+    MediaRemoved,
     Notice,
     ResponseDiscarded,
     Retrying,
@@ -190,8 +192,11 @@ class _Output:
         self.session = session
         self.verbose = verbose
         # A person watching gets the text as it streams; a pipe gets only the final answer.
-        self.live = fmt == "text" and sys.stdout.isatty()
-        self.at_line_start = True
+        self.live = (
+            LiveText(sys.stdout, shares_screen=sys.stderr.isatty())
+            if fmt == "text" and sys.stdout.isatty()
+            else None
+        )
 
     def _line(self, obj: dict[str, Any]) -> None:
         sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
@@ -218,21 +223,25 @@ class _Output:
             }
         )
 
-    def _stream_text(self, event: Event) -> None:
-        if isinstance(event, TextDelta) and event.text:
-            sys.stdout.write(event.text)
-            sys.stdout.flush()
-            self.at_line_start = event.text.endswith("\n")
-        elif (
-            isinstance(event, AssistantTurn | ResponseDiscarded | ToolStarted | Notice | Retrying)
-            and not self.at_line_start
-        ):  # the turn ended, or a line is about to go to stderr: end the streamed line first
-            sys.stdout.write("\n")
-            self.at_line_start = True
+    def _stream_text(self, live: LiveText, event: Event) -> None:
+        if isinstance(event, TextDelta):
+            live.write(event.text)
+        elif isinstance(event, ResponseDiscarded):
+            live.discard(event.reason)  # never left on screen looking like the answer
+        elif isinstance(event, AssistantTurn | ToolStarted | Notice | Retrying | MediaRemoved):
+            # the turn ended, or a line is about to go to stderr: end the streamed line first
+            live.end_line()
+            if isinstance(event, AssistantTurn):
+                live.settle()
+
+    def _err(self, line: str) -> None:
+        print(line, file=sys.stderr)
+        if self.live is not None:
+            self.live.other_line(line)
 
     def event(self, event: Event) -> None:
-        if self.live:
-            self._stream_text(event)
+        if self.live is not None:
+            self._stream_text(self.live, event)
         if self.fmt == "stream-json":
             if isinstance(event, AssistantTurn):
                 self._line(self._assistant_line(event))
@@ -254,21 +263,24 @@ class _Output:
                     }
                 )
         if isinstance(event, CompactBoundary):
-            print(
+            self._err(
                 f"codeloop: compacted the conversation ({event.trigger}): "
-                f"{event.tokens_before:,} → {event.tokens_after:,} tokens",
-                file=sys.stderr,
+                f"{event.tokens_before:,} → {event.tokens_after:,} tokens"
             )
-        if isinstance(event, Retrying):
-            print(
+        if isinstance(event, MediaRemoved):
+            self._err(
+                f"codeloop: warning: removed {event.removed} image(s) the API refused "
+                f"({event.reason}); sending again without them"
+            )
+        elif isinstance(event, Retrying):
+            self._err(
                 f"codeloop: {event.error}; retrying in {event.wait_seconds:.1f} s "
-                f"(attempt {event.attempt + 1} of {event.max_attempts})",
-                file=sys.stderr,
+                f"(attempt {event.attempt + 1} of {event.max_attempts})"
             )
         elif isinstance(event, Notice) and event.level != "info":
-            print(f"codeloop: {event.level}: {event.text}", file=sys.stderr)
-        elif self.verbose and self.fmt == "text":
-            _progress(event)
+            self._err(f"codeloop: {event.level}: {event.text}")
+        elif self.verbose and self.fmt == "text" and (line := _progress(event)):
+            self._err(line)
 
     def _retry_line(self, retry: Retrying) -> dict[str, Any]:
         return {
@@ -314,7 +326,7 @@ class _Output:
         is_error = subtype != "success"
         text = end.final_text
         if self.fmt == "text":
-            if text and not self.live:
+            if text and self.live is None:
                 sys.stdout.write(text.rstrip("\n") + "\n")
                 sys.stdout.flush()
         else:
@@ -374,9 +386,10 @@ def _end_message(end: LoopEnd) -> str:
     return end.error or end.reason.replace("_", " ")
 
 
-def _progress(event: Event) -> None:
+def _progress(event: Event) -> str | None:
     if isinstance(event, ToolStarted):
         args = json.dumps(event.tool_use.input, ensure_ascii=False)
-        print(f"⏺ {event.tool_use.name}({args[:120]})", file=sys.stderr)
-    elif isinstance(event, Notice):
-        print(f"  {event.level}: {event.text}", file=sys.stderr)
+        return f"⏺ {event.tool_use.name}({args[:120]})"
+    if isinstance(event, Notice):
+        return f"  {event.level}: {event.text}"
+    return None

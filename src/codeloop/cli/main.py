@@ -72,8 +72,12 @@ Environment:
   CODELOOP_CONTEXT_WINDOW        the model's window in tokens (local models: set it)
   CODELOOP_MAX_OUTPUT_TOKENS     the model's largest answer in tokens
   CODELOOP_AUTOCOMPACT=0         never summarise; a full window ends the run
-  CODELOOP_STREAM_IDLE_TIMEOUT   seconds without data before a stream is resent (60)
+  CODELOOP_STREAM_IDLE_TIMEOUT   seconds without a byte (pings count) before a stream is
+                                 resent (90)
+  CODELOOP_FIRST_EVENT_TIMEOUT   seconds an answer may take to begin (300; a local model gets
+                                 1 s more per 20 prompt tokens, to read them)
   CODELOOP_MAX_RETRIES           tries for a failing model call (10)
+  CODELOOP_SUBAGENT_MAX_TURNS    turns a sub-agent (Task) may take (200)
   CODELOOP_MAX_TOOL_CONCURRENCY  read-only tool calls run at once (10)
   CODELOOP_RECORD, CODELOOP_REPLAY   as --record and --replay
   CODELOOP_CHECKPOINTS=0         take no checkpoints (settings: checkpoints.enabled)
@@ -109,7 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--model", help="model to use, e.g. anthropic:claude-sonnet-4-5")
     parser.add_argument(
-        "--fallback-model", metavar="MODEL", help="model to switch to when --model stays overloaded"
+        "--fallback-model",
+        metavar="MODEL",
+        help="model to switch to when --model stays unavailable: overloaded 3 times in a row, "
+        "failing with 5xx 4 times in a row, or rate limited for more than 30 s",
     )
     parser.add_argument(
         "--record", metavar="FILE", help="write every model call to FILE, a cassette for --replay"

@@ -197,6 +197,9 @@ async def compact_history(
     # What the new history may hold; on a small window the system prompt and tools can take
     # most of half the threshold, so a floor keeps the latest request readable.
     budget = max(limits.autocompact_at // 2 - overhead, MIN_HISTORY_TOKENS)
+    if trigger == "reactive":
+        # Our count was wrong by the server's: what is kept must be small by the history's own.
+        budget = min(budget, max(estimate_messages(messages) // 2, MIN_HISTORY_TOKENS))
     new = _after_summary(summary, messages, todos, workspace, budget)
     after = overhead + estimate_messages(new)
     boundary = CompactBoundary(trigger, before, after, len(messages), summary, new)
