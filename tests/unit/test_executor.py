@@ -246,6 +246,14 @@ def test_property_order_exclusivity_pairing(
     for r in results:
         if r.tool_use.id not in starts:
             assert r.result.is_error
+    # start order: no call starts before every earlier writer has finished, and a writer
+    # starts only once every earlier call has finished
+    at = {entry: n for n, entry in enumerate(journal.entries)}
+    for k, tid in enumerate(ids):
+        for j, earlier in enumerate(ids[:k]):
+            writer_involved = earlier in unsafe or tid in unsafe
+            if writer_involved and ("start", tid) in at and ("start", earlier) in at:
+                assert at[("end", earlier)] < at[("start", tid)], (earlier, tid)
 
 
 async def test_a_denied_bash_call_does_not_cancel_its_siblings(tmp_path: Path) -> None:

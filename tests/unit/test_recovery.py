@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from codeloop.deps import LoopDeps
 from codeloop.events import (
+    AssistantTurn,
     Continuing,
     Event,
     LoopEnd,
@@ -285,6 +286,7 @@ FAULTS = [
     "prompt_too_long",
     "auth",
     "media",
+    "max_tokens",  # not a fault: the answer stops at the output limit
 ]
 
 
@@ -293,16 +295,19 @@ FAULTS = [
 )
 @given(plan=st.lists(st.tuples(st.sampled_from(FAULTS), st.booleans()), min_size=1, max_size=6))
 def test_property_random_faults(plan: list[tuple[str, bool]], tmp_path: Path) -> None:
-    """Random faults before tool turns: the loop ends, pairing holds, no tool runs twice, and
-    the end reason matches the last fault that cannot be recovered from."""
+    """Random faults before tool turns: the loop ends, pairing holds, no tool runs twice (nor
+    runs unrecorded), and the end reason is the one the seeds' rules give for the plan."""
     work = Path(tempfile.mkdtemp(dir=tmp_path))
     turns = []
     for i, (kind, with_tool) in enumerate(plan):
         blocks = [tool_use("Bash", {"command": f"echo {i} >> log"})] if with_tool else ["hm"]
-        turns.append(turn(*blocks, "text", faults=[fault(kind, after=1)]))  # type: ignore[arg-type]
+        if kind == "max_tokens":
+            turns.append(turn(*blocks, "text", stop_reason="max_tokens"))
+        else:
+            turns.append(turn(*blocks, "text", faults=[fault(kind, after=1)]))  # type: ignore[arg-type]
     turns.append(turn("final"))
 
-    async def scenario() -> LoopEnd:
+    async def scenario() -> tuple[LoopEnd, list[str]]:
         model = ScriptedModel(turns)
         params = LoopParams(
             messages=(Message.user("go"),),
@@ -311,6 +316,7 @@ def test_property_random_faults(plan: list[tuple[str, bool]], tmp_path: Path) ->
             workspace=Workspace(cwd=work),
             can_use_tool=Policy("bypassPermissions").can_use_tool,
             retry=RetryPolicy(random=lambda: 0.0),
+            max_output_tokens=64_000,
         )
 
         async def no_sleep(_: float) -> None:
@@ -322,31 +328,53 @@ def test_property_random_faults(plan: list[tuple[str, bool]], tmp_path: Path) ->
         assert len(started) == len(set(started))
         end = events[-1]
         assert isinstance(end, LoopEnd)
-        return end
+        # What the transcript records: every assistant message the history ever held.
+        said = [e.message for e in events if isinstance(e, AssistantTurn)]
+        return end, [u.input["command"].split()[1] for m in said for u in m.tool_uses]
 
-    end = asyncio.run(scenario())
+    end, recorded = asyncio.run(scenario())
     assert_paired(end.messages)
     log = work / "log"
     lines = log.read_text().splitlines() if log.exists() else []
     assert len(lines) == len(set(lines)), "a tool ran twice"
+    assert sorted(lines) == sorted(recorded), "a tool ran that the history does not record"
     assert end.reason == expected_end(plan)
 
 
 def expected_end(plan: list[tuple[str, bool]]) -> str:
-    """Walk the plan as the loop should: fatal faults end it, a text answer completes it, and
-    a too-long prompt is compacted only when there is history to drop."""
-    history = 1
-    for kind, with_tool in plan:
+    """Walk the plan as the seeds' rules say: fatal faults end the run; a text answer
+    completes it, unless it stopped at the output limit (one escalation, then up to three
+    recoveries); a too-long prompt is compacted once per turn, when there is history to drop."""
+    history, recoveries, escalated, compacted = 1, 0, False, False
+    for kind, with_tool in [*plan, ("final", False)]:
         if kind == "auth":
             return "model_error"
         if kind == "media":
             return "image_error"
-        if kind == "prompt_too_long" and history < 4:
-            return "prompt_too_long"
+        if kind == "prompt_too_long":
+            dropped = _trimmed(history)
+            if compacted or dropped is None:
+                return "prompt_too_long"
+            history, compacted = dropped, True
+        if kind == "max_tokens" and not with_tool and not escalated:
+            escalated = True  # withheld: the request is sent again, served by the next turn
+            continue
+        if kind == "max_tokens" and recoveries < 3:
+            history, recoveries = history + 2, recoveries + 1
+            continue
         if not with_tool:
             return "completed"
-        history += 2
+        history, recoveries, escalated, compacted = history + 2, 0, False, False
     return "completed"
+
+
+def _trimmed(length: int) -> int | None:
+    """The history's length after `drop_oldest_exchanges`, None when it cannot shrink."""
+    if length < 4:
+        return None
+    pairs = (length - 1) // 2
+    drop = min(max(1, pairs // 2), pairs - 1)
+    return length - 2 * drop if drop > 0 else None
 
 
 def test_an_unreachable_server_gets_three_tries_not_ten() -> None:
