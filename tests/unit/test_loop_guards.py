@@ -179,6 +179,13 @@ async def test_a_model_that_keeps_failing_with_5xx_switches_to_the_fallback(
 # --- hooks ---------------------------------------------------------------------------------
 
 
+# A Stop hook that sends the model back to work once.
+BLOCK_ONCE = """
+if not payload["stop_hook_active"]:
+    print(json.dumps({"decision": "block", "reason": "run the tests first"}))
+"""
+
+
 def hooks(tmp_path: Path, event: str, body: str, matcher: str = "") -> HookRunner:
     script = tmp_path / f"{event}.py"
     script.write_text("import json, sys\npayload = json.load(sys.stdin)\n" + textwrap.dedent(body))
@@ -212,10 +219,7 @@ async def test_a_blocking_stop_hook_continues_with_stop_hook_blocking(tmp_path: 
     block = hooks(
         tmp_path,
         "Stop",
-        """
-        if not payload["stop_hook_active"]:
-            print(json.dumps({"decision": "block", "reason": "run the tests first"}))
-        """,
+        BLOCK_ONCE,
     )
     run = Run([turn("done"), turn("tests pass")], tmp_path)
     events, end = await run(hooks=block)
@@ -229,10 +233,7 @@ async def test_a_stop_hook_continuation_keeps_the_compaction_guard(tmp_path: Pat
     block = hooks(
         tmp_path,
         "Stop",
-        """
-        if not payload["stop_hook_active"]:
-            print(json.dumps({"decision": "block", "reason": "check again"}))
-        """,
+        BLOCK_ONCE,
     )
     work = [turn(tool_use("Bash", {"command": f"echo {i}"})) for i in range(4)]
     run = Run(
