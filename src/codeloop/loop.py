@@ -56,6 +56,7 @@ from codeloop.models.base import (
     MediaError,
     ModelError,
     ModelRequest,
+    Overloaded,
     PromptTooLong,
     StreamIdle,
     describe,
