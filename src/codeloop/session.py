@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 # Claude Code's turn limit for a sub-agent (seed 002): a runaway one ends with a clear result.
 DEFAULT_SUBAGENT_MAX_TURNS = 200
 
+
 @dataclass
 class SessionConfig:
     model: str
@@ -400,4 +401,3 @@ def stop_failure_type(reason: str, error: str) -> str:
     if reason in ("prompt_too_long", "image_error") or "http 400" in text:
         return "invalid_request"
     return "unknown"
-

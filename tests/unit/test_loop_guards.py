@@ -14,6 +14,8 @@ from typing import Any
 
 from codeloop.deps import LoopDeps
 from codeloop.events import Continuing, Event, LoopEnd, MediaRemoved, Notice, Retrying, UserTurn
+from codeloop.extensions.agents import GENERAL, AgentDefinition, Agents
+from codeloop.hook_config import HookCommand, HookMatcher, HooksConfig
 from codeloop.hooks import HookRunner
 from codeloop.loop import LoopParams, query_loop
 from codeloop.models.base import RateLimited
@@ -22,7 +24,7 @@ from codeloop.models.retry import RetryPolicy
 from codeloop.models.scripted import ScriptedModel
 from codeloop.permissions.policy import Policy
 from codeloop.session import Session, SessionConfig
-from codeloop.settings import HookCommand, HookMatcher, HooksConfig
+from codeloop.subagents import AgentRunner
 from codeloop.testing.scenario import Turn, UsageSpec, fault, tool_use, turn, turn_usage
 from codeloop.tools.base import Workspace
 from codeloop.tools.registry import default_tools
@@ -365,14 +367,15 @@ async def test_a_runaway_sub_agent_ends_at_its_turn_limit_and_the_parent_goes_on
 async def test_an_agent_type_has_its_own_turn_limit(tmp_path: Path) -> None:
     forever = [turn(tool_use("Bash", {"command": f"echo {i}"})) for i in range(2)]
     model = ScriptedModel([turn(task(1)), *forever, turn("done")])
-    s = session(model, tmp_path, agent_max_turns={"general-purpose": 2})
+    s = session(model, tmp_path)
+    brief = AgentDefinition(GENERAL.name, GENERAL.description, "", max_turns=2)
+    s.agents = AgentRunner(Agents({GENERAL.name: brief}))
     _, end = await submit(s)
     assert end.reason == "completed" and len(model.requests) == 4
 
 
 def test_the_default_sub_agent_limit_is_claude_codes() -> None:
-    config = SessionConfig(model="m", system="", max_tokens=1)
-    assert config.max_turns_for("general-purpose") == 200
+    assert SessionConfig(model="m", system="", max_tokens=1).subagent_max_turns == 200
 
 
 async def test_sub_agents_never_get_token_budget_continuations(tmp_path: Path) -> None:
