@@ -253,8 +253,8 @@ async def _run(
     read_fd, write_fd = os.pipe()
     try:
         transport, _ = await loop.connect_read_pipe(lambda: output, os.fdopen(read_fd, "rb", 0))
-        try:
-            proc = await asyncio.create_subprocess_exec(
+        spawning = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
                 *argv,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=write_fd,
@@ -263,6 +263,18 @@ async def _run(
                 env=env,
                 start_new_session=True,
             )
+        )
+        try:
+            # Shielded: cancelled mid-spawn, asyncio would kill the shell alone, and what it
+            # had already started in the background would outlive it.
+            proc = await asyncio.shield(spawning)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                started = await spawning
+                _signal_group(started.pid, signal.SIGKILL)
+                await started.wait()
+            transport.close()
+            raise
         except BaseException:
             transport.close()
             raise
