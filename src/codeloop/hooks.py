@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from codeloop.hook_config import HookCommand, HooksConfig, is_plain_matcher, merge_hooks
 from codeloop.hook_events import TOOL_EVENTS, spec_of
@@ -142,6 +142,19 @@ class _Shared:
     pending: list[str] = field(default_factory=list)
     fired_once: set[tuple[Any, ...]] = field(default_factory=set)
     added: list[HooksConfig] = field(default_factory=list)
+
+
+class Hooks(Protocol):
+    """What the loop and the executor need of hooks: run the matching ones for an event."""
+
+    async def run(
+        self,
+        event: str,
+        payload: Mapping[str, Any] | None = None,
+        tool_name: str | None = None,
+    ) -> HookOutcome: ...
+
+    def take_async_context(self) -> list[str]: ...
 
 
 class HookRunner:

@@ -1,23 +1,25 @@
 """The agentic loop: one `while True` state machine, in the shape the seeds dissect.
 
-Each iteration streams one model call (retrying what a real API throws at it), hands every
-tool_use to the executor the moment its block stops streaming, then either ends or builds a new
-`State` whose `transition` names why the loop goes on. The loop does no I/O of its own: the
-model call, compaction, sleeping, ids and the clock come from `LoopDeps`.
+Each iteration is one turn through five phases: prepare the context, request the model with
+retries (every tool_use goes to the executor the moment its block stops streaming), then act
+on a failure, on an answer, or on the tools' results. A phase either lets the next one run,
+or decides the turn: a new `State` whose `transition` names why the loop goes on, or the
+`LoopEnd`. The loop does no I/O of its own: every collaborator comes through `LoopDeps`.
 
 Invariant: every tool_use in the history is followed by exactly one tool_result.
-Every guard against looping forever is a State field: one reactive compact per turn, one
-max_tokens escalation, at most three output recoveries, one model fallback, the token budget's
-low-yield streak, and max_turns.
+Every guard against looping forever is a State field: one reactive recovery per turn (a
+compaction, or refused images replaced), one max_tokens escalation, at most three output
+recoveries, one model fallback, the Stop-hook continuations, the token budget's low-yield
+streak, and max_turns. `State.next_turn` resets the per-turn ones and carries the rest.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 from codeloop.aio import (
     Aborted,
@@ -28,10 +30,8 @@ from codeloop.aio import (
     watched,
 )
 from codeloop.context.media import strip_refused_media
-from codeloop.context.pipeline import ContextManager
-from codeloop.context.tokens import estimate_messages
 from codeloop.costs import Ledger
-from codeloop.deps import LoopDeps
+from codeloop.deps import Executor, LoopDeps
 from codeloop.events import (
     AssistantTurn,
     ContinueReason,
@@ -49,7 +49,7 @@ from codeloop.events import (
     ToolFinished,
     UserTurn,
 )
-from codeloop.hooks import MAX_STOP_HOOK_CONTINUATIONS, HookRunner
+from codeloop.hooks import MAX_STOP_HOOK_CONTINUATIONS
 from codeloop.models.assembler import MessageAssembler
 from codeloop.models.base import (
     BlockDelta,
@@ -63,8 +63,7 @@ from codeloop.models.base import (
 )
 from codeloop.models.retry import Attempts, Fallback, GiveUp, RetryPolicy
 from codeloop.token_budget import BudgetTracker
-from codeloop.tools.base import AnyTool, SpawnAgent, Workspace
-from codeloop.tools.executor import CanUseTool, ToolExecutor
+from codeloop.tools.base import AnyTool, Workspace
 from codeloop.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 MAX_OUTPUT_RECOVERIES = 3
@@ -81,13 +80,13 @@ TRUNCATED_TOOL_CALL = (
 
 @dataclass(frozen=True)
 class LoopParams:
-    """What the caller fixes for one run of the loop."""
+    """What the caller fixes for one run: values, and the two handles it holds on to (the
+    abort signal it sets, the ledger it reads)."""
 
     messages: tuple[Message, ...]
     model: str
     tools: Mapping[str, AnyTool]
     workspace: Workspace
-    can_use_tool: CanUseTool
     system: str = ""
     max_tokens: int = 8192
     # The model's largest output: one escalation to it when an answer is cut at max_tokens.
@@ -102,14 +101,10 @@ class LoopParams:
     fallback_model: str | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     abort: asyncio.Event = field(default_factory=asyncio.Event)
-    # Budget → microcompact → autocompact before each request; None sends the history as is.
-    context: ContextManager | None = None
     # Sent ahead of `messages` in every request, never part of the history: the memory.
     user_context: tuple[Message, ...] = ()
-    hooks: HookRunner | None = None
     # The hook event a final answer fires: a sub-agent's loop fires SubagentStop.
     stop_event: Literal["Stop", "SubagentStop"] = "Stop"
-    spawn_agent: SpawnAgent | None = None
 
 
 @dataclass(frozen=True)
@@ -125,13 +120,31 @@ class State:
     model: str
     turn_count: int = 1
     transition: Transition | None = None
+    # Per turn: reset by `next_turn`.
     max_tokens_override: int | None = None
     output_recoveries: int = 0
     has_attempted_reactive_compact: bool = False
+    # Per run: carried by `next_turn`.
     fallback_used: bool = False
     budget: BudgetTracker | None = None
     # Times a Stop hook sent the model back to work; at most MAX_STOP_HOOK_CONTINUATIONS.
     stop_hook_continuations: int = 0
+
+    def go_on(self, reason: ContinueReason, **changes: Any) -> State:
+        """The same turn again (or its continuation), for `reason`."""
+        return replace(self, transition=Transition(reason), **changes)
+
+    def next_turn(self, messages: tuple[Message, ...]) -> State:
+        """The next turn after the tools ran: per-turn guards start afresh."""
+        return replace(
+            self,
+            messages=messages,
+            turn_count=self.turn_count + 1,
+            transition=Transition("next_turn"),
+            max_tokens_override=None,
+            output_recoveries=0,
+            has_attempted_reactive_compact=False,
+        )
 
 
 @dataclass
@@ -139,337 +152,194 @@ class _Attempt:
     """One streamed model call and the tool calls it started."""
 
     assembler: MessageAssembler
-    executor: ToolExecutor
+    executor: Executor
     results: list[ToolResultBlock] = field(default_factory=list)
     error: ModelError | None = None
     aborted: bool = False
+    started: float = 0.0  # the clock when it was sent
+
+    def collect(self, event: Event) -> Event:
+        if isinstance(event, ToolFinished):
+            self.results.append(event.result)
+        return event
+
+
+@dataclass
+class _Turn:
+    """One iteration: the State it began with, what its phases found, and its outcome."""
+
+    state: State
+    next: State | LoopEnd | None = None
+    prompt_tokens: int = 0
+    attempt: _Attempt | None = None
+    assistant: Message | None = None
+
+    @property
+    def done(self) -> _Attempt:
+        assert self.attempt is not None, "the request phase sets the attempt"
+        return self.attempt
+
+
+Phase = Callable[["_Run", _Turn], AsyncIterator[Event]]
 
 
 async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]:
-    tool_specs = tuple(tool.spec() for tool in params.tools.values())
-    # This run's spending; it reaches params.ledger (the session's) as it happens.
-    totals = params.ledger.child()
-    # The token budget counts what this prompt spends, sub-agents included.
-    output_before = params.ledger.usage.output_tokens
-    budget = BudgetTracker(params.token_budget) if params.token_budget else None
-    state = State(messages=params.messages, model=params.model, budget=budget)
+    """Run the loop to its end; the last event is the `LoopEnd`."""
+    run = _Run(params, deps)
+    state = run.first_state()
+    while True:
+        turn = _Turn(state)
+        for phase in PHASES:
+            async for event in phase(run, turn):
+                yield event
+            if turn.next is not None:
+                break
+        if not isinstance(turn.next, State):
+            return  # the phase that ended the run yielded its LoopEnd
+        state = turn.next
 
-    def end(reason: EndReason, messages: tuple[Message, ...], error: str | None = None) -> LoopEnd:
-        return LoopEnd(
+
+class _Run:
+    """What stays fixed across the turns of one run."""
+
+    def __init__(self, params: LoopParams, deps: LoopDeps) -> None:
+        self.params, self.deps = params, deps
+        self.tool_specs = tuple(tool.spec() for tool in params.tools.values())
+        # This run's spending; it reaches params.ledger (the session's) as it happens.
+        self.totals = params.ledger.child()
+        # The token budget counts what this prompt spends, sub-agents included.
+        self.output_before = params.ledger.usage.output_tokens
+
+    def first_state(self) -> State:
+        budget = self.params.token_budget
+        return State(
+            self.params.messages,
+            self.params.model,
+            budget=BudgetTracker(budget) if budget else None,
+        )
+
+    def end(
+        self,
+        turn: _Turn,
+        reason: EndReason,
+        messages: tuple[Message, ...],
+        error: str | None = None,
+    ) -> LoopEnd:
+        totals = self.totals
+        end = LoopEnd(
             reason,
-            state.turn_count,
+            turn.state.turn_count,
             totals.usage,
             messages,
             error=error,
             api_duration_ms=totals.api_ms,
             usage_by_model=dict(totals.by_model),
         )
+        turn.next = end
+        return end
 
+    def executor(self, history: tuple[Message, ...]) -> Executor:
+        params, deps = self.params, self.deps
+        before_write = deps.before_write
+        return deps.executor(
+            params.tools,
+            params.workspace,
+            deps.can_use_tool,
+            hooks=deps.hooks,
+            spawn_agent=deps.spawn_agent,
+            before_write=functools.partial(before_write, history) if before_write else None,
+        )
+
+    def over_budget(self) -> str | None:
+        """Why the session's spending (sub-agents' included) ends the run, if it does."""
+        limit, spent = self.params.max_budget_usd, self.params.ledger.cost_usd()
+        if limit is None or spent < limit:
+            return None
+        return f"Reached the cost budget (${spent:.4f} of ${limit:.4f})"
+
+
+# --- 1. prepare the context ----------------------------------------------------------------
+
+
+async def prepare_context(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
+    """Result budget → microcompact → autocompact; the request is not sent past the limit."""
+    prepared = await run.deps.context.prepare(turn.state.messages, run.params.abort)
+    for event in prepared.events:
+        yield event
+    run.totals.add(turn.state.model, prepared.usage)
+    turn.state = replace(turn.state, messages=prepared.messages)
+    turn.prompt_tokens = prepared.tokens
+    if prepared.blocked is not None:
+        yield run.end(turn, prepared.blocked_reason, turn.state.messages, prepared.blocked)
+    elif turn.state.transition is not None:
+        yield Continuing(turn.state.transition.reason, turn.state.turn_count)
+
+
+# --- 2. request with retries ---------------------------------------------------------------
+
+
+async def request_with_retries(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
+    """Stream the call, retrying what can be retried (never once a tool has started); a model
+    that stays unavailable hands the turn to the fallback."""
+    params, deps, state = run.params, run.deps, turn.state
+    attempts = Attempts(params.retry, None if state.fallback_used else params.fallback_model)
     while True:
-        prompt_tokens = 0
-        if params.context is not None:
-            prepared = await params.context.prepare(state.messages, params.abort)
-            for event in prepared.events:
-                yield event
-            totals.add(state.model, prepared.usage, 0.0)
-            state = replace(state, messages=prepared.messages)
-            if prepared.blocked is not None:
-                yield end(prepared.blocked_reason, state.messages, prepared.blocked)
-                return
-            prompt_tokens = prepared.tokens
-        elif params.retry.prefill_tokens_per_second:
-            prompt_tokens = estimate_messages(state.messages)
-        messages, turn_count = state.messages, state.turn_count
-        if state.transition is not None:
-            yield Continuing(state.transition.reason, turn_count)
-        max_tokens = state.max_tokens_override or params.max_tokens
-
-        # --- stream the model call, retrying what can be retried ---------------------------
-        attempts = Attempts(params.retry, None if state.fallback_used else params.fallback_model)
-        fallback: Fallback | None = None
-        while True:
-            attempt_no = attempts.begin()
-            request = ModelRequest(
-                model=state.model,
-                messages=(*params.user_context, *messages),
-                system=params.system,
-                tools=tool_specs,
-                max_tokens=max_tokens,
-                stream=not attempts.non_streaming,
-            )
-            attempt = _Attempt(
-                MessageAssembler(),
-                ToolExecutor(
-                    params.tools,
-                    params.workspace,
-                    params.can_use_tool,
-                    hooks=params.hooks,
-                    spawn_agent=params.spawn_agent,
-                    before_write=(
-                        functools.partial(deps.before_write, messages)
-                        if deps.before_write
-                        else None
-                    ),
-                ),
-            )
-            limiter = params.retry.limiter
-            if limiter is not None and not await unless_aborted(limiter.wait(), params.abort):
-                attempt.aborted = True
-                break
-            yield RequestStart(turn_count, state.model, attempt_no)
-            started = deps.clock()
-            first_wait = params.retry.first_wait(prompt_tokens)
-            async for event in _stream(attempt, request, params, deps, first_wait):
-                yield event
-            totals.add(state.model, attempt.assembler.usage, (deps.clock() - started) * 1000)
-            error = attempt.error
-            if attempt.aborted or error is None or attempt.executor.started_any:
-                break
-            step = attempts.after(error)
-            if isinstance(step, GiveUp):
-                break
-            if isinstance(step, Fallback):
-                fallback = step
-                break
-            wait = step.wait
-            if limiter is not None and isinstance(error, Overloaded):
-                await limiter.hold(wait)  # the quota is shared: every session sharing it waits
-            if attempt.assembler.blocks or attempt.assembler.id:
-                yield ResponseDiscarded(describe(error))
-            yield Retrying(
-                attempt_no, params.retry.max_attempts, wait, describe(error), error.status
-            )
-            if not await unless_aborted(deps.sleep(wait), params.abort):
-                # The failed attempt's partial answer was discarded: nothing of it is kept.
-                attempt = _Attempt(MessageAssembler(), attempt.executor, aborted=True)
-                break
-
-        assembler, executor = attempt.assembler, attempt.executor
-
-        if fallback is not None and params.fallback_model is not None:
-            new_model = params.fallback_model
-            yield Notice("warning", f"{state.model} is {fallback.reason}; switching to {new_model}")
-            yield ResponseDiscarded("model fallback")
-            state = replace(
-                state, model=new_model, fallback_used=True, transition=Transition("model_fallback")
-            )
-            continue
-
-        if attempt.aborted or (attempt.error is not None and executor.started_any):
-            # Tool calls already under way get their results, so the finished part of the
-            # answer stays in the history with every tool_use paired.
-            if attempt.aborted:
-                await executor.abort()
-            kept = await _keep_partial(attempt, deps)
-            for event_out in kept.events:
-                yield event_out
-            if attempt.aborted:
-                yield end("aborted_streaming", messages + kept.messages)
-                return
-            yield Notice("warning", f"stream failed ({describe(attempt.error)}); going on")
-            state = replace(
-                state,
-                messages=messages + kept.messages,
-                turn_count=turn_count + 1,
-                transition=Transition("stream_error_recovery"),
-            )
-            continue
-
-        if attempt.error is not None:
-            error = attempt.error
-            if isinstance(error, PromptTooLong) and not state.has_attempted_reactive_compact:
-                compacted = await deps.reactive_compact(messages)
-                for event in compacted.events:
-                    yield event
-                totals.add(state.model, compacted.usage)
-                if compacted.messages is not None:
-                    yield Notice("info", "the conversation was too long; compacted it")
-                    state = replace(
-                        state,
-                        messages=compacted.messages,
-                        has_attempted_reactive_compact=True,
-                        transition=Transition("reactive_compact_retry"),
-                    )
-                    continue
-            if isinstance(error, MediaError) and not state.has_attempted_reactive_compact:
-                offset = len(params.user_context)
-                stripped = strip_refused_media(messages, error.message, offset=offset)
-                if stripped.removed:
-                    yield MediaRemoved(stripped.removed, describe(error), stripped.messages)
-                    state = replace(
-                        state,
-                        messages=stripped.messages,
-                        has_attempted_reactive_compact=True,
-                        transition=Transition("reactive_compact_retry"),
-                    )
-                    continue
-            reason: EndReason = "model_error"
-            if isinstance(error, PromptTooLong):
-                reason = "prompt_too_long"
-            elif isinstance(error, MediaError):
-                reason = "image_error"
-            yield end(reason, messages, describe(error))
+        number = attempts.begin()
+        executor = run.executor(state.messages)
+        attempt = turn.attempt = _Attempt(MessageAssembler(), executor)
+        limiter = params.retry.limiter
+        if limiter is not None and not await unless_aborted(limiter.wait(), params.abort):
+            attempt.aborted = True
             return
-
-        # --- a complete response -------------------------------------------------------------
-        truncated = assembler.stop_reason == "max_tokens"
-        if (
-            truncated
-            and state.max_tokens_override is None
-            and params.max_output_tokens is not None
-            and params.max_output_tokens > max_tokens
-            and not executor.started_any
-        ):
-            # Withheld: the same request again, with room for the whole answer.
-            yield ResponseDiscarded("output token limit; retrying with a larger limit")
-            state = replace(
-                state,
-                max_tokens_override=params.max_output_tokens,
-                transition=Transition("max_output_tokens_escalate"),
-            )
-            continue
-
-        assistant = Message("assistant", assembler.blocks, uuid=deps.uuid())
-        if params.context is not None:
-            params.context.record_usage(messages, assistant, assembler.usage)
-        yield AssistantTurn(
-            assistant,
-            assembler.model or state.model,
-            assembler.usage,
-            assembler.stop_reason,
-            assembler.id,
-            (deps.clock() - started) * 1000,
-        )
-        recovering = truncated and state.output_recoveries < MAX_OUTPUT_RECOVERIES
-
-        if not assistant.tool_uses and not recovering:
-            if params.hooks is not None:
-                active = state.stop_hook_continuations > 0
-                stop = await params.hooks.run(
-                    params.stop_event,
-                    {"stop_hook_active": active, "last_assistant_message": _text_of(assistant)},
-                )
-                for text in stop.system_messages:
-                    yield Notice("warning", text)
-                if stop.stop:
-                    why = stop.stop_reason or "a Stop hook ended the run"
-                    yield end("stop_hook_prevented", (*messages, assistant), why)
-                    return
-                # A block, or a Stop hook's additionalContext, sends the model back to work.
-                goes_on = stop.blocked or bool(stop.additional_context)
-                if goes_on and state.stop_hook_continuations < MAX_STOP_HOOK_CONTINUATIONS:
-                    feedback = Message(
-                        "user", (TextBlock(stop.for_model()),), uuid=deps.uuid(), is_meta=True
-                    )
-                    yield UserTurn(feedback)
-                    state = replace(
-                        state,
-                        messages=(*messages, assistant, feedback),
-                        stop_hook_continuations=state.stop_hook_continuations + 1,
-                        transition=Transition("stop_hook_blocking"),
-                    )
-                    continue
-                if goes_on:
-                    yield Notice(
-                        "warning",
-                        f"a Stop hook blocked {MAX_STOP_HOOK_CONTINUATIONS} times; the run ends",
-                    )
-            if state.budget is not None:
-                used = params.ledger.usage.output_tokens - output_before
-                tracker = state.budget.next(used)
-                if tracker is not None:
-                    nudge = Message.user(tracker.prompt(used), is_meta=True)
-                    yield UserTurn(nudge)
-                    state = replace(
-                        state,
-                        messages=(*messages, assistant, nudge),
-                        budget=tracker,
-                        transition=Transition("token_budget_continuation"),
-                    )
-                    continue
-            if truncated:
-                yield Notice("warning", "the answer was cut off at the output token limit")
-            yield end("completed", (*messages, assistant))
-            return
-
-        # --- tool results ------------------------------------------------------------------------
-        try:
-            async for event_out in until_aborted(executor.remaining(), params.abort):
-                if isinstance(event_out, ToolFinished):
-                    attempt.results.append(event_out.result)
-                yield event_out
-        except Aborted:
-            await executor.abort()
-            for event_out in executor.ready():
-                if isinstance(event_out, ToolFinished):
-                    attempt.results.append(event_out.result)
-                yield event_out
-            tool_message = Message("user", tuple(attempt.results), uuid=deps.uuid())
-            yield UserTurn(tool_message)
-            yield end("aborted_tools", (*messages, assistant, tool_message))
-            return
-
-        results = (
-            _explain_truncated_calls(attempt.results, assistant) if truncated else (attempt.results)
-        )
-        content: tuple[ToolResultBlock | TextBlock, ...] = tuple(results)
-        if batch_context := await executor.finish_batch():
-            content = (*content, TextBlock(batch_context))
-        if recovering:
-            content = (*content, TextBlock(OUTPUT_RECOVERY_PROMPT))
-        user_message = Message("user", content, uuid=deps.uuid(), is_meta=not results)
-        yield UserTurn(user_message)
-        next_messages = (*messages, assistant, user_message)
-        if executor.hook_stop is not None:
-            yield end("hook_stopped", next_messages, executor.hook_stop)
-            return
-        if recovering:
-            state = replace(
-                state,
-                messages=next_messages,
-                output_recoveries=state.output_recoveries + 1,
-                transition=Transition("max_output_tokens_recovery"),
-            )
-            continue
-        if params.max_turns is not None and turn_count + 1 > params.max_turns:
-            yield end("max_turns", next_messages, f"Reached the limit of {params.max_turns} turns")
-            return
-        if (over := _over_budget(params)) is not None:
-            yield end("max_budget", next_messages, over)
-            return
-        state = State(
-            messages=next_messages,
+        attempt.started = deps.clock()
+        yield RequestStart(state.turn_count, state.model, number)
+        request = ModelRequest(
             model=state.model,
-            turn_count=turn_count + 1,
-            transition=Transition("next_turn"),
-            fallback_used=state.fallback_used,
-            budget=state.budget,
-            stop_hook_continuations=state.stop_hook_continuations,
+            messages=(*params.user_context, *state.messages),
+            system=params.system,
+            tools=run.tool_specs,
+            max_tokens=state.max_tokens_override or params.max_tokens,
+            stream=not attempts.non_streaming,
         )
-
-
-def _over_budget(params: LoopParams) -> str | None:
-    """Why the session's spending (sub-agents' included) ends the run, if it does."""
-    limit, spent = params.max_budget_usd, params.ledger.cost_usd()
-    if limit is None or spent < limit:
-        return None
-    return f"Reached the cost budget (${spent:.4f} of ${limit:.4f})"
+        async for event in _stream(
+            run, attempt, request, params.retry.first_wait(turn.prompt_tokens)
+        ):
+            yield event
+        elapsed_ms = (deps.clock() - attempt.started) * 1000
+        run.totals.add(state.model, attempt.assembler.usage, elapsed_ms)
+        error = attempt.error
+        if attempt.aborted or error is None or attempt.executor.started_any:
+            return
+        step = attempts.after(error)
+        if isinstance(step, GiveUp):
+            return
+        if isinstance(step, Fallback):
+            switched = attempts.fallback_model or state.model
+            yield Notice("warning", f"{state.model} is {step.reason}; switching to {switched}")
+            yield ResponseDiscarded("model fallback")
+            turn.next = state.go_on("model_fallback", model=switched, fallback_used=True)
+            return
+        if limiter is not None and isinstance(error, Overloaded):
+            await limiter.hold(step.wait)  # the quota is shared: every session sharing it waits
+        if attempt.assembler.blocks or attempt.assembler.id:
+            yield ResponseDiscarded(describe(error))
+        yield Retrying(number, params.retry.max_attempts, step.wait, describe(error), error.status)
+        if not await unless_aborted(deps.sleep(step.wait), params.abort):
+            # The failed attempt's partial answer was discarded: nothing of it is kept.
+            turn.attempt = _Attempt(MessageAssembler(), attempt.executor, aborted=True)
+            return
 
 
 async def _stream(
-    attempt: _Attempt,
-    request: ModelRequest,
-    params: LoopParams,
-    deps: LoopDeps,
-    first_wait: float,
+    run: _Run, attempt: _Attempt, request: ModelRequest, first_wait: float
 ) -> AsyncIterator[Event]:
     """Feed one model stream to the assembler and the executor; failures land in `attempt`.
     Any data proves the stream alive (keep-alives too); the first may take `first_wait`."""
     assembler, executor = attempt.assembler, attempt.executor
+    retry = run.params.retry
     try:
-        source = deps.call_model(request)
-        idle = params.retry.idle_timeout
-        async for event in watched(source, params.abort, idle, first_wait):
+        source = run.deps.call_model(request)
+        async for event in watched(source, run.params.abort, retry.idle_timeout, first_wait):
             if isinstance(event, Stalled):
                 yield Notice("warning", f"the model has sent nothing for {event.seconds:g} s")
                 continue
@@ -482,9 +352,7 @@ async def _stream(
             if isinstance(block, ToolUseBlock):
                 executor.add(block)
             for ready in executor.ready():
-                if isinstance(ready, ToolFinished):
-                    attempt.results.append(ready.result)
-                yield ready
+                yield attempt.collect(ready)
     except Aborted:
         attempt.aborted = True
     except IdleTimeout as exc:
@@ -493,29 +361,235 @@ async def _stream(
         attempt.error = exc
 
 
-@dataclass(frozen=True)
-class _Kept:
-    messages: tuple[Message, ...] = ()
-    events: tuple[Event, ...] = ()
+# --- 3. after a failure --------------------------------------------------------------------
 
 
-async def _keep_partial(attempt: _Attempt, deps: LoopDeps) -> _Kept:
-    """The finished blocks of a broken response, with a result for each tool call among them."""
-    assembler, executor = attempt.assembler, attempt.executor
-    blocks = assembler.blocks
-    if not blocks:
-        return _Kept()
-    assistant = Message("assistant", blocks, uuid=deps.uuid())
-    events: list[Event] = [AssistantTurn(assistant, assembler.model, assembler.usage, None)]
-    if not assistant.tool_uses:
-        return _Kept((assistant,), tuple(events))
-    async for event in executor.remaining():
-        events.append(event)
-        if isinstance(event, ToolFinished):
-            attempt.results.append(event.result)
-    tool_message = Message("user", tuple(attempt.results), uuid=deps.uuid())
-    events.append(UserTurn(tool_message))
-    return _Kept((assistant, tool_message), tuple(events))
+async def after_failure(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
+    """An abort, a stream broken after its tools started (the finished part is kept), or an
+    error: one reactive recovery for a too-long prompt or refused images, else the end."""
+    attempt, state = turn.done, turn.state
+    if attempt.aborted or (attempt.error is not None and attempt.executor.started_any):
+        async for event in _keep_partial(run, turn):
+            yield event
+        return
+    error = attempt.error
+    if error is None:
+        return
+    if not state.has_attempted_reactive_compact:
+        async for event in _recover(run, turn, error):
+            yield event
+        if turn.next is not None:
+            return
+    reason: EndReason = "model_error"
+    if isinstance(error, PromptTooLong):
+        reason = "prompt_too_long"
+    elif isinstance(error, MediaError):
+        reason = "image_error"
+    yield run.end(turn, reason, state.messages, describe(error))
+
+
+async def _keep_partial(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
+    """Tool calls already under way get their results, so the finished part of the answer
+    stays in the history with every tool_use paired."""
+    attempt, state = turn.done, turn.state
+    if attempt.aborted:
+        await attempt.executor.abort()
+    kept: tuple[Message, ...] = ()
+    blocks = attempt.assembler.blocks
+    if blocks:
+        assistant = Message("assistant", blocks, uuid=run.deps.uuid())
+        kept = (assistant,)
+        yield AssistantTurn(assistant, attempt.assembler.model, attempt.assembler.usage, None)
+        if assistant.tool_uses:
+            async for event in attempt.executor.remaining():
+                yield attempt.collect(event)
+            tool_message = Message("user", tuple(attempt.results), uuid=run.deps.uuid())
+            kept = (assistant, tool_message)
+            yield UserTurn(tool_message)
+    if attempt.aborted:
+        yield run.end(turn, "aborted_streaming", state.messages + kept)
+        return
+    yield Notice("warning", f"stream failed ({describe(attempt.error)}); going on")
+    turn.next = state.go_on(
+        "stream_error_recovery", messages=state.messages + kept, turn_count=state.turn_count + 1
+    )
+
+
+async def _recover(run: _Run, turn: _Turn, error: ModelError) -> AsyncIterator[Event]:
+    """The one reactive recovery of a turn: compact a too-long prompt, or replace images the
+    API refused with a note (seed 001's path B)."""
+    state = turn.state
+    if isinstance(error, PromptTooLong):
+        compacted = await run.deps.context.reactive_compact(state.messages)
+        for event in compacted.events:
+            yield event
+        run.totals.add(state.model, compacted.usage)
+        if compacted.messages is not None:
+            yield Notice("info", "the conversation was too long; compacted it")
+            turn.next = state.go_on(
+                "reactive_compact_retry",
+                messages=compacted.messages,
+                has_attempted_reactive_compact=True,
+            )
+    elif isinstance(error, MediaError):
+        offset = len(run.params.user_context)
+        stripped = strip_refused_media(state.messages, error.message, offset=offset)
+        if stripped.removed:
+            yield MediaRemoved(stripped.removed, describe(error), stripped.messages)
+            turn.next = state.go_on(
+                "reactive_compact_retry",
+                messages=stripped.messages,
+                has_attempted_reactive_compact=True,
+            )
+
+
+# --- 4. after an answer --------------------------------------------------------------------
+
+
+async def after_answer(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
+    """An answer cut at max_tokens is withheld once for a larger limit (never once a tool
+    started: resent, it would run again); a final answer passes the Stop hooks and the token
+    budget, or the run is complete."""
+    params, deps, state, attempt = run.params, run.deps, turn.state, turn.done
+    assembler = attempt.assembler
+    truncated = assembler.stop_reason == "max_tokens"
+    max_tokens = state.max_tokens_override or params.max_tokens
+    if (
+        truncated
+        and state.max_tokens_override is None
+        and params.max_output_tokens is not None
+        and params.max_output_tokens > max_tokens
+        and not attempt.executor.started_any
+    ):
+        # Withheld: the same request again, with room for the whole answer.
+        yield ResponseDiscarded("output token limit; retrying with a larger limit")
+        turn.next = state.go_on(
+            "max_output_tokens_escalate", max_tokens_override=params.max_output_tokens
+        )
+        return
+    assistant = turn.assistant = Message("assistant", assembler.blocks, uuid=deps.uuid())
+    deps.context.record_usage(state.messages, assistant, assembler.usage)
+    yield AssistantTurn(
+        assistant,
+        assembler.model or state.model,
+        assembler.usage,
+        assembler.stop_reason,
+        assembler.id,
+        (deps.clock() - attempt.started) * 1000,
+    )
+    if assistant.tool_uses or _recovering(turn):
+        return
+    async for event in _stop_hooks(run, turn, assistant):
+        yield event
+    if turn.next is not None:
+        return
+    if state.budget is not None:
+        used = params.ledger.usage.output_tokens - run.output_before
+        tracker = state.budget.next(used)
+        if tracker is not None:
+            nudge = Message.user(tracker.prompt(used), is_meta=True)
+            yield UserTurn(nudge)
+            turn.next = state.go_on(
+                "token_budget_continuation",
+                messages=(*state.messages, assistant, nudge),
+                budget=tracker,
+            )
+            return
+    if truncated:
+        yield Notice("warning", "the answer was cut off at the output token limit")
+    yield run.end(turn, "completed", (*state.messages, assistant))
+
+
+def _recovering(turn: _Turn) -> bool:
+    """An answer cut at the output limit gets a recovery prompt, at most three times."""
+    cut = turn.done.assembler.stop_reason == "max_tokens"
+    return cut and turn.state.output_recoveries < MAX_OUTPUT_RECOVERIES
+
+
+async def _stop_hooks(run: _Run, turn: _Turn, assistant: Message) -> AsyncIterator[Event]:
+    """Stop (or SubagentStop) hooks may end the run, or send the model back to work."""
+    hooks, state = run.deps.hooks, turn.state
+    if hooks is None:
+        return
+    active = state.stop_hook_continuations > 0
+    payload = {"stop_hook_active": active, "last_assistant_message": _text_of(assistant)}
+    stop = await hooks.run(run.params.stop_event, payload)
+    for text in stop.system_messages:
+        yield Notice("warning", text)
+    if stop.stop:
+        why = stop.stop_reason or "a Stop hook ended the run"
+        yield run.end(turn, "stop_hook_prevented", (*state.messages, assistant), why)
+        return
+    # A block, or a Stop hook's additionalContext, sends the model back to work.
+    goes_on = stop.blocked or bool(stop.additional_context)
+    if goes_on and state.stop_hook_continuations < MAX_STOP_HOOK_CONTINUATIONS:
+        feedback = Message(
+            "user", (TextBlock(stop.for_model()),), uuid=run.deps.uuid(), is_meta=True
+        )
+        yield UserTurn(feedback)
+        turn.next = state.go_on(
+            "stop_hook_blocking",
+            messages=(*state.messages, assistant, feedback),
+            stop_hook_continuations=state.stop_hook_continuations + 1,
+        )
+    elif goes_on:
+        limit = MAX_STOP_HOOK_CONTINUATIONS
+        yield Notice("warning", f"a Stop hook blocked {limit} times; the run ends")
+
+
+# --- 5. after the tools --------------------------------------------------------------------
+
+
+async def after_tools(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
+    """Every result in call order; then a hook's stop, an output recovery, the turn limit,
+    the cost budget, or the next turn."""
+    params, state, attempt = run.params, turn.state, turn.done
+    assistant = turn.assistant
+    assert assistant is not None, "after_answer sets the assistant message"
+    try:
+        async for event in until_aborted(attempt.executor.remaining(), params.abort):
+            yield attempt.collect(event)
+    except Aborted:
+        await attempt.executor.abort()
+        for event in attempt.executor.ready():
+            yield attempt.collect(event)
+        tool_message = Message("user", tuple(attempt.results), uuid=run.deps.uuid())
+        yield UserTurn(tool_message)
+        yield run.end(turn, "aborted_tools", (*state.messages, assistant, tool_message))
+        return
+    truncated = attempt.assembler.stop_reason == "max_tokens"
+    recovering = _recovering(turn)
+    results = _explain_truncated_calls(attempt.results, assistant) if truncated else attempt.results
+    content: tuple[ToolResultBlock | TextBlock, ...] = tuple(results)
+    if batch_context := await attempt.executor.finish_batch():
+        content = (*content, TextBlock(batch_context))
+    if recovering:
+        content = (*content, TextBlock(OUTPUT_RECOVERY_PROMPT))
+    user_message = Message("user", content, uuid=run.deps.uuid(), is_meta=not results)
+    yield UserTurn(user_message)
+    messages = (*state.messages, assistant, user_message)
+    if attempt.executor.hook_stop is not None:
+        yield run.end(turn, "hook_stopped", messages, attempt.executor.hook_stop)
+    elif recovering:
+        recoveries = state.output_recoveries + 1
+        turn.next = state.go_on(
+            "max_output_tokens_recovery", messages=messages, output_recoveries=recoveries
+        )
+    elif params.max_turns is not None and state.turn_count + 1 > params.max_turns:
+        yield run.end(turn, "max_turns", messages, f"Reached the limit of {params.max_turns} turns")
+    elif (over := run.over_budget()) is not None:
+        yield run.end(turn, "max_budget", messages, over)
+    else:
+        turn.next = state.next_turn(messages)
+
+
+PHASES: tuple[Phase, ...] = (
+    prepare_context,
+    request_with_retries,
+    after_failure,
+    after_answer,
+    after_tools,
+)
 
 
 def _text_of(message: Message) -> str:

@@ -231,7 +231,7 @@ def build_session(options: Options) -> Session:
         ),
         pre_compact=hooks.pre_compact,
     )
-    deps = LoopDeps(call_model=client.stream, reactive_compact=context.reactive_compact)
+    deps = LoopDeps(call_model=client.stream, can_use_tool=policy.can_use_tool)
     gather = functools.partial(
         gather_prompt_context,
         cwd,

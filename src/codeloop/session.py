@@ -18,7 +18,7 @@ from codeloop.context.memory import system_reminder
 from codeloop.context.pipeline import ContextManager
 from codeloop.context.system_prompt import PromptContext
 from codeloop.costs import Ledger
-from codeloop.deps import LoopDeps
+from codeloop.deps import LoopDeps, TrimOnly
 from codeloop.events import (
     AssistantTurn,
     CompactBoundary,
@@ -99,7 +99,7 @@ class Session:
         self.workspace = workspace
         self.config = config
         self.session_id = transcript.session_id if transcript else session_id or new_uuid()
-        self.deps = deps or LoopDeps.for_client(client)
+        self.deps = deps or LoopDeps.for_client(client, config.policy.can_use_tool)
         # A snapshot of the workspace before every turn that can write (rewind()).
         self.checkpoints = checkpoints
         if checkpoints is not None:
@@ -159,28 +159,10 @@ class Session:
         for item in (message, *added):
             if (failed := self._persist(item)) is not None:
                 yield failed
-        params = LoopParams(
-            user_context=self.user_context,
-            hooks=self.hooks,
-            messages=(*self.messages, message, *added),
-            model=self.config.model,
-            tools=self.tools,
-            workspace=self.workspace,
-            can_use_tool=self.config.policy.can_use_tool,
-            system=self.config.system,
-            max_tokens=self.config.max_tokens,
-            max_output_tokens=self.config.max_output_tokens,
-            max_turns=self.config.max_turns,
-            max_budget_usd=self.config.max_budget_usd,
-            ledger=self.ledger,
-            token_budget=parse_budget_marker(prompt) or self.config.token_budget,
-            fallback_model=self.config.fallback_model,
-            retry=self.config.retry,
-            context=self.context,
-            abort=self._abort,
-            spawn_agent=self._run_subagent,
-        )
-        async for event in query_loop(params, self.deps):
+        messages = (*self.messages, message, *added)
+        budget = parse_budget_marker(prompt) or self.config.token_budget
+        params = self.run_params(messages, token_budget=budget)
+        async for event in query_loop(params, self.run_deps()):
             if (failed := self._persist(event)) is not None:
                 yield failed
             if self.checkpoints is not None and isinstance(event, UserTurn | LoopEnd):
@@ -231,6 +213,37 @@ class Session:
     @property
     def abort_event(self) -> asyncio.Event:
         return self._abort
+
+    def run_params(self, messages: tuple[Message, ...], **changes: Any) -> LoopParams:
+        """One run's parameters: the session's, with `changes` (a sub-agent's differ)."""
+        config = self.config
+        params = LoopParams(
+            messages=messages,
+            model=config.model,
+            tools=self.tools,
+            workspace=self.workspace,
+            system=config.system,
+            max_tokens=config.max_tokens,
+            max_output_tokens=config.max_output_tokens,
+            max_turns=config.max_turns,
+            max_budget_usd=config.max_budget_usd,
+            ledger=self.ledger,
+            fallback_model=config.fallback_model,
+            retry=config.retry,
+            abort=self._abort,
+            user_context=self.user_context,
+        )
+        return replace(params, **changes)
+
+    def run_deps(self) -> LoopDeps:
+        """The loop's collaborators: the given ones, with the session's own."""
+        return replace(
+            self.deps,
+            can_use_tool=self.config.policy.can_use_tool,
+            context=self.context or TrimOnly(),
+            hooks=self.hooks,
+            spawn_agent=self._run_subagent,
+        )
 
     async def compact(self, instructions: str | None = None) -> CompactResult:
         """Summarise the history now (the manual compact command), keeping the latest request

@@ -12,14 +12,15 @@ every turn of every agent; a runaway one stops at its turn limit (maxTurns, else
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from codeloop.context.memory import system_reminder
 from codeloop.context.system_prompt import build_system_prompt
-from codeloop.deps import LoopDeps
+from codeloop.deps import TrimOnly
 from codeloop.events import LoopEnd
 from codeloop.extensions.agents import GENERAL, AgentDefinition, Agents, choose_tools
-from codeloop.loop import LoopParams, query_loop
+from codeloop.loop import query_loop
 from codeloop.permissions.policy import Policy
 from codeloop.tools.base import ToolResult
 from codeloop.types import Message, new_uuid
@@ -107,29 +108,28 @@ async def run_agent(
         if body:
             context.append(Message.user(system_reminder(body), is_meta=True))
     model = agent.model or config.model
-    params = LoopParams(
-        messages=(Message.user(prompt),),
+    params = session.run_params(
+        (Message.user(prompt),),
         model=model,
         tools={name: session.tools[name] for name in choice.names},
         # Its own working directory and read state: its `cd` does not move the caller.
         workspace=session.workspace.fork(),
-        can_use_tool=_policy(session, agent, bypass_disabled).can_use_tool,
         system=_system(session, agent, model),
-        max_tokens=config.max_tokens,
-        max_output_tokens=config.max_output_tokens,
+        # A runaway agent stops at its own limit, else the session's (200 by default).
         max_turns=agent.max_turns or config.subagent_max_turns,
-        # One budget for the session: the sub-agent spends from it, checked at its turns.
-        max_budget_usd=config.max_budget_usd,
-        ledger=session.ledger,
         fallback_model=config.fallback_model if agent.model is None else None,
-        retry=config.retry,
         user_context=tuple(context),
-        hooks=hooks,
         stop_event="SubagentStop",
-        abort=session.abort_event,
     )
-    # The session's compactor belongs to the main history; a sub-agent trims its own.
-    deps = LoopDeps(call_model=session.deps.call_model, sleep=session.deps.sleep)
+    # The session's context manager belongs to the main history; a sub-agent trims its own.
+    deps = replace(
+        session.run_deps(),
+        can_use_tool=_policy(session, agent, bypass_disabled).can_use_tool,
+        context=TrimOnly(),
+        hooks=hooks,
+        spawn_agent=None,
+        before_write=None,
+    )
     end: LoopEnd | None = None
     async for event in query_loop(params, deps):
         if isinstance(event, LoopEnd):

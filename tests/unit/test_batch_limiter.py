@@ -50,11 +50,11 @@ async def run(
         model="m",
         tools={},
         workspace=Workspace(cwd=tmp),
-        can_use_tool=Policy("bypassPermissions").can_use_tool,
         retry=RetryPolicy(random=lambda: 0.0, limiter=limiter),
         **extra,  # type: ignore[arg-type]
     )
-    deps = LoopDeps(call_model=ScriptedModel(turns).stream, sleep=sleep or no_sleep)
+    allow = Policy("bypassPermissions").can_use_tool
+    deps = LoopDeps(ScriptedModel(turns).stream, allow, sleep=sleep or no_sleep)
     events = [e async for e in query_loop(params, deps)]
     end = events[-1]
     assert isinstance(end, LoopEnd)

@@ -46,16 +46,17 @@ class Run:
         self.waits.append(seconds)
 
     async def __call__(self, *messages: Message, **params: Any) -> tuple[list[Event], LoopEnd]:
+        hooks = params.pop("hooks", None)
         loop_params = LoopParams(
             messages=messages or (Message.user("go"),),
             model=params.pop("model", "primary"),
             tools=default_tools(),
             workspace=Workspace(cwd=self.tmp),
-            can_use_tool=Policy("bypassPermissions").can_use_tool,
             retry=params.pop("retry", RetryPolicy(random=lambda: 0.0)),
             **params,
         )
-        deps = LoopDeps(call_model=self.model.stream, sleep=self.sleep)
+        allow = Policy("bypassPermissions").can_use_tool
+        deps = LoopDeps(self.model.stream, allow, hooks=hooks, sleep=self.sleep)
         events = [e async for e in query_loop(loop_params, deps)]
         end = events[-1]
         assert isinstance(end, LoopEnd)

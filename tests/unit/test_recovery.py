@@ -54,11 +54,12 @@ class Harness:
             model="primary",
             tools=default_tools(),
             workspace=Workspace(cwd=self.tmp),
-            can_use_tool=Policy("bypassPermissions").can_use_tool,
             retry=retry,
             **self.params,
         )
-        loop_deps = LoopDeps(**({"call_model": self.model.stream, "sleep": self.sleep} | deps))
+        allow = Policy("bypassPermissions").can_use_tool
+        defaults = {"call_model": self.model.stream, "can_use_tool": allow, "sleep": self.sleep}
+        loop_deps = LoopDeps(**(defaults | deps))
         events = [e async for e in query_loop(params, loop_deps)]
         end = events[-1]
         assert isinstance(end, LoopEnd)
@@ -314,7 +315,6 @@ def test_property_random_faults(plan: list[tuple[str, bool]], tmp_path: Path) ->
             model="m",
             tools=default_tools(),
             workspace=Workspace(cwd=work),
-            can_use_tool=Policy("bypassPermissions").can_use_tool,
             retry=RetryPolicy(random=lambda: 0.0),
             max_output_tokens=64_000,
         )
@@ -322,7 +322,8 @@ def test_property_random_faults(plan: list[tuple[str, bool]], tmp_path: Path) ->
         async def no_sleep(_: float) -> None:
             return None
 
-        deps = LoopDeps(call_model=model.stream, sleep=no_sleep)
+        allow = Policy("bypassPermissions").can_use_tool
+        deps = LoopDeps(call_model=model.stream, can_use_tool=allow, sleep=no_sleep)
         events = [e async for e in query_loop(params, deps)]
         started = [e.tool_use.id for e in events if isinstance(e, ToolStarted)]
         assert len(started) == len(set(started))

@@ -140,28 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="USD",
         help="stop once the model calls of this run have cost this much",
     )
-    parser.add_argument(
-        "-c",
-        "--continue",
-        dest="continue_conversation",
-        action="store_true",
-        help="continue the latest session of this directory",
-    )
-    parser.add_argument(
-        "-r",
-        "--resume",
-        nargs="?",
-        const="",
-        default=None,
-        metavar="ID",
-        help="continue session ID (or enough of its start); without ID, the latest",
-    )
-    parser.add_argument(
-        "--fork-session",
-        action="store_true",
-        help="with --continue/--resume: continue in a new session, leaving the old one as it was",
-    )
-    parser.add_argument("--session-id", metavar="UUID", help="the id of the new session (a UUID)")
+    _session_flags(parser)
     add_permission_flags(parser)
     parser.add_argument(
         "--dangerously-skip-permissions",
@@ -221,6 +200,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"codeloop {__version__}")
     return parser
+
+
+def _session_flags(parser: argparse.ArgumentParser) -> None:
+    """Continuing, resuming and forking saved sessions."""
+    parser.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_conversation",
+        action="store_true",
+        help="continue the latest session of this directory",
+    )
+    parser.add_argument(
+        "-r",
+        "--resume",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ID",
+        help="continue session ID (or enough of its start); without ID, the latest",
+    )
+    parser.add_argument(
+        "--fork-session",
+        action="store_true",
+        help="with --continue/--resume: continue in a new session, leaving the old one as it was",
+    )
+    parser.add_argument("--session-id", metavar="UUID", help="the id of the new session (a UUID)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

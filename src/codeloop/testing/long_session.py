@@ -133,12 +133,11 @@ async def play(
             model=model,
             tools=tools,
             workspace=workspace,
-            can_use_tool=Policy("bypassPermissions").can_use_tool,
             system=SYSTEM,
             max_tokens=4096,
-            context=manager,
         )
-        deps = LoopDeps(call_model=call_model, reactive_compact=manager.reactive_compact)
+        allow = Policy("bypassPermissions").can_use_tool
+        deps = LoopDeps(call_model=call_model, can_use_tool=allow, context=manager)
         async for event in query_loop(params, deps):
             yield event
             if isinstance(event, LoopEnd):

@@ -21,7 +21,7 @@ from typing import Any
 
 from codeloop.context.memory import system_reminder
 from codeloop.events import Notice, ToolFinished, ToolProgress, ToolStarted
-from codeloop.hooks import HookOutcome, HookRunner, tool_response, updated_text
+from codeloop.hooks import HookOutcome, Hooks, tool_response, updated_text
 from codeloop.tools.base import (
     AnyTool,
     SpawnAgent,
@@ -96,7 +96,7 @@ class ToolExecutor:
         can_use_tool: CanUseTool,
         *,
         max_concurrency: int | None = None,
-        hooks: HookRunner | None = None,
+        hooks: Hooks | None = None,
         spawn_agent: SpawnAgent | None = None,
         before_write: Callable[[ToolUseBlock], Awaitable[str | None]] | None = None,
     ) -> None:
