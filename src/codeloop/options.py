@@ -22,6 +22,7 @@ from codeloop.context.pipeline import ContextManager, ContextSettings
 from codeloop.context.system_prompt import STYLE_BASE, build_system_prompt, gather_prompt_context
 from codeloop.context.tokens import context_limits
 from codeloop.deps import CallModel, LoopDeps
+from codeloop.errors import SessionError, SettingsError, UsageError
 from codeloop.events import Notice
 from codeloop.extensions.agents import AgentDefinition, choose_tools, task_description
 from codeloop.extensions.loader import Extensions, load_extensions
@@ -46,10 +47,9 @@ from codeloop.permissions.rules import Rule
 from codeloop.permissions.sandbox import sandbox_for
 from codeloop.repair import repair_history
 from codeloop.session import DEFAULT_SUBAGENT_MAX_TURNS, Session, SessionConfig
-from codeloop.session_store import SessionError, SessionStore
+from codeloop.session_store import SessionStore
 from codeloop.settings import RULE_KINDS, Settings, load_settings, user_dirs
 from codeloop.settings_apply import (
-    SettingsError,
     permission_mode,
     session_env,
     sweep_transcripts,
@@ -120,7 +120,7 @@ class _Opened:
 
 def build_session(options: Options) -> Session:
     """Load the settings; resolve the model, tools, workspace, policy and hooks; open the
-    transcript. Raises ConfigError, SessionError or ValueError with a message for the user."""
+    transcript. Raises a CodeloopError (errors.py) with a message for the user."""
     base_env = os.environ if options.env is None else options.env
     cwd = (options.cwd or Path.cwd()).resolve()
     settings = load_settings(
@@ -523,7 +523,7 @@ def _policy(
     cli_deny = [Rule.parse(t, "--disallowedTools") for t in split_rules(options.disallowed_tools)]
     for rule in (*cli_allow, *cli_deny):
         if rule.tool not in tools and not rule.tool.startswith("mcp__"):
-            raise ValueError(f"unknown tool {rule.tool!r} (tools: {', '.join(tools)})")
+            raise UsageError(f"unknown tool {rule.tool!r} (tools: {', '.join(tools)})")
     rules: dict[str, list[Rule]] = {kind: [] for kind in RULE_KINDS}
     for rule_set in settings.rule_sets:
         # Relative path rules are relative to the folder that holds .claude/ or .codeloop/.
@@ -550,7 +550,7 @@ def _open_transcript(options: Options, store: SessionStore) -> _Opened:
     resuming = options.continue_conversation or bool(options.resume)
     if not resuming:
         if options.fork_session:
-            raise ValueError("--fork-session needs --resume or --continue")
+            raise UsageError("--fork-session needs --resume or --continue")
         return _Opened(_new_transcript(store, new_id or new_uuid()))
     path = store.find(options.resume) if options.resume else store.latest()
     try:
@@ -561,7 +561,7 @@ def _open_transcript(options: Options, store: SessionStore) -> _Opened:
     if options.fork_session:
         writer = _new_transcript(store, new_id or new_uuid())
     elif new_id not in (None, loaded.session_id):
-        raise ValueError("a resumed session keeps its id: add --fork-session to give it a new one")
+        raise UsageError("a resumed session keeps its id: add --fork-session to give it a new one")
     else:
         writer = TranscriptWriter(path, loaded.session_id, store.project, loaded.messages)
     try:
@@ -574,7 +574,7 @@ def _open_transcript(options: Options, store: SessionStore) -> _Opened:
 def _new_transcript(store: SessionStore, session_id: str) -> TranscriptWriter:
     path = store.path_for(session_id)
     if path.exists():
-        raise ValueError(f"session id {session_id} is already in use (--resume {session_id})")
+        raise UsageError(f"session id {session_id} is already in use (--resume {session_id})")
     return TranscriptWriter(path, session_id, store.project)
 
 
@@ -582,11 +582,11 @@ def _valid_session_id(text: str) -> str:
     try:
         return str(uuid.UUID(text))
     except ValueError:
-        raise ValueError(f"session id {text!r} is not a UUID") from None
+        raise UsageError(f"session id {text!r} is not a UUID") from None
 
 
 def _existing_dir(cwd: Path, raw: str) -> Path:
     path = (cwd / Path(raw).expanduser()).resolve()
     if not path.is_dir():
-        raise ValueError(f"--add-dir {raw}: no such directory")
+        raise UsageError(f"--add-dir {raw}: no such directory")
     return path

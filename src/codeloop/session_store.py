@@ -13,18 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codeloop.costs import total_cost_usd, usage_by_model
+from codeloop.errors import SessionNotFound
 from codeloop.paths import project_dir, projects_dir
 from codeloop.transcript import read_transcript
 
 _ID_TEXT = re.compile(r"[0-9a-fA-F-]{1,36}")
-
-
-class SessionError(Exception):
-    """A saved session cannot be found, read or written; the message is meant for the user."""
-
-
-class SessionNotFound(SessionError):
-    """No session fits what the user asked to resume; the message says what to do instead."""
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from codeloop.errors import SettingsError
 from codeloop.events import Notice
 from codeloop.settings import Settings
 
@@ -20,10 +21,6 @@ DISABLED_BYPASS = (
     '(permissions.disableBypassPermissionsMode: "disable"); run without it, or with '
     "--permission-mode acceptEdits and --allowedTools for what the task needs"
 )
-
-
-class SettingsError(ValueError):
-    """What the settings forbid or need, in a sentence for the user."""
 
 
 def session_env(settings: Settings, base: Mapping[str, str], cwd: Path) -> dict[str, str]:

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from codeloop.errors import ConfigError
 from codeloop.models.anthropic import AnthropicClient
 from codeloop.models.base import ModelClient
 from codeloop.models.cassette import FORMAT, RecordingModel, ReplayModel
-from codeloop.models.factory import ConfigError, resolve_model
+from codeloop.models.factory import resolve_model
 from codeloop.models.local import DEMO_LIMITS, LocalModel, available
 from codeloop.models.openai import OpenAIClient
 
@@ -207,7 +208,8 @@ def test_llama_cpp_loads_at_the_local_models_first_call_not_before() -> None:
 
 
 def test_fallback_model_takes_the_main_provider_and_strips_its_prefix() -> None:
-    from codeloop.models.factory import ConfigError, fallback_model_name
+    from codeloop.errors import ConfigError
+    from codeloop.models.factory import fallback_model_name
 
     env = {"ANTHROPIC_API_KEY": "k"}
     assert fallback_model_name("anthropic:claude-haiku-4-5", "anthropic", env) == (

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from codeloop.cli.sessions import format_table
+from codeloop.errors import SessionNotFound
 from codeloop.paths import MAX_SLUG, codeloop_home, git_branch, project_dir, project_slug
-from codeloop.session_store import SessionNotFound, SessionStore, summarize
+from codeloop.session_store import SessionStore, summarize
 from codeloop.transcript import TranscriptWriter
 from codeloop.types import Message, TextBlock, Usage
 

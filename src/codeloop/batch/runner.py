@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from codeloop.batch import workspace
 from codeloop.batch.results import Result
 from codeloop.batch.tasks import Task
+from codeloop.errors import CodeloopError
 from codeloop.events import LoopEnd, Notice, Retrying
 from codeloop.models.retry import RateLimiter
 
@@ -101,8 +102,8 @@ async def run_task(
     result = new_result(task, config)
     try:
         await _run(task, source, config, limiter, stop or asyncio.Event(), result)
-    except (workspace.WorkspaceError, OSError, ValueError) as exc:
-        # ValueError covers ConfigError and bad flags; SessionError and OSError the disk.
+    except (workspace.WorkspaceError, OSError, CodeloopError) as exc:
+        # What the task's configuration or the disk got wrong (errors.py); the rest is a bug.
         result["error"] = str(exc) or type(exc).__name__
     except Exception as exc:
         result["error"] = f"internal error: {type(exc).__name__}: {exc}"
@@ -119,8 +120,6 @@ async def _run(
     stop: asyncio.Event,
     result: Result,
 ) -> None:
-    from codeloop.session_store import SessionError
-
     ws = await asyncio.to_thread(
         workspace.prepare, source, task.ref, config.workspaces / task.id, config.cache
     )
@@ -128,10 +127,7 @@ async def _run(
     if stop.is_set():
         result["status"] = "interrupted"
         return
-    try:
-        session = await open_session(task, ws.path, config, limiter)
-    except SessionError as exc:
-        raise ValueError(str(exc)) from None
+    session = await open_session(task, ws.path, config, limiter)
     result["model"] = session.config.model
     result["session_id"] = session.session_id
     if session.transcript is not None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from codeloop.cli.live import LiveText
+from codeloop.errors import UsageError
 from codeloop.events import (
     AssistantTurn,
     CompactBoundary,
@@ -35,20 +36,13 @@ from codeloop.models.catalog import cost_usd, model_info
 from codeloop.types import Message, Usage, block_to_dict
 
 
-class UsageError(Exception):
-    """A mistake in how codeloop was called: reported in one line, exit status 2."""
-
-
 def run_headless(args: argparse.Namespace) -> int:
+    """Errors the user can fix (errors.py) propagate to `main`, which reports them."""
     started = time.monotonic()
-    try:
-        if getattr(args, "init_only", False):
-            return asyncio.run(_run(args, "", started))
-        prompt = _read_prompt(" ".join([args.prompt, *args.words]), sys.stdin)
-        return asyncio.run(_run(args, prompt, started))
-    except UsageError as exc:
-        print(f"codeloop: {exc}", file=sys.stderr)
-        return 2
+    if getattr(args, "init_only", False):
+        return asyncio.run(_run(args, "", started))
+    prompt = _read_prompt(" ".join([args.prompt, *args.words]), sys.stdin)
+    return asyncio.run(_run(args, prompt, started))
 
 
 def _read_prompt(given: str, stdin: TextIO) -> str:
@@ -72,10 +66,7 @@ def _read_text(stdin: TextIO) -> str:
 
 
 async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
-    from codeloop.models.factory import ConfigError
     from codeloop.options import Options, build_session
-    from codeloop.session_store import SessionError
-    from codeloop.settings_apply import SettingsError
 
     options = Options(
         model=args.model,
@@ -106,16 +97,7 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
         resume=args.resume or None,
         fork_session=args.fork_session,
     )
-    try:
-        session = build_session(options)
-    except SettingsError as exc:
-        print(f"codeloop: {exc}", file=sys.stderr)
-        return 1
-    except (ConfigError, SessionError) as exc:
-        print(f"codeloop: {exc}", file=sys.stderr)
-        return 1
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    session = build_session(options)
 
     from codeloop.models.local import DEFAULT_MODEL, DEMO_NOTICE
 

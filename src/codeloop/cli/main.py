@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from codeloop import __version__
 from codeloop.cli.args import Parser, add_permission_flags, positive_amount, positive_int
+from codeloop.errors import CodeloopError
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 
@@ -231,12 +232,20 @@ def _session_flags(parser: argparse.ArgumentParser) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _main(argv)
+    except CodeloopError as exc:  # the user's to fix: one line, and its exit status
+        print(f"codeloop: {exc}", file=sys.stderr)
+        return exc.exit_status
     except KeyboardInterrupt:  # Ctrl+C before the run installed its own handler
         print("codeloop: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader of our output went away (`codeloop ... | head`)
         sys.stderr.close()
         return 141
+    except Exception as exc:  # a bug in codeloop: say so, and keep the details
+        from codeloop.cli.bugs import report_bug
+
+        print(report_bug(exc), file=sys.stderr)
+        return 1
 
 
 def _main(argv: Sequence[str] | None) -> int:

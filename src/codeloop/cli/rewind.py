@@ -20,7 +20,8 @@ from codeloop.checkpoints.journal import JOURNAL, Journal
 from codeloop.checkpoints.restore import Change
 from codeloop.checkpoints.rewind import REWIND_TRIGGER, Rewound, messages_from, rewind
 from codeloop.cli.args import Parser, positive_int
-from codeloop.session_store import SessionError, SessionStore
+from codeloop.errors import SessionError
+from codeloop.session_store import SessionStore
 from codeloop.settings import load_settings
 from codeloop.transcript import TranscriptWriter
 

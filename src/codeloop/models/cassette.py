@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from codeloop.errors import UsageError
 from codeloop.models.base import (
     BlockDelta,
     BlockStart,
@@ -170,7 +171,7 @@ class RecordingModel:
         try:
             self._file: TextIO = path.open("w", encoding="utf-8")
         except OSError as exc:
-            raise ValueError(f"cannot record to {path}: {exc.strerror or exc}") from None
+            raise UsageError(f"cannot record to {path}: {exc.strerror or exc}") from None
         self._write({"format": FORMAT, "provider": inner.provider})
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
@@ -281,7 +282,7 @@ def _load(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
-        raise ValueError(f"cassette {path}: {exc.strerror or exc}") from None
+        raise UsageError(f"cassette {path}: {exc.strerror or exc}") from None
     records = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -289,9 +290,9 @@ def _load(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         try:
             records.append(json.loads(line))
         except json.JSONDecodeError as exc:
-            raise ValueError(f"cassette {path}, line {number}: not JSON ({exc.msg})") from None
+            raise UsageError(f"cassette {path}, line {number}: not JSON ({exc.msg})") from None
     if not records or records[0].get("format") != FORMAT:
-        raise ValueError(f"cassette {path}: not a codeloop cassette (no {FORMAT} header)")
+        raise UsageError(f"cassette {path}: not a codeloop cassette (no {FORMAT} header)")
     return records[0], records[1:]
 
 

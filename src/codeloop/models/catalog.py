@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from codeloop.errors import ConfigError
 from codeloop.types import Usage
 
 # The first request asks for this many output tokens at most (the model's own cap if lower);
@@ -138,5 +139,5 @@ def _env_tokens(env: Mapping[str, str], key: str) -> int | None:
     except ValueError:
         value = 0
     if value <= 0:
-        raise ValueError(f"{key} must be a positive number of tokens, got {raw!r}")
+        raise ConfigError(f"{key} must be a positive number of tokens, got {raw!r}")
     return value

