@@ -129,13 +129,7 @@ def build_session(options: Options) -> Session:
     warnings: list[str | Notice] = [*settings.warnings, *unsupported_report(settings)]
     env = session_env(settings, base_env, cwd)
     add_dirs = [_existing_dir(cwd, d) for d in options.add_dirs]
-    extra_dirs = list(add_dirs)
-    for raw in settings.permissions.additional_directories:
-        path = (cwd / Path(raw).expanduser()).resolve()
-        if path.is_dir():
-            extra_dirs.append(path)
-        else:
-            warnings.append(f"permissions.additionalDirectories: {raw}: no such directory")
+    extra_dirs = [*add_dirs, *_additional_dirs(settings, cwd, warnings)]
     roots = [cwd, *extra_dirs]
     ext = load_extensions(
         cwd,
@@ -176,26 +170,7 @@ def build_session(options: Options) -> Session:
     system = build_system_prompt(
         cwd, model, extra_dirs=extra_dirs, override=override, append=append
     )
-    info = model_info(model, env)
-    fallback = options.fallback_model or next(iter(settings.fallback_models), None)
-    fallback_name = fallback_model_name(fallback, client.provider, env) if fallback else None
-    retry = RetryPolicy.from_env(dict(env), local=_runs_locally(client.provider, env))
-    config = SessionConfig(
-        model=model,
-        system=system,
-        max_tokens=info.default_output_tokens,
-        max_output_tokens=info.max_output_tokens,
-        max_turns=options.max_turns,
-        max_budget_usd=options.max_budget_usd,
-        fallback_model=fallback_name,
-        token_budget=options.token_budget,
-        retry=retry,
-        policy=policy,
-        start_source=_start_source(options),
-        subagent_max_turns=options.subagent_max_turns
-        or _positive_int(env.get("CODELOOP_SUBAGENT_MAX_TURNS"))
-        or DEFAULT_SUBAGENT_MAX_TURNS,
-    )
+    config = _config(options, settings, env, client.provider, model, system, policy)
     store = SessionStore(cwd, env)
     if settings.cleanup_period_days is not None:
         sweep_transcripts(store.directory.parent, settings.cleanup_period_days)
@@ -216,20 +191,8 @@ def build_session(options: Options) -> Session:
         excludes=settings.claude_md_excludes,
         on_load=functools.partial(instructions_loaded, hooks),
     )
-    specs = tuple(tool.spec() for tool in tools.values())
-    context = ContextManager(
-        SummaryModel(
-            client.stream, model, system, specs, retry=retry, fallback_model=fallback_name
-        ),
-        context_limits(model, env),
-        workspace,
-        store.directory / transcript.session_id / "tool-results",
-        # CODELOOP_AUTOCOMPACT=0: never summarise; a full window then ends the run instead.
-        settings=ContextSettings(
-            autocompact=env.get("CODELOOP_AUTOCOMPACT", "1") != "0"
-            and settings.autocompact is not False
-        ),
-        pre_compact=hooks.pre_compact,
+    context = _context_manager(
+        config, settings, env, client.stream, tools, workspace, session_dir, hooks
     )
     deps = LoopDeps(call_model=client.stream, can_use_tool=policy.can_use_tool)
     gather = functools.partial(
@@ -266,6 +229,81 @@ def build_session(options: Options) -> Session:
     session.extensions = ext
     session.inventory = _inventory(ext, memory)
     return session
+
+
+def _additional_dirs(settings: Settings, cwd: Path, warnings: list[str | Notice]) -> list[Path]:
+    """The settings' additionalDirectories that exist (a missing one is a warning)."""
+    found = []
+    for raw in settings.permissions.additional_directories:
+        path = (cwd / Path(raw).expanduser()).resolve()
+        if path.is_dir():
+            found.append(path)
+        else:
+            warnings.append(f"permissions.additionalDirectories: {raw}: no such directory")
+    return found
+
+
+def _config(
+    options: Options,
+    settings: Settings,
+    env: Mapping[str, str],
+    provider: str,
+    model: str,
+    system: str,
+    policy: Policy,
+) -> SessionConfig:
+    info = model_info(model, env)
+    fallback = options.fallback_model or next(iter(settings.fallback_models), None)
+    return SessionConfig(
+        model=model,
+        system=system,
+        max_tokens=info.default_output_tokens,
+        max_output_tokens=info.max_output_tokens,
+        max_turns=options.max_turns,
+        max_budget_usd=options.max_budget_usd,
+        fallback_model=fallback_model_name(fallback, provider, env) if fallback else None,
+        token_budget=options.token_budget,
+        retry=RetryPolicy.from_env(dict(env), local=_runs_locally(provider, env)),
+        policy=policy,
+        start_source=_start_source(options),
+        subagent_max_turns=options.subagent_max_turns
+        or _positive_int(env.get("CODELOOP_SUBAGENT_MAX_TURNS"))
+        or DEFAULT_SUBAGENT_MAX_TURNS,
+    )
+
+
+def _context_manager(
+    config: SessionConfig,
+    settings: Settings,
+    env: Mapping[str, str],
+    call_model: CallModel,
+    tools: Mapping[str, AnyTool],
+    workspace: Workspace,
+    session_dir: Path,
+    hooks: HookRunner,
+) -> ContextManager:
+    """The session's context window: its summary calls are the main call's, retried alike."""
+    specs = tuple(tool.spec() for tool in tools.values())
+    summarizer = SummaryModel(
+        call_model,
+        config.model,
+        config.system,
+        specs,
+        retry=config.retry,
+        fallback_model=config.fallback_model,
+    )
+    return ContextManager(
+        summarizer,
+        context_limits(config.model, env),
+        workspace,
+        session_dir / "tool-results",
+        # CODELOOP_AUTOCOMPACT=0: never summarise; a full window then ends the run instead.
+        settings=ContextSettings(
+            autocompact=env.get("CODELOOP_AUTOCOMPACT", "1") != "0"
+            and settings.autocompact is not False
+        ),
+        pre_compact=hooks.pre_compact,
+    )
 
 
 def _main_agent(
