@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from codeloop.tools.base import ToolContext, ToolInputError, ToolResult, Workspace, truncate_middle
+from codeloop.text import truncate_middle
+from codeloop.tools.base import ToolContext, ToolInputError, ToolResult, Workspace
 from codeloop.tools.bash import BashTool
 
 

@@ -15,8 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from codeloop.context.tokens import result_tokens
-from codeloop.tools.base import truncate_middle
-from codeloop.tools.text_files import human_size
+from codeloop.text import human_size, truncate_middle
 from codeloop.types import ContentBlock, ImageBlock, Message, ToolResultBlock
 
 PERSISTED_TAG = "<persisted-output>"

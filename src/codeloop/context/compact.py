@@ -35,14 +35,15 @@ from codeloop.events import CompactBoundary, CompactTrigger, Event
 from codeloop.models.base import ModelRequest, ToolSpec, describe
 from codeloop.models.complete import CallModel, Sleep, complete
 from codeloop.models.retry import RetryPolicy
-from codeloop.tools.base import Workspace, truncate_middle
-from codeloop.tools.text_files import (
+from codeloop.text import (
     BINARY_EXTENSIONS,
     BINARY_SNIFF_BYTES,
     IMAGE_TYPES,
     looks_binary,
     number_line,
+    truncate_middle,
 )
+from codeloop.tools.base import Workspace
 from codeloop.types import Message, TextBlock, ToolResultBlock, Usage
 
 SUMMARY_PROMPT = """\

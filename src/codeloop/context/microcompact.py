@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 
 from codeloop.context.budget import saved_path
 from codeloop.context.tokens import estimate_text, result_tokens
-from codeloop.tools.text_files import human_size
+from codeloop.text import human_size
 from codeloop.types import ContentBlock, Message, ToolResultBlock, ToolUseBlock
 
 FOLDED_PREFIX = "[Folded"

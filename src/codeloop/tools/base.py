@@ -171,15 +171,3 @@ class AnyTool(Protocol):
     def is_concurrency_safe(self, args: Any) -> bool: ...
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult: ...
-
-
-def truncate_middle(text: str, limit: int, *, what: str = "output") -> str:
-    """Keep the head and the tail of an over-long text, saying how much was cut."""
-    if len(text) <= limit:
-        return text
-    limit = max(limit, 0)
-    head = limit * 2 // 3
-    tail = limit - head
-    cut = len(text) - head - tail
-    ending = text[len(text) - tail :]  # not text[-tail:], which is all of it when tail is 0
-    return f"{text[:head]}\n\n... [{cut} characters of {what} truncated] ...\n\n{ending}"

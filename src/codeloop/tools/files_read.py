@@ -19,9 +19,7 @@ from typing import BinaryIO
 
 from pydantic import Field
 
-from codeloop.tools.base import Tool, ToolContext, ToolResult
-from codeloop.tools.input import ToolInput
-from codeloop.tools.text_files import (
+from codeloop.text import (
     BINARY_EXTENSIONS,
     BINARY_SNIFF_BYTES,
     IMAGE_TYPES,
@@ -32,6 +30,8 @@ from codeloop.tools.text_files import (
     missing_file_message,
     number_line,
 )
+from codeloop.tools.base import Tool, ToolContext, ToolResult
+from codeloop.tools.input import ToolInput
 from codeloop.types import ImageBlock, TextBlock
 
 DEFAULT_LIMIT = 2000

@@ -18,9 +18,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from codeloop.tools.base import Tool, ToolContext, ToolResult, Workspace
-from codeloop.tools.input import ToolInput
-from codeloop.tools.text_files import (
+from codeloop.text import (
     BINARY_EXTENSIONS,
     IMAGE_TYPES,
     binary_message,
@@ -28,6 +26,8 @@ from codeloop.tools.text_files import (
     missing_file_message,
     number_line,
 )
+from codeloop.tools.base import Tool, ToolContext, ToolResult, Workspace
+from codeloop.tools.input import ToolInput
 
 # Lines of unchanged context shown around an edit, and the most lines an edit snippet shows.
 SNIPPET_CONTEXT = 3

@@ -20,7 +20,8 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
-from codeloop.tools.base import Tool, ToolContext, ToolResult, truncate_middle
+from codeloop.text import truncate_middle
+from codeloop.tools.base import Tool, ToolContext, ToolResult
 from codeloop.tools.input import ToolInput
 
 VCS_DIRS = (".git", ".svn", ".hg", ".bzr", ".jj")

@@ -1,7 +1,8 @@
-"""Facts about text files that the file tools and context management share.
+"""Text helpers the tools and context management share: a leaf both layers import.
 
-`cat -n` numbering, binary sniffing, sizes for people, and "did you mean" for a missing file.
-No pydantic here: context management imports this at start-up.
+`cat -n` numbering, binary sniffing, sizes for people, "did you mean" for a missing file, and
+cutting an over-long text in the middle. No pydantic here: context management imports this at
+start-up.
 """
 
 from __future__ import annotations
@@ -83,3 +84,15 @@ def _similar_names(directory: Path, name: str) -> list[str]:
     by_lower = {n.lower(): n for n in names}
     close = difflib.get_close_matches(name.lower(), list(by_lower), n=3, cutoff=0.6)
     return [by_lower[n] for n in close]
+
+
+def truncate_middle(text: str, limit: int, *, what: str = "output") -> str:
+    """Keep the head and the tail of an over-long text, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    limit = max(limit, 0)
+    head = limit * 2 // 3
+    tail = limit - head
+    cut = len(text) - head - tail
+    ending = text[len(text) - tail :]  # not text[-tail:], which is all of it when tail is 0
+    return f"{text[:head]}\n\n... [{cut} characters of {what} truncated] ...\n\n{ending}"
