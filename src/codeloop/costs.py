@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
-from codeloop.models.catalog import cost_usd
+from codeloop.models.catalog import cost_usd, model_info
 from codeloop.types import Usage
 
 
@@ -47,3 +48,21 @@ class Ledger:
 
     def cost_usd(self) -> float:
         return total_cost_usd(self.by_model)
+
+
+def model_usage(by_model: Mapping[str, Usage]) -> dict[str, dict[str, Any]]:
+    """Each model's totals, cost and limits, in the shape of Claude Code's result (modelUsage)."""
+    shown: dict[str, dict[str, Any]] = {}
+    for model, usage in by_model.items():
+        info = model_info(model)
+        shown[model] = {
+            "inputTokens": usage.input_tokens,
+            "outputTokens": usage.output_tokens,
+            "cacheReadInputTokens": usage.cache_read_input_tokens,
+            "cacheCreationInputTokens": usage.cache_creation_input_tokens,
+            "webSearchRequests": 0,
+            "costUSD": cost_usd(model, usage),
+            "contextWindow": info.context_window,
+            "maxOutputTokens": info.max_output_tokens,
+        }
+    return shown

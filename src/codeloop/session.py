@@ -17,7 +17,7 @@ from codeloop.context.compact import CompactResult
 from codeloop.context.memory import system_reminder
 from codeloop.context.pipeline import ContextManager
 from codeloop.context.system_prompt import PromptContext
-from codeloop.costs import Ledger
+from codeloop.costs import Ledger, model_usage
 from codeloop.deps import LoopDeps, TrimOnly
 from codeloop.events import (
     AssistantTurn,
@@ -373,6 +373,10 @@ class Session:
     @property
     def usage(self) -> Usage:
         return self.ledger.usage
+
+    def model_usage(self) -> dict[str, dict[str, Any]]:
+        """Per model: tokens, cost, window and output limit (what a result shows)."""
+        return model_usage(self.ledger.by_model)
 
     @property
     def cost_usd(self) -> float:

@@ -96,15 +96,7 @@ class TranscriptWriter:
         """One message; the keywords describe the response an assistant message came from."""
         line = self._envelope(message.role, message.uuid) | _entry(message)
         if message.role == "assistant":
-            line["message"] = {
-                "id": response_id,
-                "type": "message",
-                "role": "assistant",
-                "model": model,
-                "content": line["message"]["content"],
-                "stop_reason": stop_reason,
-                "usage": (usage or Usage()).to_dict(),
-            }
+            line["message"] = assistant_message(message, model, usage, stop_reason, response_id)
         self._write(line)
         self._known.add(message.uuid)
         self._last = message.uuid
@@ -234,6 +226,26 @@ def message_index(path: Path) -> dict[str, Message]:
         except (KeyError, TypeError, ValueError, AttributeError):
             continue
     return found
+
+
+def assistant_message(
+    message: Message,
+    model: str,
+    usage: Usage | None,
+    stop_reason: str | None,
+    response_id: str,
+) -> Line:
+    """An assistant message as the Messages API returned it: the shape transcripts and
+    stream-json lines share."""
+    return {
+        "id": response_id,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": message_to_dict(message)["content"],
+        "stop_reason": stop_reason,
+        "usage": (usage or Usage()).to_dict(),
+    }
 
 
 def _entry(message: Message) -> Line:
