@@ -31,9 +31,17 @@ from codeloop.extensions.skills import SkillRuntime, substitute
 from codeloop.hook_config import merge_hooks
 from codeloop.hook_handlers import HttpPolicy, model_judge
 from codeloop.hooks import HookRunner, instructions_loaded
+from codeloop.models.base import ModelClient
 from codeloop.models.catalog import model_info
-from codeloop.models.factory import fallback_model_name, resolve_model
+from codeloop.models.factory import (
+    check_capabilities,
+    fallback_model_name,
+    model_notices,
+    resolve_model,
+)
 from codeloop.models.retry import RetryPolicy
+from codeloop.models.shaping import RequestShape, parse_overrides
+from codeloop.models.thinking import ThinkingConfig
 from codeloop.paths import codeloop_home
 from codeloop.permissions.decision import Decision
 from codeloop.permissions.policy import (
@@ -109,6 +117,8 @@ class Options:
     # --agent (or the settings' `agent`): run the session as this agent, with its prompt,
     # tools, model and permission mode.
     agent: str | None = None
+    # --effort: low, medium, high, xhigh or max (else the effortLevel setting).
+    effort: str | None = None
 
 
 @dataclass(frozen=True)
@@ -142,13 +152,10 @@ def build_session(options: Options) -> Session:
     warnings += [Notice("info", note) for note in ext.notes]
     warnings += ext.warnings
     main = _main_agent(options, settings, ext, warnings)
-    client, model = resolve_model(
-        options.model or (main.model if main else None) or settings.model,
-        env,
-        record=options.record,
-        replay=options.replay,
-        cwd=cwd,
-    )
+    requested = options.permission_mode or (main.permission_mode if main else None)
+    mode = requested or settings.permissions.default_mode or "default"
+    thinking = _thinking(options, settings, env)
+    client, model = _client(options, settings, env, cwd, main, mode == "plan", thinking, warnings)
     if ext.bin_dirs:  # a plugin's bin/ is on the Bash tool's PATH
         env["PATH"] = os.pathsep.join([*map(str, ext.bin_dirs), env.get("PATH", "")])
     tools = default_tools(_sandboxed_bash(options, settings, roots, warnings))
@@ -162,7 +169,10 @@ def build_session(options: Options) -> Session:
     if main is not None and (main.tools is not None or main.disallowed_tools):
         kept = choose_tools(main, list(tools), keep_task=True).names
         tools = {name: tool for name, tool in tools.items() if name in kept}
-    requested = options.permission_mode or (main.permission_mode if main else None)
+    warnings += check_capabilities(
+        model, tools=bool(tools), thinking=thinking, effort_flag=options.effort is not None
+    )
+    warnings += model_notices(model, client.provider, env)
     policy = _policy(options, settings, tools, roots, warnings, requested)
     # Without the git state and memory: the session gathers those at its first prompt (with
     # `gather` below, the same arguments) and replaces this then.
@@ -523,6 +533,46 @@ def _checkpoints(
         limits=limits,
         exclude=[codeloop_home(env)],
     )
+
+
+def _client(
+    options: Options,
+    settings: Settings,
+    env: Mapping[str, str],
+    cwd: Path,
+    main: AgentDefinition | None,
+    plan_mode: bool,
+    thinking: ThinkingConfig,
+    warnings: list[str | Notice],
+) -> tuple[ModelClient, str]:
+    """The model's client, every request shaped by the thinking asked for and the settings'
+    requestOverrides; the model named by --model, the --agent, the environment or settings."""
+    overrides, bad = parse_overrides(settings.request_overrides)
+    warnings += bad
+    return resolve_model(
+        options.model or (main.model if main else None),
+        env,
+        settings_model=settings.model,
+        plan_mode=plan_mode,
+        shape=RequestShape(thinking, overrides),
+        record=options.record,
+        replay=options.replay,
+        cwd=cwd,
+    )
+
+
+def _thinking(options: Options, settings: Settings, env: Mapping[str, str]) -> ThinkingConfig:
+    raw = env.get("MAX_THINKING_TOKENS", "").strip()
+    budget = None
+    if raw:
+        try:
+            budget = int(raw.replace("_", ""))
+        except ValueError:
+            budget = -1
+        if budget < 0:
+            raise ValueError(f"MAX_THINKING_TOKENS must be a number of tokens, got {raw!r}")
+    effort = options.effort or settings.effort_level
+    return ThinkingConfig(effort, budget or None, settings.always_thinking)
 
 
 def _sandboxed_bash(

@@ -144,6 +144,12 @@ class Settings:
     enable_all_project_mcp_servers: bool | None = None
     enabled_mcpjson_servers: tuple[str, ...] = ()
     disabled_mcpjson_servers: tuple[str, ...] = ()
+    # Thinking: `effortLevel` (low … max) and `alwaysThinkingEnabled`.
+    effort_level: str | None = None
+    always_thinking: bool = False
+    # `requestOverrides` (codeloop's own key): extra request fields and headers per provider or
+    # model, checked by models/shaping.py, which owns their meaning.
+    request_overrides: Mapping[str, Any] = field(default_factory=dict)
     # The sources that loaded (file paths, or "--settings" for inline JSON), lowest first.
     sources: tuple[str, ...] = ()
     # One line each, naming the file and the place; meant for the user.
@@ -370,6 +376,23 @@ def _objects(key: str, value: Any, warn: Warn) -> Any:
     return [item for item in value if isinstance(item, dict)]
 
 
+EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
+
+
+def _effort(key: str, value: Any, warn: Warn) -> Any:
+    if value in EFFORT_LEVELS:
+        return value
+    warn(key, f"{shown(value)} is not one of {', '.join(EFFORT_LEVELS)}")
+    return _INVALID
+
+
+def _object(key: str, value: Any, warn: Warn) -> Any:
+    if isinstance(value, dict):
+        return value
+    warn(key, f"expected an object, got {kind(value)}")
+    return _INVALID
+
+
 def _days(key: str, value: Any, warn: Warn) -> Any:
     if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
         return value
@@ -541,6 +564,9 @@ _CHECKS: dict[str, Any] = {
     "enableAllProjectMcpServers": _boolean,
     "enabledMcpjsonServers": _strings,
     "disabledMcpjsonServers": _strings,
+    "effortLevel": _effort,
+    "alwaysThinkingEnabled": _boolean,
+    "requestOverrides": _object,
     # Claude Code's top-level spelling in some files; permissions.* is the documented one.
     "disableBypassPermissionsMode": lambda k, v, w: v,
 }
@@ -622,6 +648,9 @@ def _build(
         enable_all_project_mcp_servers=merged.get("enableAllProjectMcpServers"),
         enabled_mcpjson_servers=tuple(merged.get("enabledMcpjsonServers", ())),
         disabled_mcpjson_servers=tuple(merged.get("disabledMcpjsonServers", ())),
+        effort_level=merged.get("effortLevel"),
+        always_thinking=merged.get("alwaysThinkingEnabled") is True,
+        request_overrides=dict(merged.get("requestOverrides", {})),
         sources=sources,
         warnings=warnings,
         unsupported=unsupported,

@@ -41,7 +41,8 @@ KEYS: dict[str, KeyInfo] = {
         "attribution autoCompactEnabled fallbackModel disableAutoMode allowedHttpHookUrls "
         "httpHookAllowedEnvVars checkpoints claudeMdExcludes claudeMd enabledPlugins "
         "extraKnownMarketplaces additionalMarketplaces outputStyle disableSkillShellExecution "
-        "skillOverrides blockedMarketplaces strictKnownMarketplaces allowedMarketplaces agent",
+        "skillOverrides blockedMarketplaces strictKnownMarketplaces allowedMarketplaces agent "
+        "effortLevel alwaysThinkingEnabled requestOverrides",
     ),
     **_group(
         "ignored",
@@ -86,7 +87,7 @@ KEYS: dict[str, KeyInfo] = {
     **_group(
         "ignored",
         _MODELS,
-        "advisorModel alwaysThinkingEnabled effortLevel fastMode fastModePerSessionOptIn "
+        "advisorModel fastMode fastModePerSessionOptIn "
         "modelOverrides switchModelsOnFlag autoMemoryDirectory autoMemoryEnabled "
         "autoCompactWindow skillListingBudgetFraction skillListingMaxDescChars "
         "fileCheckpointingEnabled includeGitInstructions prUrlTemplate pluginConfigs "

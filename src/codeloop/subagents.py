@@ -21,6 +21,7 @@ from codeloop.deps import TrimOnly
 from codeloop.events import LoopEnd
 from codeloop.extensions.agents import GENERAL, AgentDefinition, Agents, choose_tools
 from codeloop.loop import query_loop
+from codeloop.models.aliases import resolve_alias
 from codeloop.permissions.policy import Policy
 from codeloop.tools.base import ToolResult
 from codeloop.types import Message, new_uuid
@@ -107,7 +108,8 @@ async def run_agent(
         body = skills(name) if skills is not None else None
         if body:
             context.append(Message.user(system_reminder(body), is_meta=True))
-    model = agent.model or config.model
+    # A frontmatter model may be an alias (sonnet, opus, haiku): the one resolver names it.
+    model = resolve_alias(agent.model) if agent.model else config.model
     params = session.run_params(
         (Message.user(prompt),),
         model=model,

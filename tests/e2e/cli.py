@@ -12,7 +12,14 @@ from typing import Any
 
 from codeloop.testing.fake_server import FakeModelServer
 
-PROVIDER_MODELS = {"anthropic": "anthropic:claude-sonnet-4-5", "openai": "openai:gpt-4.1"}
+PROVIDER_MODELS = {
+    "anthropic": "anthropic:claude-sonnet-5-5",
+    "openai": "openai:gpt-6.2-sol",
+    "openai-responses": "openai-responses:gpt-6.2-sol",
+    # Claude Code's users name Claude on the clouds by alias; the fake server plays the cloud.
+    "bedrock": "sonnet",
+    "vertex": "sonnet",
+}
 
 
 @dataclass
@@ -33,9 +40,52 @@ def provider_env(server: FakeModelServer | None, provider: str, home: Path) -> d
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8"}
     if server is not None and provider == "anthropic":
         env |= {"ANTHROPIC_BASE_URL": server.anthropic_base_url, "ANTHROPIC_API_KEY": "test-key"}
-    if server is not None and provider == "openai":
+    if server is not None and provider in ("openai", "openai-responses"):
         env |= {"OPENAI_BASE_URL": server.openai_base_url, "OPENAI_API_KEY": "test-key"}
+    if server is not None and provider == "bedrock":
+        env |= {
+            "CLAUDE_CODE_USE_BEDROCK": "1",
+            "AWS_REGION": "us-east-1",
+            "AWS_ACCESS_KEY_ID": "AKIDEXAMPLEFAKE",
+            "AWS_SECRET_ACCESS_KEY": "fake-secret-key",
+            "AWS_EC2_METADATA_DISABLED": "true",
+            "ANTHROPIC_BEDROCK_BASE_URL": server.url,
+        }
+    if server is not None and provider == "vertex":
+        env |= {
+            "CLAUDE_CODE_USE_VERTEX": "1",
+            "CLOUD_ML_REGION": "us-east5",
+            "ANTHROPIC_VERTEX_PROJECT_ID": "test-project",
+            "ANTHROPIC_VERTEX_BASE_URL": server.url,
+            "GOOGLE_APPLICATION_CREDENTIALS": str(service_account(home, server.url + "/token")),
+        }
     return env
+
+
+def service_account(home: Path, token_uri: str) -> Path:
+    """Application-default credentials (a service account with a fresh key) whose token
+    endpoint is the fake server's."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    ).decode()
+    path = home / "adc.json"
+    info = {
+        "type": "service_account",
+        "project_id": "test-project",
+        "private_key_id": "fake-key-id",
+        "private_key": pem,
+        "client_email": "codeloop-test@test-project.iam.gserviceaccount.com",
+        "client_id": "1234567890",
+        "token_uri": token_uri,
+    }
+    path.write_text(json.dumps(info))
+    return path
 
 
 def run_cli(

@@ -45,7 +45,7 @@ def record(tmp_path: Path) -> tuple[CliRun, Path, Path]:
     cwd, cassette = project(tmp_path / "recorded"), tmp_path / "session.jsonl"
     with FakeModelServer(SCRIPT) as server:
         env = provider_env(server, "openai", tmp_path) | {"CODELOOP_RECORD": str(cassette)}
-        run = run_cli([*PROMPT, "--model", "openai:gpt-4.1"], cwd=cwd, env=env)
+        run = run_cli([*PROMPT, "--model", "openai:gpt-6.2-sol"], cwd=cwd, env=env)
     assert run.returncode == 0, run.stderr
     return run, cwd, cassette
 

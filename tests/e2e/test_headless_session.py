@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
+from codeloop.models.aliases import resolve_alias
 from codeloop.models.catalog import cost_usd
 from codeloop.testing.fake_server import FakeModelServer
-from codeloop.testing.scenario import Scenario, tool_use, turn, turn_usage
+from codeloop.testing.scenario import Scenario, thinking, tool_use, turn, turn_usage
 from codeloop.types import Usage
 from tests.e2e.cli import PROVIDER_MODELS, provider_env, run_cli
 
@@ -44,6 +45,10 @@ STEPS: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
+# Bedrock and Vertex take the Messages API's body.
+ANTHROPIC_SHAPED = ("anthropic", "bedrock", "vertex")
+
+
 def make_project(root: Path) -> Path:
     project = root / "project"
     (project / "src").mkdir(parents=True)
@@ -58,15 +63,25 @@ def make_project(root: Path) -> Path:
 
 
 def scenario() -> Scenario:
-    turns = [turn(f"Step {i}.", tool_use(name, args)) for i, (name, args) in enumerate(STEPS)]
+    turns = [
+        turn(thinking(f"Plan {i}.", f"sig-{i}"), f"Step {i}.", tool_use(name, args))
+        for i, (name, args) in enumerate(STEPS)
+    ]
     turns.append(turn(FINAL, chunk_chars=5))
     return Scenario(turns=tuple(turns))
 
 
 def tool_results(body: dict[str, Any], provider: str) -> list[tuple[str, bool]]:
     """The tool results at the end of a request, as (text, is_error), in wire order."""
+    if provider == "openai-responses":
+        outputs = []
+        for item in reversed(body["input"]):
+            if item.get("type") != "function_call_output":
+                break
+            outputs.append((item["output"], item["output"].startswith("Error")))
+        return outputs[::-1]
     messages = body["messages"]
-    if provider == "anthropic":
+    if provider in ANTHROPIC_SHAPED:
         blocks = messages[-1]["content"]
         return [(_text(b["content"]), bool(b.get("is_error"))) for b in blocks]
     trailing = []
@@ -83,7 +98,22 @@ def _text(content: Any) -> str:
     return "\n".join(part.get("text", "") for part in content)
 
 
-@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def carried_thinking(body: dict[str, Any], provider: str) -> list[str]:
+    """The signatures (Anthropic) or encrypted reasoning (Responses) a request sends back."""
+    if provider in ANTHROPIC_SHAPED:
+        return [
+            block["signature"]
+            for message in body["messages"]
+            if message["role"] == "assistant"
+            for block in message["content"]
+            if block["type"] == "thinking"
+        ]
+    return [item["encrypted_content"] for item in body["input"] if item.get("type") == "reasoning"]
+
+
+@pytest.mark.parametrize(
+    "provider", ["anthropic", "openai", "openai-responses", "bedrock", "vertex"]
+)
 def test_twenty_turn_session(provider: str, tmp_path: Path) -> None:
     project = make_project(tmp_path)
     script = scenario()
@@ -117,11 +147,16 @@ def test_twenty_turn_session(provider: str, tmp_path: Path) -> None:
     expected_usage = sum((turn_usage(t) for t in script.turns), Usage())
     assert result["usage"]["input_tokens"] == expected_usage.input_tokens
     assert result["usage"]["output_tokens"] == expected_usage.output_tokens
-    model_name = PROVIDER_MODELS[provider].split(":", 1)[1]
+    model_name = resolve_alias(PROVIDER_MODELS[provider].split(":")[-1])
     assert result["total_cost_usd"] == round(cost_usd(model_name, expected_usage), 6)
     assert result["total_cost_usd"] > 0
 
+    if provider == "vertex":  # the first request fetched the OAuth token
+        assert requests.pop(0).path == "/token"
     assert len(requests) == 20
+    if provider != "openai":  # Chat Completions servers take no thinking back
+        for k, request in enumerate(requests):
+            assert carried_thinking(request.body, provider) == [f"sig-{j}" for j in range(k)]
     results = [tool_results(r.body, provider) for r in requests[1:]]
     assert all(len(r) == 1 for r in results)
     texts = [r[0][0] for r in results]

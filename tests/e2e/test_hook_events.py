@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from codeloop.testing.scenario import Fault, Scenario, tool_use, turn
+from tests.e2e.cli import PROVIDER_MODELS
 from tests.e2e.test_claude_compat import (
     last_tool_result,
     make_project,
@@ -133,7 +134,7 @@ def test_every_event_fires_with_its_fields_and_env_file_exports_reach_bash(
     assert events[:3] == ["Setup", "SessionStart", "UserPromptSubmit"]
     assert first["Setup"]["trigger"] == "init"
     assert first["SessionStart"]["source"] == "startup"
-    assert first["SessionStart"]["model"] == "claude-sonnet-4-5"
+    assert first["SessionStart"]["model"] == PROVIDER_MODELS["anthropic"].split(":", 1)[1]
     assert first["CwdChanged"] == {
         **first["CwdChanged"],
         "old_cwd": str(project),

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import socket
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from unittest.mock import ANY
 
 import anthropic
 import openai
@@ -163,6 +165,8 @@ def test_fixtures_cover_the_interesting_cases() -> None:
     assert tools.count('"type":"tool_use"') >= 2 and tools.count("input_json_delta") >= 10
     assert '"cache_read_input_tokens":13210' in tools
     assert "signature_delta" in _recording("anthropic_thinking.sse")
+    interleaved = _recording("anthropic_interleaved_thinking.sse")
+    assert interleaved.count('"type":"thinking"') == 2 and '"redacted_thinking"' in interleaved
     assert '"stop_reason":"max_tokens"' in _recording("anthropic_max_tokens.sse")
     parallel = _recording("openai_tool_calls.sse")
     assert '"index":2,"id"' in parallel and '"cached_tokens":13184' in parallel
@@ -233,6 +237,77 @@ async def test_anthropic_request_is_what_the_sdk_sends() -> None:
     assert mine.headers["anthropic-version"] == "2023-06-01"
     assert mine.headers["x-api-key"] == KEY
     assert "authorization" not in mine.headers
+
+
+async def test_thinking_and_effort_fields_are_what_the_sdk_sends() -> None:
+    """Adaptive thinking, effort and beta headers as the SDK's own parameters send them."""
+    request = ModelRequest(
+        "claude-sonnet-5-5",
+        HELLO,
+        tools=(_TOOL,),
+        adaptive_thinking=True,
+        effort="high",
+        betas=("interleaved-thinking-2025-05-14",),
+    )
+    with FakeModelServer([turn("ok"), turn("ok")]) as server:
+        await _ours(AnthropicClient(base_url=server.anthropic_base_url, api_key=KEY), request)
+        sdk = anthropic.AsyncAnthropic(
+            api_key=KEY, base_url=server.anthropic_base_url, max_retries=0
+        )
+        async with sdk.messages.stream(
+            model="claude-sonnet-5-5",
+            max_tokens=8192,
+            messages=[{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+            tools=[
+                {
+                    "name": _TOOL.name,
+                    "description": _TOOL.description,
+                    "input_schema": _TOOL.input_schema,
+                    "cache_control": {"type": "ephemeral"},
+                }
+            ],
+            thinking={"type": "adaptive"},
+            output_config={"effort": "high"},
+            extra_headers={"anthropic-beta": "interleaved-thinking-2025-05-14"},
+        ) as stream:
+            await stream.get_final_message()
+        await sdk.close()
+        mine, theirs = server.requests
+    for body in (mine.body, theirs.body):  # cache markers aside, which the SDK leaves to us
+        body["messages"][0]["content"][0].pop("cache_control", None)
+    assert mine.body == theirs.body
+    assert mine.headers["anthropic-beta"] == theirs.headers["anthropic-beta"]
+
+
+async def test_thinking_blocks_go_back_unchanged_on_the_next_turn() -> None:
+    """Thinking with its signature, redacted thinking, thinking between tool calls: what the
+    SDK's accumulator built is exactly what our next request sends back."""
+    recording = _recording("anthropic_interleaved_thinking.sse")
+    with FakeModelServer([_raw(recording), _raw(recording), turn("done")]) as server:
+        sdk = anthropic.AsyncAnthropic(
+            api_key=KEY, base_url=server.anthropic_base_url, max_retries=0
+        )
+        async with sdk.messages.stream(
+            model="claude-sonnet-4-6", max_tokens=1024, messages=[{"role": "user", "content": "hi"}]
+        ) as stream:
+            expected = await stream.get_final_message()
+        await sdk.close()
+        client = AnthropicClient(base_url=server.anthropic_base_url, api_key=KEY)
+        try:
+            first = await collect(client.stream(ModelRequest("claude-sonnet-4-6", HELLO)))
+            results = Message(
+                "user", tuple(ToolResultBlock(b.id, "...") for b in first.message().tool_uses)
+            )
+            history = (*HELLO, first.message(), results)
+            await collect(client.stream(ModelRequest("claude-sonnet-4-6", history)))
+        finally:
+            await client.aclose()
+        sent = server.requests[2].body["messages"][1]["content"]
+    for block in sent:
+        block.pop("cache_control", None)
+    assert sent == [block.model_dump(exclude_none=True) for block in expected.content]
+    kinds = [block["type"] for block in sent]
+    assert kinds == ["thinking", "redacted_thinking", "tool_use", "thinking", "tool_use"]
 
 
 async def test_anthropic_auth_token_is_a_bearer_token() -> None:
@@ -413,3 +488,181 @@ async def test_one_connection_serves_consecutive_calls(provider: str) -> None:
             await client.aclose()
         first, second = server.requests
     assert first.client_port == second.client_port
+
+
+# --- OpenAI's Responses API ---------------------------------------------------------------
+
+
+def _sdk_response_blocks(response: Any) -> list[ContentBlock]:
+    from codeloop.models.responses import reasoning_signature
+
+    blocks: list[ContentBlock] = []
+    for item in response.output:
+        if item.type == "reasoning":
+            text = "\n\n".join(part.text for part in item.summary)
+            summary = [part.model_dump() for part in item.summary]
+            data = {"id": item.id, "summary": summary, "encrypted_content": item.encrypted_content}
+            blocks.append(ThinkingBlock(text, reasoning_signature(data)))
+        elif item.type == "message":
+            blocks.append(TextBlock("".join(part.text for part in item.content)))
+        elif item.type == "function_call":
+            blocks.append(ToolUseBlock(item.call_id, item.name, json.loads(item.arguments)))
+    return blocks
+
+
+def _comparable(blocks: Sequence[ContentBlock]) -> list[Any]:
+    """Blocks with reasoning signatures parsed: the carried item, not its key order."""
+    return [
+        (b.thinking, json.loads(b.signature)) if isinstance(b, ThinkingBlock) else b for b in blocks
+    ]
+
+
+@pytest.mark.parametrize("name", _fixtures("responses"))
+async def test_responses_stream_matches_sdk(name: str) -> None:
+    from codeloop.models.responses import ResponsesClient
+
+    recording = _recording(name)
+    with FakeModelServer([_raw(recording), _raw(recording)]) as server:
+        sdk = openai.AsyncOpenAI(api_key=KEY, base_url=server.openai_base_url, max_retries=0)
+        async with sdk.responses.stream(model="gpt-6.2-sol", input="hi") as stream:
+            # The accumulator's final response comes with response.completed, or (cut at the
+            # output limit) with response.incomplete.
+            expected: Any = [e.response async for e in stream if hasattr(e, "response")][-1]
+        await sdk.close()
+        client = ResponsesClient(base_url=server.openai_base_url, api_key=KEY)
+        got = await _ours(client, ModelRequest("gpt-6.2-sol", HELLO))
+        assert server.requests[1].path == "/v1/responses"
+
+    assert _comparable(got.blocks) == _comparable(_sdk_response_blocks(expected))
+    assert (got.id, got.model) == (expected.id, expected.model)
+    calls = any(item.type == "function_call" for item in expected.output)
+    incomplete = expected.status == "incomplete"
+    assert got.stop_reason == ("max_tokens" if incomplete else "tool_use" if calls else "end_turn")
+    usage = expected.usage
+    cached = usage.input_tokens_details.cached_tokens
+    assert got.usage == Usage(
+        input_tokens=usage.input_tokens - cached,
+        output_tokens=usage.output_tokens,
+        cache_read_input_tokens=cached,
+    )
+    if "reasoning" in name:
+        assert usage.output_tokens_details.reasoning_tokens > 0 and cached > 0
+
+
+async def test_responses_reasoning_items_go_back_unchanged() -> None:
+    """The next request carries the reasoning item (id, summary, encrypted content) and the
+    calls exactly as the SDK parsed them, then the tool outputs."""
+    from codeloop.models.responses import ResponsesClient
+
+    recording = _recording("responses_reasoning_tools.sse")
+    with FakeModelServer([_raw(recording), _raw(recording), turn("done")]) as server:
+        sdk = openai.AsyncOpenAI(api_key=KEY, base_url=server.openai_base_url, max_retries=0)
+        async with sdk.responses.stream(model="gpt-6.2-sol", input="hi") as stream:
+            expected: Any = await stream.get_final_response()
+        await sdk.close()
+        client = ResponsesClient(base_url=server.openai_base_url, api_key=KEY)
+        try:
+            first = await collect(client.stream(ModelRequest("gpt-6.2-sol", HELLO, tools=(_TOOL,))))
+            outputs = tuple(ToolResultBlock(b.id, "...") for b in first.message().tool_uses)
+            history = (*HELLO, first.message(), Message("user", outputs))
+            await collect(client.stream(ModelRequest("gpt-6.2-sol", history, tools=(_TOOL,))))
+        finally:
+            await client.aclose()
+        body = server.requests[2].body
+
+    assert body["store"] is False and body["include"] == ["reasoning.encrypted_content"]
+    reasoning, text, call_1, call_2, output_1, output_2 = body["input"][1:]
+    sdk_reasoning = expected.output[0].model_dump(exclude_none=True)
+    assert reasoning == {
+        k: sdk_reasoning[k] for k in ("type", "id", "summary", "encrypted_content")
+    }
+    assert text == {"role": "assistant", "content": "Reading the parser and its test."}
+    for sent, item in zip((call_1, call_2), expected.output[2:], strict=True):
+        assert sent == {
+            **{k: getattr(item, k) for k in ("type", "call_id", "name")},
+            "arguments": ANY,
+        }
+        assert json.loads(sent["arguments"]) == json.loads(item.arguments)
+    assert [o["call_id"] for o in (output_1, output_2)] == [c["call_id"] for c in (call_1, call_2)]
+    assert output_1 == {
+        "type": "function_call_output",
+        "call_id": call_1["call_id"],
+        "output": "...",
+    }
+
+
+async def test_responses_request_shape() -> None:
+    from codeloop.models.responses import ResponsesClient
+
+    request = ModelRequest(
+        "gpt-6.2-sol",
+        _HISTORY,
+        system="You are a coding agent.",
+        tools=(_TOOL,),
+        max_tokens=2048,
+        effort="high",
+    )
+    with FakeModelServer([turn("ok")]) as server:
+        await _ours(ResponsesClient(base_url=server.openai_base_url, api_key=KEY), request)
+        (sent,) = server.requests
+    body = sent.body
+    assert sent.headers["authorization"] == f"Bearer {KEY}"
+    assert body["instructions"] == "You are a coding agent."
+    assert body["max_output_tokens"] == 2048 and body["stream"] is True
+    assert body["reasoning"] == {"effort": "high", "summary": "auto"}
+    assert body["tools"] == [
+        {
+            "type": "function",
+            "name": "Read",
+            "description": "Read a file.",
+            "parameters": _TOOL.input_schema,
+        }
+    ]
+    items = body["input"]
+    assert items[0] == {
+        "role": "user",
+        "content": [{"type": "input_text", "text": "Read setup.py and look at this picture"}],
+    }
+    # Anthropic's thinking (a foreign signature) stays home; the calls and outputs go.
+    assert [i.get("type") for i in items[1:5]] == ["function_call"] * 2 + [
+        "function_call_output"
+    ] * 2
+    assert items[4]["output"] == "Error: no such file"
+    assert items[5]["content"][1] == {
+        "type": "input_image",
+        "image_url": "data:image/png;base64,iVBORw0KGgo=",
+    }
+
+
+@pytest.mark.parametrize(
+    ("kind", "fields", "expected"),
+    [
+        ("rate_limited", {"retry_after": 3}, RateLimited),
+        ("prompt_too_long", {"actual": 940_000, "limit": 922_000}, PromptTooLong),
+        ("sse_error", {"after": 4}, StreamErrorEvent),
+        ("cut", {"after": 4}, Transient),
+    ],
+)
+async def test_responses_failures_map_to_the_taxonomy(
+    kind: Any, fields: dict[str, Any], expected: type[ModelError]
+) -> None:
+    from codeloop.models.responses import ResponsesClient
+
+    scenario = [turn("never seen", faults=[fault(kind, **fields)], chunk_chars=2)]
+    with FakeModelServer(scenario) as server, pytest.raises(ModelError) as caught:
+        client = ResponsesClient(base_url=server.openai_base_url, api_key=KEY)
+        await _ours(client, ModelRequest("gpt-6.2-sol", HELLO))
+    assert type(caught.value) is expected, caught.value
+
+
+async def test_responses_non_streaming_answer_is_replayed_as_the_same_events() -> None:
+    from codeloop.models.responses import ResponsesClient
+
+    with FakeModelServer([_RICH_TURN, _RICH_TURN]) as server:
+        client = ResponsesClient(base_url=server.openai_base_url, api_key=KEY)
+        streamed = await _ours(client, ModelRequest("m", HELLO))
+        client = ResponsesClient(base_url=server.openai_base_url, api_key=KEY)
+        whole = await _ours(client, ModelRequest("m", HELLO, stream=False))
+    assert [type(b) for b in whole.blocks] == [ThinkingBlock, TextBlock, ToolUseBlock, ToolUseBlock]
+    assert whole.blocks == streamed.blocks
+    assert (whole.stop_reason, whole.usage) == (streamed.stop_reason, streamed.usage)

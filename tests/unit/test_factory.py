@@ -16,6 +16,7 @@ from codeloop.models.cassette import FORMAT, RecordingModel, ReplayModel
 from codeloop.models.factory import resolve_model
 from codeloop.models.local import DEMO_LIMITS, LocalModel, available
 from codeloop.models.openai import OpenAIClient
+from codeloop.models.shaping import ShapedClient
 
 ANTHROPIC = {"ANTHROPIC_API_KEY": "sk-ant-x"}
 OPENAI = {"OPENAI_API_KEY": "sk-x"}
@@ -28,15 +29,27 @@ async def resolve(spec: str | None, env: dict[str, str]) -> tuple[ModelClient, s
     return client, model
 
 
+def unwrapped(client: ModelClient) -> ModelClient:
+    """The provider's own client inside the request shaper (and a recorder)."""
+    while isinstance(client, ShapedClient | RecordingModel):
+        client = client.inner
+    return client
+
+
 @pytest.mark.parametrize(
     ("spec", "env", "provider", "model"),
     [
         ("anthropic:claude-opus-4-1", ANTHROPIC, "anthropic", "claude-opus-4-1"),
         ("openai:gpt-4o", OPENAI, "openai", "gpt-4o"),
         ("claude-sonnet-4-5", {**ANTHROPIC, **OPENAI}, "anthropic", "claude-sonnet-4-5"),
-        ("gpt-5-mini", {**ANTHROPIC, **OPENAI}, "openai", "gpt-5-mini"),
-        ("o3", {**ANTHROPIC, **OPENAI}, "openai", "o3"),
-        ("o4-mini", OPENAI, "openai", "o4-mini"),
+        # OpenAI's reasoning models speak the Responses API on OpenAI's own endpoint.
+        ("gpt-5-mini", {**ANTHROPIC, **OPENAI}, "openai-responses", "gpt-5-mini"),
+        ("o3", {**ANTHROPIC, **OPENAI}, "openai-responses", "o3"),
+        ("gpt-6.2-sol", OPENAI, "openai-responses", "gpt-6.2-sol"),
+        ("gpt-6.2-sol", LOCAL, "openai", "gpt-6.2-sol"),  # a compatible server: Chat Completions
+        ("openai-responses:gpt-6.2-sol", LOCAL, "openai-responses", "gpt-6.2-sol"),
+        ("gpt-5.5-pro", LOCAL, "openai-responses", "gpt-5.5-pro"),  # Responses only
+        ("gpt-4o", OPENAI, "openai", "gpt-4o"),
         # Bare names the prefix does not place go to whichever provider is configured.
         ("qwen3-coder:30b", LOCAL, "openai", "qwen3-coder:30b"),  # the colon is Ollama's tag
         ("mistral-large", {**ANTHROPIC, **LOCAL}, "openai", "mistral-large"),
@@ -60,17 +73,19 @@ async def test_default_model_per_configured_provider() -> None:
     client, name = await resolve(None, ANTHROPIC)
     assert client.provider == "anthropic" and name.startswith("claude-")
     client, name = await resolve(None, OPENAI)
-    assert client.provider == "openai" and name.startswith("gpt-")
+    assert client.provider == "openai-responses" and name == "gpt-6.2-sol"
 
 
 async def test_clients_get_their_configuration() -> None:
     env = {"ANTHROPIC_AUTH_TOKEN": "tok", "ANTHROPIC_BASE_URL": "http://gw.local:4000/"}
     client, _ = await resolve("claude-haiku-4-5", env)
-    assert isinstance(client, AnthropicClient)
-    assert client._http.url("/v1/messages") == "http://gw.local:4000/v1/messages"
+    inner = unwrapped(client)
+    assert isinstance(inner, AnthropicClient)
+    assert inner._http.url("/v1/messages") == "http://gw.local:4000/v1/messages"
     client, _ = await resolve("some-model", LOCAL)
-    assert isinstance(client, OpenAIClient)
-    assert client._http.url("/chat/completions") == "http://127.0.0.1:8080/v1/chat/completions"
+    inner = unwrapped(client)
+    assert isinstance(inner, OpenAIClient)
+    assert inner._http.url("/chat/completions") == "http://127.0.0.1:8080/v1/chat/completions"
 
 
 async def test_a_local_server_needs_no_key() -> None:
@@ -119,7 +134,8 @@ async def test_nothing_configured_runs_the_bundled_local_model() -> None:
 @pytest.mark.parametrize("spec", ["local:", "local:smollm2", "local:smollm2-135m-instruct"])
 async def test_local_specs_name_the_bundled_model(spec: str) -> None:
     client, _ = await resolve(spec, ANTHROPIC)
-    assert isinstance(client, LocalModel) and client.limits == DEMO_LIMITS
+    inner = unwrapped(client)
+    assert isinstance(inner, LocalModel) and inner.limits == DEMO_LIMITS
 
 
 @needs_local
@@ -135,7 +151,7 @@ def test_local_spec_errors_say_what_to_do(spec: str, says: str) -> None:
 async def test_record_wraps_the_configured_client(tmp_path: Path) -> None:
     cassette = tmp_path / "c.jsonl"
     client, name = await resolve("gpt-4o", {**OPENAI, "CODELOOP_RECORD": str(cassette)})
-    assert isinstance(client, RecordingModel) and isinstance(client.inner, OpenAIClient)
+    assert isinstance(client, RecordingModel) and isinstance(unwrapped(client), OpenAIClient)
     assert (client.provider, name) == ("openai", "gpt-4o")
     assert cassette.read_text().startswith(f'{{"format": "{FORMAT}"')
 
@@ -218,3 +234,119 @@ def test_fallback_model_takes_the_main_provider_and_strips_its_prefix() -> None:
     assert fallback_model_name("claude-haiku-4-5", "anthropic", env) == "claude-haiku-4-5"
     with pytest.raises(ConfigError, match="must be served by the anthropic provider"):
         fallback_model_name("openai:gpt-4.1", "anthropic", env)
+
+
+# --- Claude Code's aliases and model variables ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("spec", "model"),
+    [
+        ("sonnet", "claude-sonnet-5-5"),
+        ("Opus", "claude-opus-5-5"),
+        ("haiku", "claude-haiku-5-5"),
+        ("default", "claude-sonnet-5-5"),
+        ("sonnet[1m]", "claude-sonnet-5-5[1m]"),
+        ("opusplan", "claude-sonnet-5-5"),
+        ("anthropic:opus", "claude-opus-5-5"),
+        ("claude-opus-4-8", "claude-opus-4-8"),
+    ],
+)
+async def test_aliases_name_the_newest_model_of_their_line(spec: str, model: str) -> None:
+    client, name = await resolve(spec, ANTHROPIC)
+    assert (client.provider, name) == ("anthropic", model)
+
+
+def test_opusplan_is_opus_in_plan_mode() -> None:
+    from codeloop.models.aliases import resolve_alias
+
+    assert resolve_alias("opusplan", {}, plan_mode=True) == "claude-opus-5-5"
+    assert resolve_alias("opusplan", {}, plan_mode=False) == "claude-sonnet-5-5"
+    assert resolve_alias("qwen3:8b", {}) == "qwen3:8b"  # not an alias: unchanged
+
+
+def test_claude_codes_variables_choose_what_the_aliases_mean() -> None:
+    from codeloop.models.aliases import resolve_alias, small_fast_model
+
+    env = {"ANTHROPIC_DEFAULT_OPUS_MODEL": "claude-opus-4-8"}
+    assert resolve_alias("opus", env) == "claude-opus-4-8"
+    assert small_fast_model({"ANTHROPIC_SMALL_FAST_MODEL": "claude-haiku-4-5"}) == (
+        "claude-haiku-4-5"
+    )
+    assert small_fast_model({}) == "claude-haiku-5-5"
+
+
+async def test_anthropic_model_is_read_after_codeloop_model() -> None:
+    env = {**ANTHROPIC, "ANTHROPIC_MODEL": "opus"}
+    _, name = await resolve(None, env)
+    assert name == "claude-opus-5-5"
+    _, name = await resolve(None, {**env, "CODELOOP_MODEL": "haiku"})
+    assert name == "claude-haiku-5-5"
+
+
+async def test_the_settings_model_is_the_last_word_before_the_default() -> None:
+    client, name = resolve_model(None, ANTHROPIC, settings_model="sonnet")
+    await client.aclose()
+    assert name == "claude-sonnet-5-5"
+    client, name = resolve_model(
+        None, {**ANTHROPIC, "ANTHROPIC_MODEL": "haiku"}, settings_model="opus"
+    )
+    await client.aclose()
+    assert name == "claude-haiku-5-5"
+
+
+async def test_the_default_anthropic_model_is_current() -> None:
+    from codeloop.models.catalog import lookup
+
+    _, name = await resolve(None, ANTHROPIC)
+    assert lookup(name).known and not lookup(name).deprecated and lookup(name).line == "sonnet"
+
+
+def test_notices_name_the_replacement_or_the_closest_known_names() -> None:
+    from codeloop.models.factory import model_notices
+
+    (deprecated,) = model_notices("claude-sonnet-4-5", "anthropic", ANTHROPIC)
+    assert "switch to claude-sonnet-5-5" in deprecated
+    (unknown,) = model_notices("claude-sonet-5-5", "anthropic", ANTHROPIC)
+    assert "not in codeloop's catalog" in unknown and "claude-sonnet-5-5" in unknown
+    # A local server's names are its own: no notice.
+    assert model_notices("qwen3:8b", "openai", LOCAL) == []
+    assert model_notices("claude-sonnet-5-5", "anthropic", ANTHROPIC) == []
+
+
+@pytest.mark.parametrize(
+    ("model", "tools", "effort", "says"),
+    [
+        ("o3-deep-research", True, None, "cannot call tools"),
+        ("computer-use-preview", True, None, "cannot call tools"),
+        ("gpt-4.1", False, "high", "--effort: model gpt-4.1 has no thinking"),
+        ("claude-3-5-haiku", False, "low", "no thinking or reasoning control"),
+    ],
+)
+def test_capabilities_are_checked_before_any_request(
+    model: str, tools: bool, effort: str | None, says: str
+) -> None:
+    from codeloop.models.factory import check_capabilities
+    from codeloop.models.thinking import ThinkingConfig
+
+    config = ThinkingConfig(effort=effort)
+    with pytest.raises(ConfigError, match=says):
+        check_capabilities(model, tools=tools, thinking=config, effort_flag=True)
+    assert check_capabilities("claude-sonnet-5-5", tools=True, thinking=config) == []
+
+
+def test_a_standing_thinking_preference_is_a_notice_where_it_cannot_apply() -> None:
+    from codeloop.models.factory import check_capabilities
+    from codeloop.models.thinking import ThinkingConfig
+
+    (notice,) = check_capabilities(
+        "smollm2-135m-instruct", tools=True, thinking=ThinkingConfig(effort="high")
+    )
+    assert notice.startswith("effortLevel is ignored: model smollm2-135m-instruct has no")
+    (notice,) = check_capabilities("gpt-4o", tools=True, thinking=ThinkingConfig(budget=8000))
+    assert notice.startswith("MAX_THINKING_TOKENS is ignored")
+
+
+def test_a_responses_only_model_under_openai_says_which_wire_to_use() -> None:
+    with pytest.raises(ConfigError, match=r"openai-responses:gpt-5\.5-pro"):
+        resolve_model("openai:gpt-5.5-pro", OPENAI)

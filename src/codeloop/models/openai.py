@@ -84,7 +84,9 @@ class OpenAIClient:
         converter = ChunkConverter(self._http.url(COMPLETIONS_PATH))
         if request.stream:
             streaming = {**body, "stream": True, "stream_options": {"include_usage": True}}
-            sse = self._http.post_sse(COMPLETIONS_PATH, streaming, model=request.model)
+            sse = self._http.post_sse(
+                COMPLETIONS_PATH, streaming, model=request.model, headers=request.headers
+            )
             async with aclosing(sse) as events:
                 async for raw in events:
                     data = raw.data.strip()
@@ -98,7 +100,9 @@ class OpenAIClient:
                     if not converted:  # a keep-alive, a role-only chunk: the stream is alive
                         yield KeepAlive()
         else:
-            completion = await self._http.post_json(COMPLETIONS_PATH, body, model=request.model)
+            completion = await self._http.post_json(
+                COMPLETIONS_PATH, body, model=request.model, headers=request.headers
+            )
             for event in converter.feed(completion_as_chunk(completion)):
                 yield event
             converter.saw_done = True
@@ -125,6 +129,8 @@ def request_body(request: ModelRequest, *, max_tokens_field: str = "max_tokens")
         body["temperature"] = request.temperature
     if request.stop_sequences:
         body["stop"] = list(request.stop_sequences)
+    if request.effort:
+        body["reasoning_effort"] = request.effort
     body.update(request.extra)
     return body
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator, Mapping
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from codeloop.models.base import Fatal, ModelError, Transient
@@ -47,33 +48,60 @@ class HttpTransport:
         return self.base_url + path
 
     async def post_sse(
-        self, path: str, body: Mapping[str, Any], *, model: str
+        self,
+        path: str,
+        body: Mapping[str, Any] | bytes,
+        *,
+        model: str,
+        headers: Mapping[str, str] | None = None,
     ) -> AsyncGenerator[SSEEvent, None]:
         """POST and yield the events of the streamed answer as they arrive.
 
         Use it under `contextlib.aclosing`, so that leaving early returns the connection.
         """
+        accept = {"accept": "text/event-stream", **(headers or {})}
+        async with aclosing(self.post_chunks(path, body, model=model, headers=accept)) as chunks:
+            async for event in aiter_sse(chunks, heartbeats=True):
+                yield event
+
+    async def post_chunks(
+        self,
+        path: str,
+        body: Mapping[str, Any] | bytes,
+        *,
+        model: str,
+        headers: Mapping[str, str] | None = None,
+    ) -> AsyncGenerator[bytes, None]:
+        """POST and yield the raw bytes of the answer as they arrive (a signed request passes
+        its body as the exact bytes it signed)."""
         import httpx
 
         url = self.url(path)
         try:
             async with self._client.stream(
-                "POST", url, json=body, headers={"accept": "text/event-stream"}
+                "POST", url, **_payload(body), headers=headers
             ) as response:
                 if response.status_code >= 400:
                     raise self._error(response, await response.aread(), url, model)
-                async for event in aiter_sse(response.aiter_bytes(), heartbeats=True):
-                    yield event
+                async for chunk in response.aiter_bytes():
+                    yield chunk
         except httpx.TransportError as exc:
             raise error_from_transport(exc, url=url) from exc
 
-    async def post_json(self, path: str, body: Mapping[str, Any], *, model: str) -> dict[str, Any]:
+    async def post_json(
+        self,
+        path: str,
+        body: Mapping[str, Any] | bytes,
+        *,
+        model: str,
+        headers: Mapping[str, str] | None = None,
+    ) -> dict[str, Any]:
         """POST and return the decoded JSON object of a non-streaming answer."""
         import httpx
 
         url = self.url(path)
         try:
-            response = await self._client.post(url, json=body)
+            response = await self._client.post(url, **_payload(body), headers=headers)
         except httpx.TransportError as exc:
             raise error_from_transport(exc, url=url) from exc
         if response.status_code >= 400:
@@ -99,6 +127,12 @@ class HttpTransport:
             model=model,
             auth_hint=self._auth_hint,
         )
+
+
+def _payload(body: Mapping[str, Any] | bytes) -> dict[str, Any]:
+    if isinstance(body, bytes):
+        return {"content": body}  # the caller, who signed it, sets its content-type
+    return {"json": body}
 
 
 def event_json(event: SSEEvent, *, url: str) -> dict[str, Any]:

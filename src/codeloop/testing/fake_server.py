@@ -39,6 +39,14 @@ from codeloop.models.base import (
     MessageStop,
     StreamEvent,
 )
+from codeloop.testing.cloud_wire import (
+    TOKEN_PATH,
+    bedrock_chunks,
+    bedrock_exception,
+    cloud_route,
+    token_response,
+)
+from codeloop.testing.responses_wire import ResponsesEvents, responses_object
 from codeloop.testing.scenario import (
     REQUEST_FAULTS,
     Fault,
@@ -56,6 +64,9 @@ ROUTES: dict[str, Provider] = {
     "/v1/messages": "anthropic",
     "/v1/chat/completions": "openai",
     "/chat/completions": "openai",
+    # OpenAI's Responses API: OpenAI's errors and ids, its own events (testing/responses_wire.py).
+    "/v1/responses": "openai",
+    "/responses": "openai",
 }
 FINISH_REASONS: dict[StopReason, str] = {
     "end_turn": "stop",
@@ -384,6 +395,8 @@ class _Handler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True
     server: _HTTPServer
     _player: ScenarioPlayer  # the conversation of the request being answered
+    responses_api = False  # this request is for OpenAI's Responses API
+    bedrock = False  # ... or for Bedrock, which frames the Messages API events in binary
 
     def setup(self) -> None:
         super().setup()
@@ -427,8 +440,20 @@ class _Handler(BaseHTTPRequestHandler):
             fake._finish(record)
 
     def _respond(self, record: RecordedRequest, size: int) -> None:
-        provider = ROUTES.get(self.path.split("?", 1)[0])
+        path = self.path.split("?", 1)[0]
+        provider = ROUTES.get(path)
+        self.responses_api = path.endswith("/responses")
+        if path == TOKEN_PATH and self.command == "POST":
+            return self._send(record, 200, token_response(), {"content-type": "application/json"})
         body = record.body
+        cloud = cloud_route(path)
+        if cloud is not None and isinstance(body, dict):
+            provider = "anthropic"
+            self.bedrock = cloud[0] == "bedrock"
+            # The model is in the URL (and on Bedrock, whether to stream).
+            body = {**body, "model": cloud[1]}
+            if self.bedrock:
+                body["stream"] = cloud[2]
         if provider is None or self.command != "POST":
             message = f"fake server: no route for {self.command} {self.path}"
             return self._send_error(record, _error("anthropic", 404, "not_found_error", message))
@@ -465,8 +490,12 @@ class _Handler(BaseHTTPRequestHandler):
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             render = (
-                _anthropic_event
+                (lambda event: bedrock_chunks(_anthropic_event(event)))
+                if self.bedrock
+                else _anthropic_event
                 if provider == "anthropic"
+                else ResponsesEvents(model).render
+                if self.responses_api
                 else _OpenAIChunks(model, include_usage).render
             )
             return self._stream(record, provider, serving, events, render)
@@ -512,6 +541,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._wait(sum(p.pause for p in events))
         if provider == "anthropic":
             data = _anthropic_message(events)
+        elif self.responses_api:
+            data = responses_object([paced.event for paced in events], model)
         else:
             data = _openai_completion(events, model)
         self._send(record, 200, _dumps(data), {"content-type": "application/json"})
@@ -526,7 +557,8 @@ class _Handler(BaseHTTPRequestHandler):
     ) -> None:
         record.status = 200
         self.send_response(200)
-        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        kind = "application/vnd.amazon.eventstream" if self.bedrock else "text/event-stream"
+        self.send_header("content-type", f"{kind}; charset=utf-8")
         self.send_header("cache-control", "no-cache")
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
@@ -562,9 +594,18 @@ class _Handler(BaseHTTPRequestHandler):
             self._player.served(serving)
             return True
         if fault.kind == "sse_error":
-            if provider == "anthropic":
+            if self.bedrock:
+                name = "serviceUnavailableException"
+                if fault.error_type != "overloaded_error":
+                    name = "modelStreamErrorException"
+                self._chunk(bedrock_exception(name, fault.message or "Overloaded"))
+            elif provider == "anthropic":
                 message = fault.message or "Overloaded"
                 error = {"type": "error", "error": {"type": fault.error_type, "message": message}}
+                self._chunk(_sse("error", error))
+            elif self.responses_api:
+                message = fault.message or "Overloaded"
+                error = {"type": "error", "code": fault.error_type, "message": message}
                 self._chunk(_sse("error", error))
             else:
                 self._chunk(_OpenAIChunks.error(fault))
@@ -699,7 +740,8 @@ class FakeModelServer:
         longer key when one contains another), noted on its record."""
         if not self.conversations:
             return self.player
-        text = json.dumps(body.get("messages"), ensure_ascii=False)
+        # Chat and Messages bodies say `messages`; the Responses API says `input`.
+        text = json.dumps(body.get("messages", body.get("input")), ensure_ascii=False)
         found = [(text.find(key), -len(key), key) for key in self.conversations if key in text]
         if not found:
             return None
