@@ -45,7 +45,8 @@ def test_twenty_tasks_on_four_workers(tmp_path: Path) -> None:
     # 18 tasks × 3 requests, the one with a turn limit made 1; task-17 never reached the model
     assert len(requests) == 18 * 3 + 1
     assert "task-17" not in {r.conversation for r in requests}
-    assert "ran 20 tasks" in run.stderr and "failed task-13: max_turns" in run.stderr
+    assert "ran 20 tasks" in run.stderr
+    assert "1 failed: max_turns: Reached the limit of 1 turns\n    task-13\n" in run.stderr
     assert run.stderr.count("codeloop batch: [") == 20  # a progress line per task
 
 

@@ -151,6 +151,9 @@ def run_batch(argv: Sequence[str]) -> int:
     except TaskFileError as exc:
         print(f"codeloop batch: {exc}", file=sys.stderr)
         return 2
+    if out.exists() and not out.is_dir():
+        print(f"codeloop batch: --out {out} is a file, not a folder", file=sys.stderr)
+        return 2
     results = ResultsFile(out)
     try:
         results.open(retry_failed=args.retry_failed)

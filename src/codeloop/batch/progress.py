@@ -100,11 +100,23 @@ def summary(results: Iterable[Result], wall_s: float, ran: int) -> str:
         )
     rate = f", {ran / wall_s * 60:.1f} tasks/min" if ran and wall_s > 0 else ""
     lines.append(f"ran {ran} tasks in {_duration(wall_s)}{rate}")
-    for result in failures[:20]:
-        lines.append(f"  failed {result['id']}: {why(result)}")
-    if len(failures) > 20:
-        lines.append(f"  ... and {len(failures) - 20} more failures (see results.jsonl)")
+    lines += _failures(failures)
     return "\n".join(lines)
+
+
+def _failures(failures: list[Result], groups: int = 10, ids: int = 8) -> list[str]:
+    """Failures grouped by their reason: one reason (a missing API key, say) is said once."""
+    by_reason: dict[str, list[str]] = {}
+    for result in failures:
+        by_reason.setdefault(why(result), []).append(result["id"])
+    lines = []
+    for reason, which in sorted(by_reason.items(), key=lambda item: -len(item[1]))[:groups]:
+        more = f" and {len(which) - ids} more" if len(which) > ids else ""
+        lines.append(f"  {len(which)} failed: {reason}")
+        lines.append(f"    {', '.join(which[:ids])}{more}")
+    if len(by_reason) > groups:
+        lines.append(f"  ... and {len(by_reason) - groups} other reasons (see results.jsonl)")
+    return lines
 
 
 def _duration(seconds: float) -> str:
