@@ -9,7 +9,6 @@ import fnmatch
 import json
 import os
 import re
-import shutil
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,6 +63,8 @@ async def run_command(
     label = hook.label
     target: str | list[str] = hook.command
     if hook.args is not None:
+        import shutil  # with its compression modules: only for exec-form hooks
+
         program = _substitute(hook.command, env)
         resolved = shutil.which(program, path=env.get("PATH")) or program
         target = [resolved, *(_substitute(a, env) for a in hook.args)]

@@ -12,7 +12,6 @@ from typing import Any
 from codeloop.context.environment import find_repo_root
 from codeloop.extensions.agents import Agents, agent_dirs, load_agents
 from codeloop.extensions.output_styles import OutputStyle, find, load_styles, style_dirs
-from codeloop.extensions.plugin_store import PluginStore, load_installed
 from codeloop.extensions.plugins import Plugin, component_folders
 from codeloop.extensions.skills import Skills, load_skills, skill_roots
 from codeloop.hook_config import HooksConfig, merge_hooks
@@ -49,9 +48,15 @@ def load_extensions(
     repo = find_repo_root(cwd)
     notes: list[str] = []
     warnings: list[str] = []
-    store = PluginStore(dirs.codeloop, dirs.claude)
-    plugins, plugin_notes = load_installed(store, cwd, settings.enabled_plugins, plugin_dirs)
-    warnings += plugin_notes
+    plugins: list[Plugin] = []
+    records = [d / "plugins" / "installed_plugins.json" for d in (dirs.codeloop, dirs.claude)]
+    if plugin_dirs or settings.enabled_plugins or any(p.is_file() for p in records):
+        # The install machinery (git, copies) loads only where there are plugins.
+        from codeloop.extensions.plugin_store import PluginStore, load_installed
+
+        store = PluginStore(dirs.codeloop, dirs.claude)
+        plugins, plugin_notes = load_installed(store, cwd, settings.enabled_plugins, plugin_dirs)
+        warnings += plugin_notes
     agents = load_agents(
         agent_dirs(cwd, repo, dirs.claude, dirs.codeloop, managed),
         cli_json=agents_json,
