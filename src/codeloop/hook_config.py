@@ -170,7 +170,7 @@ def _handler(
     if hook_type not in ALL_TYPES:
         warn(f"{where}.type", f"{shown(hook_type)} is not a hook type ({', '.join(ALL_TYPES)})")
         return None
-    if hook_type in ("agent", "mcp_tool"):
+    if hook_type == "mcp_tool":
         lost = " (a safeguard is lost)" if spec.blocks or event == "PermissionRequest" else ""
         warn(f"{where}.type", f"{hook_type} hooks are not supported yet{lost}")
         return None
@@ -210,8 +210,9 @@ def _handler(
             warn(f"{where}.prompt", f"expected the prompt text, got {shown(prompt)}")
             return None
         values["prompt"] = prompt
-        values["continue_on_block"] = raw.get("continueOnBlock") is True
-        values["timeout"] = 30.0
+        # An agent hook's "no" always goes back to the model (a prompt hook's when asked to).
+        values["continue_on_block"] = hook_type == "agent" or raw.get("continueOnBlock") is True
+        values["timeout"] = 60.0 if hook_type == "agent" else 30.0
     if isinstance(raw.get("model"), str) and raw["model"].strip():
         values["model"] = raw["model"].strip()
     if "timeout" in raw:

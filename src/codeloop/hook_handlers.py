@@ -188,8 +188,13 @@ def ensure_file(path: Path) -> None:
         os.chmod(path, 0o600)
 
 
-def model_judge(call_model: Any, default_model: str) -> Judge:
-    """A Judge asking the session's model (or a hook's `model`) one question, no tools."""
+def model_judge(
+    call_model: Any,
+    default_model: str,
+    on_usage: Callable[[str, Any], None] | None = None,
+) -> Judge:
+    """A Judge asking the session's model (or a hook's `model`) one question, no tools;
+    `on_usage` hears what each answer cost (the session counts it)."""
 
     async def judge(model: str | None, text: str) -> str:
         from codeloop.models.assembler import MessageAssembler
@@ -202,6 +207,8 @@ def model_judge(call_model: Any, default_model: str) -> Judge:
         assembler = MessageAssembler()
         async for event in call_model(request):
             assembler.feed(event)
+        if on_usage is not None:
+            on_usage(request.model, assembler.usage)
         return "".join(b.text for b in assembler.blocks if isinstance(b, TextBlock))
 
     return judge

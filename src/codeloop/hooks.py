@@ -188,6 +188,9 @@ class HookRunner:
         self.default_timeout = default_timeout
         self.permission_mode = permission_mode or (lambda: "default")
         self.judge = judge
+        # Agent hooks: a read-only sub-agent investigates before it answers (set by the
+        # session's assembly, which can run agents).
+        self.agent_judge: Judge | None = None
         self.if_matcher = if_matcher
         self.http = http or HttpPolicy()
         self.env_file = env_file
@@ -308,9 +311,10 @@ class HookRunner:
         env = hook_env(self._env, hook, extra)
         if hook.type == "http":
             return await run_http(hook, data, time_limit=timeout, env=env, policy=self.http)
-        if hook.type == "prompt":
+        if hook.type in ("prompt", "agent"):
+            judge = self.agent_judge if hook.type == "agent" else self.judge
             try:
-                return await asyncio.wait_for(run_prompt(hook, body, self.judge), timeout)
+                return await asyncio.wait_for(run_prompt(hook, body, judge), timeout)
             except TimeoutError:
                 return HookRun(hook.label, None, "", f"timed out after {timeout:g} s", True)
         # In the project directory, so `.claude/hooks/x.sh` works wherever the shell has moved.
@@ -532,7 +536,7 @@ def _take_verdict(event: str, hook: HookCommand, verdict: Mapping[str, Any], fol
         return
     reason = _str(verdict.get("reason")) or f"a {event} prompt hook said no"
     if event in ("Stop", "SubagentStop"):
-        if verdict.get("impossible") is not True:
+        if verdict.get("impossible") is not True or hook.type == "agent":
             fold.blocked = True
             fold.reasons.append(reason)
     elif event == "PreToolUse":

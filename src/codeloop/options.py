@@ -10,7 +10,7 @@ import functools
 import os
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -63,7 +63,7 @@ from codeloop.settings_apply import (
     sweep_transcripts,
     unsupported_report,
 )
-from codeloop.subagents import AgentRunner
+from codeloop.subagents import VERIFIER, AgentRunner, run_agent
 from codeloop.tools.base import AnyTool, ToolContext, ToolResult, Workspace
 from codeloop.tools.registry import ToolFactory, default_tools, described, on_demand_tool
 from codeloop.transcript import TranscriptWriter, read_transcript
@@ -236,6 +236,7 @@ def build_session(options: Options) -> Session:
         bypass_disabled=settings.permissions.disable_bypass,
     )
     _connect_skills(skills, session, policy, tools, hooks)
+    _connect_hooks(hooks, session, client.stream, model)
     session.extensions = ext
     session.inventory = _inventory(ext, memory)
     return session
@@ -373,6 +374,19 @@ def _connect_skills(
     runtime.fork = fork
 
 
+def _connect_hooks(hooks: HookRunner, session: Session, call_model: CallModel, model: str) -> None:
+    """Prompt hooks' model calls count towards the session's cost; agent hooks run a
+    read-only verifier as a sub-agent (with no hooks of its own, so it cannot set itself off)."""
+    hooks.judge = model_judge(call_model, model, session.ledger.add)
+
+    async def verify(hook_model: str | None, text: str) -> str:
+        agent = VERIFIER if hook_model is None else replace(VERIFIER, model=hook_model)
+        result = await run_agent(session, agent, "hook verification", text, with_hooks=False)
+        return result.content if isinstance(result.content, str) else ""
+
+    hooks.agent_judge = verify
+
+
 def _skill_tool(runtime: SkillRuntime) -> AnyTool:
     from codeloop.tools.skill import SkillTool  # with pydantic: only when first used
 
@@ -468,7 +482,6 @@ def _hooks(
         cwd,
         env=env,
         permission_mode=lambda: policy.mode,
-        judge=model_judge(call_model, model),
         if_matcher=if_matcher,
         http=HttpPolicy(settings.allowed_http_hook_urls, settings.http_hook_env_vars),
         env_file=workspace.env_file,

@@ -37,6 +37,17 @@ SUBAGENT_NOTE = (
     "on your own, then answer with a concise report of what you found or did; that report is "
     "all the other agent will see."
 )
+# Runs an agent hook: a read-only investigator that answers with a verdict.
+VERIFIER = AgentDefinition(
+    "hook-verifier",
+    "Verifies a hook's condition by reading the codebase",
+    "You verify a condition for a hook of a coding agent. Investigate with the tools you have "
+    '(they only read), then answer with one JSON object and nothing else: {"ok": true} '
+    'when the condition holds, or {"ok": false, "reason": "what is missing"}.',
+    tools=("Read", "Grep", "Glob"),
+    max_turns=50,
+    source="codeloop",
+)
 # Parent modes a sub-agent's own permissionMode cannot loosen or change.
 _PARENT_WINS = ("bypassPermissions", "acceptEdits")
 
@@ -82,7 +93,10 @@ async def run_agent(
     *,
     skills: SkillBodies | None = None,
     bypass_disabled: bool = False,
+    with_hooks: bool = True,
 ) -> ToolResult:
+    """`with_hooks=False`: no hooks at all (an agent hook's verifier, which must not set off
+    the hook that started it)."""
     limit, spent = session.config.max_budget_usd, session.ledger.cost_usd()
     if limit is not None and spent >= limit:
         return ToolResult.error(
@@ -98,7 +112,9 @@ async def run_agent(
         )
     agent_id = f"a{new_uuid().replace('-', '')[:16]}"
     config = session.config
-    hooks = session.hooks.for_agent(agent_id, agent.name, agent.hooks) if session.hooks else None
+    hooks = None
+    if session.hooks is not None and with_hooks:
+        hooks = session.hooks.for_agent(agent_id, agent.name, agent.hooks)
     context = list(session.user_context)
     if hooks is not None:
         started = await hooks.run("SubagentStart", {"agent_id": agent_id, "agent_type": agent.name})

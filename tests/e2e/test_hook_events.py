@@ -458,3 +458,45 @@ def test_unsupported_settings_keys_are_named(tmp_path: Path) -> None:
     assert "theme" not in quiet.stderr
     verbose, _ = run(project, tmp_path, scenario, "--verbose")
     assert "theme" in verbose.stderr and verbose.stderr.count("availableModels") == 1
+
+
+def test_agent_hook_investigates_with_read_only_tools_and_judge_calls_are_paid_for(
+    tmp_path: Path,
+) -> None:
+    project = make_project(tmp_path)
+    settings(
+        project,
+        {
+            "hooks": {
+                "Stop": [
+                    {
+                        "hooks": [
+                            {
+                                "type": "agent",
+                                "prompt": "Verify docs/rules.md is followed. $ARGUMENTS",
+                            }
+                        ]
+                    }
+                ]
+            }
+        },
+    )
+    scenario = Scenario(
+        turns=(
+            turn("Done."),
+            turn(tool_use("Read", {"file_path": "docs/rules.md"})),  # the verifier looks
+            turn('{"ok": false, "reason": "run make check first"}'),
+            turn("Ran make check; done."),
+            turn('{"ok": true}'),
+        )
+    )
+    result, bodies = run(project, tmp_path, scenario, "--output-format", "json")
+    assert result.returncode == 0, result.stderr
+    assert result.json()["result"] == "Ran make check; done."
+    verifier = bodies[1]
+    assert "You verify a condition for a hook" in json.dumps(verifier["system"])
+    assert sorted(t["name"] for t in verifier["tools"]) == ["Glob", "Grep", "Read"]
+    assert "Verify docs/rules.md is followed." in json.dumps(verifier["messages"])
+    assert "run make check first" in json.dumps(bodies[3]["messages"][-1])
+    # Every request of the run, the verifier's included, is in the run's usage.
+    assert result.json()["usage"]["input_tokens"] == 100 * len(bodies)
