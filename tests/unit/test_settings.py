@@ -158,7 +158,10 @@ def test_wrong_values_are_dropped_with_their_key_path(
                 "PreToolUse": [
                     {"matcher": "Bash", "hooks": [{"type": "command", "command": "ok.sh"}]},
                     {"matcher": "(", "hooks": [{"type": "command", "command": "x.sh"}]},
-                    {"matcher": "Edit", "hooks": [{"type": "mcp_tool", "server": "s", "tool": "t"}]},
+                    {
+                        "matcher": "Edit",
+                        "hooks": [{"type": "mcp_tool", "server": "s", "tool": "t"}],
+                    },
                     {"hooks": [{"type": "command", "command": "t.sh", "timeout": -1}]},
                 ],
                 "BeforeEverything": [],
