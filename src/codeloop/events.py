@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from codeloop.models.base import ModelRequest
 from codeloop.types import Message, ToolResultBlock, ToolUseBlock, Usage
 
 ContinueReason = Literal[
@@ -46,6 +47,35 @@ class RequestStart:
     turn: int
     model: str
     attempt: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class RequestEnd:
+    """A model request is over, answered or not: what it sent and what the provider reported
+    it cost. Every attempt yields one (retries, discarded answers and compaction summaries
+    too), so these add up to everything the session was billed for; an answer's
+    `AssistantTurn` comes after its RequestEnd."""
+
+    request: ModelRequest
+    turn: int
+    attempt: int
+    usage: Usage
+    duration_ms: float = 0.0
+    response_id: str = ""
+    # Set when the request failed: what went wrong, for people, and the HTTP status if any.
+    error: str | None = None
+    status: int | None = None
+    # "summary": a compaction's summary call rather than a turn of the conversation.
+    purpose: Literal["turn", "summary"] = "turn"
+
+
+@dataclass(frozen=True, slots=True)
+class SubAgent:
+    """Which sub-agent an event came from: the Task call that started it."""
+
+    tool_use_id: str
+    description: str = ""
+    agent_type: str = "general-purpose"
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +120,12 @@ class ToolFinished:
 
     tool_use: ToolUseBlock
     result: ToolResultBlock
+    duration_ms: float = 0.0
+    # The permission decision and where it came from ("config": rules, the mode or the tool's
+    # own safety; "hook": a PreToolUse hook); None when the call never got that far (an
+    # unknown tool, invalid input, an abort before it started).
+    decision: Literal["accept", "reject"] | None = None
+    decision_source: Literal["config", "hook"] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +215,7 @@ class LoopEnd:
 
 Event = (
     RequestStart
+    | RequestEnd
     | TextDelta
     | ThinkingDelta
     | AssistantTurn

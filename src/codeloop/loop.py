@@ -41,6 +41,7 @@ from codeloop.events import (
     LoopEnd,
     MediaRemoved,
     Notice,
+    RequestEnd,
     RequestStart,
     ResponseDiscarded,
     Retrying,
@@ -308,6 +309,16 @@ async def request_with_retries(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
         elapsed_ms = (deps.clock() - attempt.started) * 1000
         run.totals.add(state.model, attempt.assembler.usage, elapsed_ms)
         error = attempt.error
+        yield RequestEnd(
+            request,
+            state.turn_count,
+            number,
+            attempt.assembler.usage,
+            elapsed_ms,
+            attempt.assembler.id,
+            describe(error) if error is not None else None,
+            error.status if error is not None else None,
+        )
         if attempt.aborted or error is None or attempt.executor.started_any:
             return
         step = attempts.after(error)

@@ -23,7 +23,7 @@ from codeloop.context.system_prompt import STYLE_BASE, build_system_prompt, gath
 from codeloop.context.tokens import context_limits
 from codeloop.deps import CallModel, LoopDeps
 from codeloop.errors import SessionError, SettingsError, UsageError
-from codeloop.events import Notice
+from codeloop.events import Notice, SubAgent
 from codeloop.extensions.agents import AgentDefinition, choose_tools, task_description
 from codeloop.extensions.loader import Extensions, load_extensions
 from codeloop.extensions.output_styles import style_section
@@ -366,8 +366,8 @@ def _connect_skills(
             "allow"
         )
 
-    async def fork(description: str, prompt: str, agent: str) -> ToolResult:
-        return await session.agents(session, description, prompt, agent)
+    async def fork(description: str, prompt: str, agent: str, tool_use_id: str) -> ToolResult:
+        return await session.agents(session, SubAgent(tool_use_id, description, agent), prompt)
 
     runtime.may_run = may_run
     runtime.add_hooks = lambda skill: hooks.add(skill.hooks)

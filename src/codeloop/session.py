@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from codeloop.context.compact import CompactResult
 from codeloop.context.memory import system_reminder
@@ -26,6 +26,7 @@ from codeloop.events import (
     LoopEnd,
     MediaRemoved,
     Notice,
+    SubAgent,
     UserTurn,
 )
 from codeloop.extensions.agents import GENERAL, Agents
@@ -39,6 +40,7 @@ from codeloop.token_budget import parse_budget_marker
 from codeloop.tools.base import AnyTool, ToolResult, Workspace
 from codeloop.transcript import TranscriptWriter
 from codeloop.types import Message, Usage, new_uuid
+from codeloop.usage.record import RequestLog
 
 if TYPE_CHECKING:
     from codeloop.checkpoints import Checkpoints
@@ -67,6 +69,18 @@ class SessionConfig:
     start_source: str = "startup"
     # A sub-agent's turn limit, unless its agent definition sets its own (maxTurns).
     subagent_max_turns: int = DEFAULT_SUBAGENT_MAX_TURNS
+
+
+class SessionObserver(Protocol):
+    """Sees what a session does as it happens (telemetry): each prompt as it enters the
+    history, every event of its loops (a sub-agent's marked with the sub-agent), and the
+    session's end. It must not raise; one that does is dropped with a warning."""
+
+    def prompt(self, message: Message) -> None: ...
+
+    def event(self, event: Event, agent: SubAgent | None) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class Session:
@@ -124,6 +138,8 @@ class Session:
         self._setup_context: list[Message] = []
         # Sent ahead of the history in every request (the memory message), built at the start.
         self.user_context: tuple[Message, ...] = ()
+        self.observers: list[SessionObserver] = []
+        self._requests = RequestLog()
 
     def interrupt(self) -> None:
         """Stop the running prompt (Ctrl+C, an SDK interrupt); the session stays usable."""
@@ -159,6 +175,8 @@ class Session:
         for item in (message, *added):
             if (failed := self._persist(item)) is not None:
                 yield failed
+        for observer in list(self.observers):
+            self._observe(observer, observer.prompt, message)
         messages = (*self.messages, message, *added)
         budget = parse_budget_marker(prompt) or self.config.token_budget
         params = self.run_params(messages, token_budget=budget)
@@ -171,6 +189,10 @@ class Session:
                 self._record(event)
                 if self.hooks is not None and event.reason in FAILURE_ENDS:
                     await self._stop_failure(event)
+            self._publish(event)
+            for notice in self._notices:
+                yield notice
+            self._notices.clear()
             yield event
 
     async def _stop_failure(self, end: LoopEnd) -> None:
@@ -205,10 +227,17 @@ class Session:
                 yield event
 
     async def _run_subagent(
-        self, description: str, prompt: str, subagent_type: str = "general-purpose"
+        self, description: str, prompt: str, subagent_type: str, tool_use_id: str
     ) -> ToolResult:
         """One Task call, run by the session's agents (subagents.py)."""
-        return await self.agents(self, description, prompt, subagent_type)
+        return await self.agents(self, SubAgent(tool_use_id, description, subagent_type), prompt)
+
+    def observe_subagent(self, event: Event, agent: SubAgent) -> None:
+        """A sub-agent's event: its requests are recorded in the session's transcript under
+        its Task call, and observers see it (a failure shows at the next event)."""
+        if (failed := self._persist(event, agent)) is not None:
+            self._notices.append(failed)
+        self._publish(event, agent)
 
     @property
     def abort_event(self) -> asyncio.Event:
@@ -254,8 +283,12 @@ class Session:
         self.ledger.add(self.config.model, result.usage)
         if result.boundary is not None:
             self.messages = result.messages
-            if (failed := self._persist(result.boundary)) is not None:
+        # Its summary call's requests (their cost), then the boundary: recorded and observed.
+        boundary = () if result.boundary is None else (result.boundary,)
+        for event in (*result.events, *boundary):
+            if (failed := self._persist(event)) is not None:
                 self._notices.append(failed)
+            self._publish(event)
         return result
 
     async def _start(self) -> AsyncIterator[Event]:
@@ -289,41 +322,65 @@ class Session:
                 self.context.summarizer, system=self.config.system, user_context=self.user_context
             )
 
-    def _persist(self, item: Message | Event) -> Notice | None:
-        """Write what changes the history before anyone sees it; a failing disk costs the
-        transcript (with a warning), never the run."""
+    def _persist(self, item: Message | Event, agent: SubAgent | None = None) -> Notice | None:
+        """Write what changes the history before anyone sees it, and each model request's
+        record (a sub-agent's events add only those); a failing disk costs the transcript
+        (with a warning), never the run."""
         transcript = self.transcript
         if transcript is None:
             return None
         try:
             if isinstance(item, Message):
                 transcript.append(item)
-            elif isinstance(item, AssistantTurn):
-                transcript.append(
-                    item.message,
-                    model=item.model,
-                    usage=item.usage,
-                    stop_reason=item.stop_reason,
-                    response_id=item.message_id,
-                )
-            elif isinstance(item, UserTurn):
-                transcript.append(item.message)
-                transcript.sync()
-            elif isinstance(item, CompactBoundary):
-                transcript.compact(
-                    item.messages, trigger=item.trigger, pre_tokens=item.tokens_before
-                )
-                transcript.sync()
-            elif isinstance(item, MediaRemoved):
-                transcript.compact(item.messages, trigger="media_removed")
-                transcript.sync()
-            elif isinstance(item, LoopEnd):
-                transcript.settle(item.messages, trigger="loop")
-                transcript.sync()
+                return None
+            if agent is None:
+                self._persist_history(transcript, item)
+            for request in self._requests.feed(item, agent):
+                transcript.record_request(request)
         except OSError as exc:
             self.transcript = None
             return Notice("warning", f"the transcript {transcript.path} stopped saving: {exc}")
         return None
+
+    @staticmethod
+    def _persist_history(transcript: TranscriptWriter, event: Event) -> None:
+        if isinstance(event, AssistantTurn):
+            transcript.append(
+                event.message,
+                model=event.model,
+                usage=event.usage,
+                stop_reason=event.stop_reason,
+                response_id=event.message_id,
+            )
+        elif isinstance(event, UserTurn):
+            transcript.append(event.message)
+            transcript.sync()
+        elif isinstance(event, CompactBoundary):
+            transcript.compact(
+                event.messages,
+                trigger=event.trigger,
+                pre_tokens=event.tokens_before,
+                post_tokens=event.tokens_after,
+            )
+            transcript.sync()
+        elif isinstance(event, MediaRemoved):
+            transcript.compact(event.messages, trigger="media_removed")
+            transcript.sync()
+        elif isinstance(event, LoopEnd):
+            transcript.settle(event.messages, trigger="loop")
+            transcript.sync()
+
+    def _publish(self, event: Event, agent: SubAgent | None = None) -> None:
+        for observer in list(self.observers):
+            self._observe(observer, observer.event, event, agent)
+
+    def _observe(self, observer: SessionObserver, call: Callable[..., None], *args: object) -> None:
+        """An observer that fails is dropped, with a warning: it never costs the run."""
+        try:
+            call(*args)
+        except Exception as exc:
+            self.observers.remove(observer)
+            self._notices.append(Notice("warning", f"{type(observer).__name__} stopped: {exc!r}"))
 
     def _record(self, end: LoopEnd) -> None:
         self.messages = end.messages
@@ -391,14 +448,16 @@ class Session:
                 self.transcript.close()
             if self.checkpoints is not None:
                 await self.checkpoints.aclose()
+            for observer in list(self.observers):
+                self._observe(observer, observer.close)
         finally:
             await self.client.aclose()
 
 
 # A run that ended on an API error: StopFailure hooks fire instead of Stop.
 FAILURE_ENDS = frozenset({"model_error", "prompt_too_long", "image_error"})
-# Runs one Task call: (session, description, prompt, subagent_type) -> the agent's answer.
-AgentSpawner = Callable[["Session", str, str, str], Awaitable[ToolResult]]
+# Runs one Task call: (session, which sub-agent, its prompt) -> the agent's answer.
+AgentSpawner = Callable[["Session", SubAgent, str], Awaitable[ToolResult]]
 
 
 def stop_failure_type(reason: str, error: str) -> str:

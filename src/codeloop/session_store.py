@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from codeloop.costs import total_cost_usd, usage_by_model
+from codeloop.costs import total_cost_usd
 from codeloop.errors import SessionNotFound
 from codeloop.paths import project_dir, projects_dir
-from codeloop.transcript import read_transcript
+from codeloop.usage.ledger import read_ledger
 
 _ID_TEXT = re.compile(r"[0-9a-fA-F-]{1,36}")
 
@@ -78,14 +78,16 @@ class SessionStore:
 
 
 def summarize(path: Path) -> SessionSummary:
-    transcript = read_transcript(path)
+    """Turns are the main agent's answers; the cost is every request's, sub-agents and
+    compaction summaries included."""
+    ledger = read_ledger(path)
     return SessionSummary(
-        session_id=transcript.session_id,
+        session_id=ledger.session_id,
         path=path,
         last_active=path.stat().st_mtime,
-        first_prompt=transcript.first_prompt,
-        turns=len(transcript.responses),
-        cost_usd=total_cost_usd(usage_by_model((r.model, r.usage) for r in transcript.responses)),
+        first_prompt=ledger.prompts[0] if ledger.prompts else "",
+        turns=sum(r.agent_id is None and r.purpose == "turn" for r in ledger.requests),
+        cost_usd=total_cost_usd(ledger.usage_by_model),
     )
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from codeloop.context.memory import system_reminder
 from codeloop.context.system_prompt import build_system_prompt
 from codeloop.deps import TrimOnly
-from codeloop.events import LoopEnd
+from codeloop.events import LoopEnd, SubAgent
 from codeloop.extensions.agents import GENERAL, AgentDefinition, Agents, choose_tools
 from codeloop.loop import query_loop
 from codeloop.models.aliases import resolve_alias
@@ -66,19 +66,17 @@ class AgentRunner:
         self.skills = skills
         self.bypass_disabled = bypass_disabled
 
-    async def __call__(
-        self, session: Session, description: str, prompt: str, subagent_type: str
-    ) -> ToolResult:
-        agent = self.agents.get(subagent_type or GENERAL.name)
+    async def __call__(self, session: Session, call: SubAgent, prompt: str) -> ToolResult:
+        agent = self.agents.get(call.agent_type or GENERAL.name)
         if agent is None:
             known = ", ".join(self.agents.by_name)
             return ToolResult.error(
-                f"Agent type {subagent_type!r} not found. Available agents: {known}"
+                f"Agent type {call.agent_type!r} not found. Available agents: {known}"
             )
         return await run_agent(
             session,
             agent,
-            description,
+            replace(call, agent_type=agent.name),
             prompt,
             skills=self.skills,
             bypass_disabled=self.bypass_disabled,
@@ -88,7 +86,7 @@ class AgentRunner:
 async def run_agent(
     session: Session,
     agent: AgentDefinition,
-    description: str,
+    call: SubAgent,
     prompt: str,
     *,
     skills: SkillBodies | None = None,
@@ -150,10 +148,11 @@ async def run_agent(
     )
     end: LoopEnd | None = None
     async for event in query_loop(params, deps):
+        session.observe_subagent(event, call)  # its requests recorded, observers told
         if isinstance(event, LoopEnd):
             end = event
     assert end is not None
-    answer = end.final_text
+    answer, description = end.final_text, call.description
     if end.reason != "completed":
         why = end.error or end.reason.replace("_", " ")
         return ToolResult.error(f"The sub-agent ({description}) stopped: {why}\n{answer}")

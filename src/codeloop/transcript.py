@@ -14,7 +14,12 @@ Format version 1, one JSON object a line:
 replaces the whole history so far with the messages it carries. The trigger says who rewrote
 it: compaction ("auto", "manual", "reactive"), a resume that had to repair the middle of a
 history ("resume"), or a run whose final history has new messages between saved ones
-("loop"). Later lines append to it. Line types this version does not know are ignored.
+("loop"); a compaction also gives "preTokens" and "postTokens". Later lines append to it. A line
+
+    {"type": "system", "subtype": "api_request", "request": {...}, ...envelope}
+
+records one model request: its usage, what it sent, and which agent sent it (usage/record.py
+describes it); it is not part of the history. Line types this version does not know are ignored.
 
 Version 0, the prototype's format, is still read: a header line
 `{"kind": "header", "session", "cwd", "started": epoch}`, then one
@@ -42,16 +47,9 @@ from codeloop.types import Message, Usage, message_from_dict, message_to_dict, n
 
 FORMAT_VERSION = 1
 COMPACT_BOUNDARY = "compact_boundary"
+API_REQUEST = "api_request"
 
 Line = dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class Response:
-    """One model response's model and usage: what the session's cost is computed from."""
-
-    model: str
-    usage: Usage
 
 
 @dataclass(frozen=True)
@@ -61,8 +59,6 @@ class Transcript:
     session_id: str
     # The history as it stands after the last compact boundary, not yet repaired.
     messages: tuple[Message, ...]
-    # Every assistant line, boundaries or not: the session spent that money.
-    responses: tuple[Response, ...]
     first_prompt: str
     warnings: tuple[str, ...]
 
@@ -102,17 +98,35 @@ class TranscriptWriter:
         self._last = message.uuid
 
     def compact(
-        self, messages: Sequence[Message], *, trigger: str, pre_tokens: int | None = None
+        self,
+        messages: Sequence[Message],
+        *,
+        trigger: str,
+        pre_tokens: int | None = None,
+        post_tokens: int | None = None,
     ) -> None:
         """Replace the history: what follows builds on `messages` alone."""
+        metadata: Line = {"trigger": trigger, "preTokens": pre_tokens}
+        if post_tokens is not None:
+            metadata["postTokens"] = post_tokens
         line = self._envelope("system", new_uuid()) | {
             "subtype": COMPACT_BOUNDARY,
-            "compactMetadata": {"trigger": trigger, "preTokens": pre_tokens},
+            "compactMetadata": metadata,
             "messages": [_entry(m) for m in messages],
         }
         self._write(line)
         self._known = {m.uuid for m in messages}
         self._last = messages[-1].uuid if messages else None
+
+    def record_request(self, request: Line) -> None:
+        """One model request's record (usage/record.py); the history is left as it is."""
+        self._write(
+            self._envelope("system", str(request["id"]))
+            | {
+                "subtype": API_REQUEST,
+                "request": request,
+            }
+        )
 
     def settle(self, messages: Sequence[Message], *, trigger: str) -> None:
         """Bring the transcript up to `messages` by appending the ones it does not hold yet.
@@ -176,11 +190,12 @@ class TranscriptWriter:
         return fd
 
 
-def read_transcript(path: Path) -> Transcript:
-    """Raises OSError when the file cannot be read; bad lines only produce warnings."""
+def read_transcript(path: Path, visit: Callable[[Line], None] | None = None) -> Transcript:
+    """Raises OSError when the file cannot be read; bad lines only produce warnings. `visit`
+    sees every line (brought to this version) before it is read, for readers of other facts
+    (the usage ledger); a line it cannot read (KeyError, TypeError, ValueError) is skipped."""
     warnings: list[str] = []
     messages: list[Message] = []
-    responses: list[Response] = []
     first_prompt = ""
     upgrade = _Upgrader()
     for number, raw in _parse(path.read_bytes(), path.name, warnings):
@@ -189,20 +204,19 @@ def read_transcript(path: Path) -> Transcript:
             kind = None if line is None else line.get("type")
             if line is None or kind not in ("user", "assistant", "system"):
                 continue
+            if visit is not None:
+                visit(line)
             if kind == "system":
                 if line.get("subtype") == COMPACT_BOUNDARY:
                     messages = [_message(entry) for entry in line["messages"]]
                 continue
             message = _message(line)
-            if kind == "assistant":
-                body = line["message"]
-                responses.append(Response(str(body.get("model") or ""), _usage(body)))
-            elif not first_prompt and not message.is_meta:
+            if kind == "user" and not first_prompt and not message.is_meta:
                 first_prompt = message.text
             messages.append(message)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             warnings.append(f"{path.name}: line {number} could not be read ({exc!r}); skipped")
-    return Transcript(path.stem, tuple(messages), tuple(responses), first_prompt, tuple(warnings))
+    return Transcript(path.stem, tuple(messages), first_prompt, tuple(warnings))
 
 
 def message_index(path: Path) -> dict[str, Message]:
@@ -267,11 +281,6 @@ def _message(entry: Line) -> Message:
         "is_meta": bool(entry.get("isMeta")),
     }
     return message_from_dict(data)
-
-
-def _usage(body: Line) -> Usage:
-    usage = body.get("usage")
-    return Usage.from_dict(usage if isinstance(usage, dict) else None)
 
 
 def _parse(data: bytes, name: str, warnings: list[str]) -> Iterator[tuple[int, Line]]:

@@ -15,7 +15,7 @@ from codeloop.context.compact import (
 )
 from codeloop.context.pipeline import ContextManager
 from codeloop.context.tokens import ContextLimits, estimate_messages
-from codeloop.events import CompactTrigger, Notice, Retrying
+from codeloop.events import CompactTrigger, Notice, RequestEnd, Retrying
 from codeloop.models.retry import RetryPolicy
 from codeloop.models.scripted import ScriptedModel
 from codeloop.testing.scenario import fault, turn
@@ -162,7 +162,9 @@ async def test_a_failed_summary_is_retried_like_the_main_call(tmp_path: Path) ->
     assert result.failure is None and result.boundary is not None
     assert result.boundary.summary == SUMMARY
     assert len(model.requests) == 2 and waits == [0.5]
-    (retry,) = result.events
+    (retry,) = [e for e in result.events if not isinstance(e, RequestEnd)]
+    # both tries were billed, the failed one included
+    assert len([e for e in result.events if isinstance(e, RequestEnd)]) == 2
     assert isinstance(retry, Retrying) and retry.status == 529
 
 

@@ -15,7 +15,7 @@ from codeloop.context.compact import compact_history, drop_oldest, fit, latest_u
 from codeloop.context.microcompact import KeepRecent, microcompact
 from codeloop.context.pipeline import ContextManager, ContextSettings
 from codeloop.context.tokens import ContextLimits
-from codeloop.events import CompactBoundary, Notice
+from codeloop.events import CompactBoundary, Event, Notice, RequestEnd
 from codeloop.models.scripted import ScriptedModel
 from codeloop.testing.scenario import fault, turn
 from codeloop.tools.base import Workspace
@@ -24,6 +24,15 @@ from tests.unit.context_history import assert_paired, bash, read, summarizer
 
 LIMITS = ContextLimits(64_000, 20_000)  # autocompact at 31 000, blocking at 41 000
 SUMMARY = "1. User requests and intent: the user wants the build fixed."
+
+
+def said(events: tuple[Event, ...]) -> tuple[Event, ...]:
+    """What the pipeline tells the user: its events but the requests' cost reports."""
+    return tuple(e for e in events if not isinstance(e, RequestEnd))
+
+
+def calls(events: tuple[Event, ...]) -> list[RequestEnd]:
+    return [e for e in events if isinstance(e, RequestEnd)]
 
 
 def _manager(tmp_path: Path, model: ScriptedModel, **settings: bool) -> ContextManager:
@@ -84,7 +93,9 @@ async def test_autocompact_runs_when_the_cheaper_steps_are_not_enough(tmp_path: 
         history += (Message.user(f"question {i}"), Message("assistant", (TextBlock("w" * 14_000),)))
     model = ScriptedModel([turn(SUMMARY)])
     prepared = await _manager(tmp_path, model).prepare(history)
-    (boundary,) = prepared.events
+    (boundary,) = said(prepared.events)
+    (summary,) = calls(prepared.events)  # the summary call, reported with what it cost
+    assert summary.purpose == "summary" and summary.usage == prepared.usage
     assert isinstance(boundary, CompactBoundary) and boundary.trigger == "auto"
     assert any(m is history[-2] for m in prepared.messages)  # "question 9", word for word
     assert prepared.usage.output_tokens > 0
@@ -100,7 +111,7 @@ async def test_reported_usage_past_the_threshold_triggers_compaction(tmp_path: P
     manager = _manager(tmp_path, model)
     manager.record_usage(sent, reply, Usage(input_tokens=35_000))
     prepared = await manager.prepare((*sent, reply, Message.user("and now?")))
-    assert len(prepared.events) == 1 and len(model.requests) == 1
+    assert len(said(prepared.events)) == 1 and len(model.requests) == 1
 
 
 async def test_with_autocompact_off_a_full_window_blocks(tmp_path: Path) -> None:
@@ -126,7 +137,8 @@ async def test_a_reactive_compaction_reports_its_boundary_and_cost(tmp_path: Pat
     manager = _manager(tmp_path, model)
     compacted = await manager.reactive_compact(history)
     assert compacted.messages is not None and compacted.messages[1] is history[0]
-    (boundary,) = compacted.events
+    (boundary,) = said(compacted.events)
+    assert [c.usage for c in calls(compacted.events)] == [compacted.usage]
     assert isinstance(boundary, CompactBoundary) and boundary.trigger == "reactive"
     assert compacted.usage.output_tokens > 0
     assert (await manager.prepare(compacted.messages)).events == ()
@@ -139,7 +151,7 @@ async def test_a_failed_reactive_compaction_drops_nothing_and_says_why(tmp_path:
     model = ScriptedModel([turn(SUMMARY, faults=[fault("auth")])])
     compacted = await _manager(tmp_path, model).reactive_compact(history)
     assert compacted.messages is None
-    (notice,) = compacted.events
+    (notice,) = said(compacted.events)
     assert isinstance(notice, Notice) and "summary request failed" in notice.text
 
 
@@ -154,7 +166,7 @@ async def test_a_failed_autocompact_goes_on_uncompacted_while_the_window_allows(
     manager.record_usage(sent, reply, Usage(input_tokens=35_000))  # past 31 000, under 41 000
     prepared = await manager.prepare(history)
     assert prepared.messages is history and prepared.blocked is None
-    (notice,) = prepared.events
+    (notice,) = said(prepared.events)
     assert isinstance(notice, Notice) and "going on uncompacted" in notice.text
     # past the blocking limit, the request is not sent: the run ends, nothing dropped
     manager = _manager(tmp_path, ScriptedModel(failing))
@@ -245,7 +257,7 @@ async def test_a_compaction_that_cannot_get_under_the_threshold_is_not_repeated(
     reply = Message("assistant", (TextBlock("ok"),))
     manager.record_usage(sent, reply, Usage(input_tokens=35_000))
     first = await manager.prepare((*sent, reply, Message.user("and now?")))
-    assert len(first.events) == 1
+    assert len(said(first.events)) == 1
     # the API says the prompt is still past the threshold after the compaction
     manager.record_usage(first.messages, reply, Usage(input_tokens=35_000))
     second = await manager.prepare((*first.messages, reply, Message.user("next")))
@@ -253,4 +265,4 @@ async def test_a_compaction_that_cannot_get_under_the_threshold_is_not_repeated(
     # once it has grown by a tenth of the threshold, compacting is worth another try
     manager.record_usage(first.messages, reply, Usage(input_tokens=40_000))
     third = await manager.prepare((*first.messages, reply, Message.user("later")))
-    assert len(third.events) == 1 and len(model.requests) == 2
+    assert len(said(third.events)) == 1 and len(model.requests) == 2

@@ -19,6 +19,7 @@ from codeloop.types import (
     ToolUseBlock,
     Usage,
 )
+from codeloop.usage.ledger import read_ledger
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "transcripts"
 SESSION = "3d6f0a8e-6f43-4c1a-9b51-2f7c1e0d9a11"
@@ -69,8 +70,10 @@ def test_round_trip_keeps_every_message_exactly(tmp_path: Path) -> None:
     assert transcript.messages == tuple(messages)  # content, uuids and is_meta
     assert transcript.session_id == SESSION
     assert transcript.first_prompt == "read a.py"
-    assert [r.usage for r in transcript.responses] == [Usage(200, 10, 5, 7), Usage(500, 10, 5, 7)]
-    assert {r.model for r in transcript.responses} == {"claude-sonnet-4-5"}
+    requests = read_ledger(path).requests  # answers without request lines: an older writer's
+    assert [r.usage for r in requests] == [Usage(200, 10, 5, 7), Usage(500, 10, 5, 7)]
+    assert {r.model for r in requests} == {"claude-sonnet-4-5"}
+    assert all(r.segments is None for r in requests)
     assert transcript.warnings == ()
 
 
@@ -160,7 +163,7 @@ def test_compact_boundary_replaces_the_history_but_not_the_cost(tmp_path: Path) 
     writer.append(after)
     transcript = read_transcript(path)
     assert transcript.messages == (summary, after)
-    assert len(transcript.responses) == 2  # the money was spent before the boundary too
+    assert len(read_ledger(path).requests) == 2  # the money was spent before the boundary too
     boundary = lines(path)[len(messages)]
     assert boundary["type"] == "system" and boundary["subtype"] == "compact_boundary"
     assert boundary["compactMetadata"] == {"trigger": "auto", "preTokens": 150_000}
@@ -213,7 +216,9 @@ def test_version_0_lines_are_upgraded(tmp_path: Path) -> None:
     )
     assert transcript.messages[3].is_meta and not transcript.messages[2].is_meta
     assert transcript.first_prompt == "list the files"
-    assert [r.usage for r in transcript.responses] == [Usage(1000, 20), Usage(1200, 30)]
+    ledger = read_ledger(FIXTURES / "v0_session.jsonl")
+    assert [r.usage for r in ledger.requests] == [Usage(1000, 20), Usage(1200, 30)]
+    assert [r.prompt for r in ledger.requests] == [1, 1]
 
 
 def test_version_0_envelope_is_rebuilt(tmp_path: Path) -> None:

@@ -37,6 +37,7 @@ Plugins (Claude Code's format; see codeloop plugin --help):
   codeloop plugin list | enable | disable | remove NAME@MARKETPLACE
   codeloop rewind [--to N] [--dry-run]          list the checkpoints, or undo everything the
                                                 agent changed since checkpoint N (rewind --help)
+  codeloop usage [ID] [--by turn|tool|...]      what a session cost, and why (usage --help)
 
 Many tasks at once, each in its own clone (see codeloop batch --help):
   codeloop batch TASKS.jsonl --out DIR --workers 4     locally, or --ray auto on a cluster
@@ -276,6 +277,10 @@ def _main(argv: Sequence[str] | None) -> int:
         from codeloop.cli.rewind import run_rewind
 
         return run_rewind(argv[1:])
+    if argv[:1] == ["usage"]:
+        from codeloop.cli.usage import run_usage
+
+        return run_usage(argv[1:])
     args = build_parser().parse_args(argv)
     if args.prompt is None and args.init_only:
         args.prompt = ""

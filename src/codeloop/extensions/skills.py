@@ -289,8 +289,9 @@ class SkillRuntime:
     may_run: Callable[[str, ToolContext], bool] = lambda command, ctx: False
     # Registers a skill's hooks for the rest of the session.
     add_hooks: Callable[[Skill], None] = lambda skill: None
-    # Runs (description, prompt, agent type) as a sub-agent: `context: fork` skills.
-    fork: Callable[[str, str, str], Awaitable[ToolResult]] | None = None
+    # Runs (description, prompt, agent type, the Skill call's tool_use_id) as a sub-agent:
+    # `context: fork` skills.
+    fork: Callable[[str, str, str, str], Awaitable[ToolResult]] | None = None
     shell_disabled: bool = False
     # Skill name -> the text last given to the model: the same text twice is not repeated.
     loaded: dict[str, str] = field(default_factory=dict)

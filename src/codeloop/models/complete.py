@@ -5,11 +5,12 @@ for the calls that need no block-by-block view (the compaction's summary).
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
 from codeloop.aio import Aborted, IdleTimeout, Stalled, unless_aborted, watched
-from codeloop.events import Event, Notice, Retrying
+from codeloop.events import Event, Notice, RequestEnd, Retrying
 from codeloop.models.assembler import MessageAssembler
 from codeloop.models.base import (
     ModelError,
@@ -34,7 +35,9 @@ class Completion:
     usage: Usage = field(default_factory=Usage)  # every attempt's, failed ones' included
     error: ModelError | None = None  # the last failure, when no try succeeded
     aborted: bool = False
-    events: list[Event] = field(default_factory=list)  # retries and switches, for the user
+    # Each attempt's RequestEnd (what it cost), retries and switches, for the user and the
+    # usage ledger.
+    events: list[Event] = field(default_factory=list)
 
 
 async def complete(
@@ -59,8 +62,22 @@ async def complete(
         if limiter is not None and not await unless_aborted(limiter.wait(), abort):
             done.aborted = True
             return done
+        started = time.monotonic()
         error = await _attempt(call_model, sent, policy, abort, done, prompt_tokens)
         done.usage = done.usage + done.assembler.usage
+        done.events.append(
+            RequestEnd(
+                sent,
+                0,
+                number,
+                done.assembler.usage,
+                (time.monotonic() - started) * 1000,
+                done.assembler.id,
+                describe(error) if error is not None else None,
+                error.status if error is not None else None,
+                purpose="summary",
+            )
+        )
         if error is None or done.aborted:
             return done
         step = attempts.after(error)

@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Self
@@ -93,6 +93,9 @@ class RecordedRequest:
     turn: int | None = None  # index of the scenario turn served (or struck by a fault)
     fault: str | None = None
     conversation: str | None = None  # with several scenarios: the key that picked one
+    # The usage the response reported, as far as it got on the wire (Anthropic's fields; an
+    # OpenAI answer's cached prompt tokens as cache reads): what the client was billed.
+    usage: Usage = field(default_factory=Usage)
 
 
 def _dumps(data: Any) -> bytes:
@@ -230,6 +233,14 @@ def _anthropic_event(event: StreamEvent) -> bytes:
         case KeepAlive():
             return _sse("ping", {"type": "ping"})
     raise TypeError(f"not a stream event: {event!r}")
+
+
+def _billed(provider: Provider, usage: Usage) -> Usage:
+    """What a client reading `usage` off this provider's wire sees."""
+    if provider == "anthropic":
+        return usage
+    cached = usage.cache_read_input_tokens
+    return Usage(usage.context_tokens - cached, usage.output_tokens, 0, cached)
 
 
 def _openai_usage(usage: Usage) -> dict[str, Any]:
@@ -370,6 +381,22 @@ def _openai_completion(events: list[PacedEvent], model: str) -> dict[str, Any]:
     }
 
 
+def _reported(provider: Provider, so_far: Usage, event: StreamEvent, final: Usage) -> Usage:
+    """The usage a stream has reported once `event` is sent: Anthropic's at the start, updated
+    by message_delta; OpenAI's (`final`, when the client asked for it) in the last chunk."""
+    if provider == "openai":
+        return _billed(provider, final) if isinstance(event, MessageStop) else so_far
+    if isinstance(event, MessageStart):
+        return event.usage
+    if isinstance(event, MessageDelta):
+        return so_far.merged(event.usage)
+    return so_far
+
+
+def _final_usage(events: list[PacedEvent]) -> Usage:
+    return next((p.event.usage for p in events if isinstance(p.event, MessageDelta)), Usage())
+
+
 # --- the server ----------------------------------------------------------------------------
 
 
@@ -498,7 +525,7 @@ class _Handler(BaseHTTPRequestHandler):
                 if self.responses_api
                 else _OpenAIChunks(model, include_usage).render
             )
-            return self._stream(record, provider, serving, events, render)
+            return self._stream(record, provider, serving, events, render, include_usage)
         return self._answer_whole(record, provider, serving, events, model)
 
     def _send(
@@ -546,6 +573,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             data = _openai_completion(events, model)
         self._send(record, 200, _dumps(data), {"content-type": "application/json"})
+        record.usage = _billed(provider, _final_usage(events))
 
     def _stream(
         self,
@@ -554,8 +582,10 @@ class _Handler(BaseHTTPRequestHandler):
         serving: Serving,
         events: list[PacedEvent],
         render: Callable[[StreamEvent], bytes],
+        include_usage: bool,
     ) -> None:
         record.status = 200
+        final = _final_usage(events) if provider == "anthropic" or include_usage else Usage()
         self.send_response(200)
         kind = "application/vnd.amazon.eventstream" if self.bedrock else "text/event-stream"
         self.send_header("content-type", f"{kind}; charset=utf-8")
@@ -571,6 +601,7 @@ class _Handler(BaseHTTPRequestHandler):
             ):
                 return
             self._chunk(render(paced.event))
+            record.usage = _reported(provider, record.usage, paced.event, final)
             if paced.pause:
                 self._wait(paced.pause)
         if (

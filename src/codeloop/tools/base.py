@@ -89,8 +89,9 @@ def _normalize(path: Path) -> str:
 
 
 ProgressFn = Callable[[str], None]
-# Runs a sub-agent on (description, prompt, subagent_type) and returns its final answer.
-SpawnAgent = Callable[[str, str, str], Awaitable["ToolResult"]]
+# Runs a sub-agent on (description, prompt, subagent_type, the Task call's tool_use_id) and
+# returns its final answer.
+SpawnAgent = Callable[[str, str, str, str], Awaitable["ToolResult"]]
 
 
 def _no_progress(_: str) -> None:

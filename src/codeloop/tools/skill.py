@@ -87,7 +87,8 @@ class SkillTool(Tool[SkillInput]):
         if skill.hooks:
             runtime.add_hooks(skill)
         if skill.context == "fork" and runtime.fork is not None:
-            return await runtime.fork(f"skill {skill.name}", text, skill.agent or "general-purpose")
+            agent = skill.agent or "general-purpose"
+            return await runtime.fork(f"skill {skill.name}", text, agent, ctx.tool_use_id)
         if runtime.loaded.get(skill.name) == text:
             return ToolResult(f"The skill {skill.name} is already loaded; follow it.")
         runtime.loaded[skill.name] = text

@@ -51,4 +51,6 @@ class TaskTool(Tool[TaskInput]):
     async def call(self, args: TaskInput, ctx: ToolContext) -> ToolResult:
         if ctx.spawn_agent is None:
             return ToolResult.error("Sub-agents are not available in this session.")
-        return await ctx.spawn_agent(args.description, args.prompt, args.subagent_type)
+        return await ctx.spawn_agent(
+            args.description, args.prompt, args.subagent_type, ctx.tool_use_id
+        )

@@ -1,0 +1,125 @@
+"""What a model request sent, as estimated segments in prompt order.
+
+A request's prompt is the system prompt and tool definitions, then the messages. Each message
+is one segment (a typed prompt, an assistant turn, a compaction summary, a synthetic
+reminder), except that each tool result in it is a segment of its own, naming its call: that
+is what lets a tool be charged for its result in every later request, in the form it was sent
+(whole, moved to a file, or folded to a stub) until a compaction removed it. The sizes are the
+context pipeline's estimates; readers scale them to the usage the API reported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from codeloop.context.compact import is_compact_summary
+from codeloop.context.microcompact import describe_target
+from codeloop.context.tokens import (
+    BLOCK_OVERHEAD,
+    estimate_message,
+    estimate_overhead,
+    result_tokens,
+)
+from codeloop.models.base import ModelRequest, ToolSpec
+from codeloop.types import Message, ToolResultBlock, ToolUseBlock
+
+SegmentKind = Literal["system", "prompt", "assistant", "result", "summary", "meta"]
+KINDS: tuple[SegmentKind, ...] = ("system", "prompt", "assistant", "result", "summary", "meta")
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    kind: SegmentKind
+    tokens: int
+    # For a tool result: its call, the tool, and what it was about (a file path for the file
+    # tools, else a short description of the command or pattern).
+    tool_use_id: str | None = None
+    tool: str | None = None
+    target: str | None = None
+
+    def to_json(self) -> list[Any]:
+        if self.tool_use_id is None:
+            return [self.kind, self.tokens]
+        return [self.kind, self.tokens, self.tool_use_id, self.tool, self.target]
+
+    @staticmethod
+    def from_json(data: Any) -> Segment:
+        """Raises ValueError (or TypeError) for anything that is not a segment."""
+        kind, tokens, *rest = data
+        if kind not in KINDS or not isinstance(tokens, int) or tokens < 0:
+            raise ValueError(f"not a segment: {data!r}")
+        if not rest:
+            return Segment(kind, tokens)
+        call, tool, target = (None if v is None else str(v) for v in rest[:3])
+        return Segment(kind, tokens, call, tool, target)
+
+
+def target_of(use: ToolUseBlock | None) -> str | None:
+    """A file tool's path as given; otherwise what the call was about, shortened."""
+    if use is None:
+        return None
+    path = use.input.get("file_path") or use.input.get("notebook_path")
+    if isinstance(path, str):
+        return path
+    return describe_target(use) or None
+
+
+class SegmentCache:
+    """Segments of one agent's requests, reusing the work for messages sent before.
+
+    Requests share most of their messages with the previous one, as the same objects, so a
+    message's segments are computed once while it stays in the history."""
+
+    def __init__(self) -> None:
+        self._messages: dict[int, tuple[Message, tuple[Segment, ...]]] = {}
+        self._overhead: tuple[str, tuple[ToolSpec, ...], int] | None = None
+
+    def segments(self, request: ModelRequest) -> list[Segment]:
+        overhead = self._overhead
+        if (
+            overhead is None
+            or overhead[0] is not request.system
+            or overhead[1] is not request.tools
+        ):
+            tokens = estimate_overhead(request.system, request.tools)
+            overhead = self._overhead = (request.system, request.tools, tokens)
+        out = [Segment("system", overhead[2])]
+        uses: dict[str, ToolUseBlock] = {}
+        seen: dict[int, tuple[Message, tuple[Segment, ...]]] = {}
+        for message in request.messages:
+            uses.update((use.id, use) for use in message.tool_uses)
+            cached = self._messages.get(id(message))
+            if cached is None or cached[0] is not message:
+                cached = (message, message_segments(message, uses))
+            seen[id(message)] = cached
+            out.extend(cached[1])
+        self._messages = seen
+        return out
+
+
+def message_segments(message: Message, uses: dict[str, ToolUseBlock]) -> tuple[Segment, ...]:
+    total = estimate_message(message)
+    results = [
+        Segment(
+            "result",
+            result_tokens(block.content) + BLOCK_OVERHEAD,
+            block.tool_use_id,
+            use.name if (use := uses.get(block.tool_use_id)) else None,
+            target_of(use),
+        )
+        for block in message.content
+        if isinstance(block, ToolResultBlock)
+    ]
+    rest = total - sum(r.tokens for r in results)
+    return (*results, Segment(_kind(message), rest)) if rest > 0 else tuple(results)
+
+
+def _kind(message: Message) -> SegmentKind:
+    if message.role == "assistant":
+        return "assistant"
+    if is_compact_summary(message):
+        return "summary"
+    if message.is_meta or message.tool_results:
+        return "meta"
+    return "prompt"
