@@ -64,6 +64,7 @@ from codeloop.settings_apply import (
     unsupported_report,
 )
 from codeloop.subagents import VERIFIER, AgentRunner, run_agent
+from codeloop.telemetry import StartType, start_telemetry
 from codeloop.tools.base import AnyTool, ToolContext, ToolResult, Workspace
 from codeloop.tools.registry import ToolFactory, default_tools, described, on_demand_tool
 from codeloop.transcript import TranscriptWriter, read_transcript
@@ -216,6 +217,11 @@ def build_session(options: Options) -> Session:
         memory=memory,
         reminders=(listing,) if listing else (),
     )
+    # OpenTelemetry, when the environment (settings' env included) asks for it.
+    start: StartType = (
+        "continue" if options.continue_conversation else "resume" if options.resume else "fresh"
+    )
+    telemetry = start_telemetry(env, transcript.session_id, model, start)
     session = Session(
         client,
         tools,
@@ -225,7 +231,7 @@ def build_session(options: Options) -> Session:
         deps=deps,
         history=opened.history,
         transcript=transcript,
-        notices=[*warnings, *opened.warnings],
+        notices=[*warnings, *opened.warnings, *telemetry.warnings],
         context=context,
         hooks=hooks,
         prompt_context=gather,
@@ -239,6 +245,8 @@ def build_session(options: Options) -> Session:
     _connect_hooks(hooks, session, client.stream, model)
     session.extensions = ext
     session.inventory = _inventory(ext, memory)
+    if telemetry.observer is not None:
+        session.observers.append(telemetry.observer)
     return session
 
 

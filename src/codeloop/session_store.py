@@ -15,7 +15,6 @@ from pathlib import Path
 from codeloop.costs import total_cost_usd
 from codeloop.errors import SessionNotFound
 from codeloop.paths import project_dir, projects_dir
-from codeloop.usage.ledger import read_ledger
 
 _ID_TEXT = re.compile(r"[0-9a-fA-F-]{1,36}")
 
@@ -80,6 +79,8 @@ class SessionStore:
 def summarize(path: Path) -> SessionSummary:
     """Turns are the main agent's answers; the cost is every request's, sub-agents and
     compaction summaries included."""
+    from codeloop.usage.ledger import read_ledger  # only listings need it: not at start-up
+
     ledger = read_ledger(path)
     return SessionSummary(
         session_id=ledger.session_id,

@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, Literal
 
 from codeloop.context.memory import system_reminder
 from codeloop.events import Notice, ToolFinished, ToolProgress, ToolStarted
@@ -73,6 +73,10 @@ class _Call:
     result: ToolResult | None = None
     task: asyncio.Task[None] | None = None
     ran: bool = False  # passed the hooks and the permission check, and was called
+    # The permission decision, and who made it: the policy ("config") or a PreToolUse hook.
+    decision: Literal["accept", "reject"] | None = None
+    decided_by: Literal["config", "hook"] = "config"
+    duration_ms: float = 0.0
 
 
 @dataclass
@@ -190,6 +194,7 @@ class ToolExecutor:
             result = ToolResult.error(f"Tool {call.tool.name} failed: {type(exc).__name__}: {exc}")
         if self._abort.reason and call.result is None:
             result = _marked_interrupted(result, self._abort.reason)
+        call.duration_ms = (time.monotonic() - started) * 1000
         self._complete(call, result)
         # Only a command that ran and failed stops its siblings: a denied one changed nothing.
         if result.is_error and call.ran and call.tool.name == "Bash" and not self._abort.reason:
@@ -212,6 +217,7 @@ class ToolExecutor:
         if pre is not None:
             self._note(pre)
             if pre.blocked:
+                call.decision, call.decided_by = "reject", "hook"
                 return ToolResult.error(pre.for_model())
             if pre.updated_input is not None:
                 try:
@@ -240,6 +246,9 @@ class ToolExecutor:
                 tool_input = decision.updated_input
                 approved = dataclasses.replace(ctx, hook_approved=True)
                 decision = await self._can_use_tool(tool, args, approved)
+        if pre is not None and pre.permission is not None:
+            call.decided_by = "hook"
+        call.decision = "accept" if decision.allowed else "reject"
         if not decision.allowed:
             if decision.interrupt and self.hook_stop is None:
                 self.hook_stop = decision.message
@@ -353,7 +362,11 @@ class ToolExecutor:
                 break
             call.status = Status.YIELDED
             assert call.result is not None
-            self._push(ToolFinished(call.tool_use, _result_block(call.tool_use, call.result)))
+            block = _result_block(call.tool_use, call.result)
+            decided_by = call.decided_by if call.decision else None
+            self._push(
+                ToolFinished(call.tool_use, block, call.duration_ms, call.decision, decided_by)
+            )
 
     def _abort_siblings(self, failed: _Call) -> None:
         command = str(failed.tool_use.input.get("command", ""))[:60]

@@ -19,7 +19,7 @@ from typing import Any
 
 from codeloop.events import AssistantTurn, Event, LoopEnd, RequestEnd, SubAgent
 from codeloop.types import new_uuid
-from codeloop.usage.segments import Segment, SegmentCache
+from codeloop.usage.segments import SegmentCache
 
 Payload = dict[str, Any]
 
@@ -30,7 +30,6 @@ class _Chain:
     def __init__(self) -> None:
         self.cache = SegmentCache()
         self.last_id: str | None = None
-        self.last: list[Segment] = []
         self.pending: Payload | None = None
 
 
@@ -63,8 +62,7 @@ class RequestLog:
         return out
 
     def _line(self, chain: _Chain, event: RequestEnd, agent: SubAgent | None) -> Payload:
-        segments = chain.cache.segments(event.request)
-        keep = _common_prefix(chain.last, segments)
+        keep, added = chain.cache.delta(event.request)
         line: Payload = {"id": new_uuid(), "base": chain.last_id if keep else None}
         if agent is not None:
             line["agentId"] = agent.tool_use_id
@@ -81,8 +79,8 @@ class RequestLog:
         if event.error is not None:
             line["error"] = event.error
             line["status"] = event.status
-        line["context"] = {"keep": keep, "add": [s.to_json() for s in segments[keep:]]}
-        chain.last_id, chain.last = line["id"], segments
+        line["context"] = {"keep": keep, "add": [s.to_json() for s in added]}
+        chain.last_id = line["id"]
         return line
 
 
@@ -92,12 +90,3 @@ def _flush(chain: _Chain) -> list[Payload]:
     if line is None:
         return []
     return [line | {"outcome": "failed" if "error" in line else "discarded"}]
-
-
-def _common_prefix(before: list[Segment], after: list[Segment]) -> int:
-    n = 0
-    for a, b in zip(before, after, strict=False):
-        if a != b:
-            break
-        n += 1
-    return n

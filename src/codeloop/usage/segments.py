@@ -66,36 +66,44 @@ def target_of(use: ToolUseBlock | None) -> str | None:
 
 
 class SegmentCache:
-    """Segments of one agent's requests, reusing the work for messages sent before.
+    """One agent's requests as changes: how many segments of the previous request the next one
+    starts with, and its segments after those.
 
-    Requests share most of their messages with the previous one, as the same objects, so a
-    message's segments are computed once while it stays in the history."""
+    Requests share most of their messages with the previous one, as the same objects, so the
+    shared prefix is found by identity and only new (or rewritten) messages are measured."""
 
     def __init__(self) -> None:
-        self._messages: dict[int, tuple[Message, tuple[Segment, ...]]] = {}
-        self._overhead: tuple[str, tuple[ToolSpec, ...], int] | None = None
+        self._overhead: tuple[str, tuple[ToolSpec, ...]] | None = None
+        self._messages: list[Message] = []
+        self._ends: list[int] = []  # segments up to and including each message, system first
+        self._uses: dict[str, ToolUseBlock] = {}
 
-    def segments(self, request: ModelRequest) -> list[Segment]:
-        overhead = self._overhead
-        if (
-            overhead is None
-            or overhead[0] is not request.system
-            or overhead[1] is not request.tools
-        ):
-            tokens = estimate_overhead(request.system, request.tools)
-            overhead = self._overhead = (request.system, request.tools, tokens)
-        out = [Segment("system", overhead[2])]
-        uses: dict[str, ToolUseBlock] = {}
-        seen: dict[int, tuple[Message, tuple[Segment, ...]]] = {}
-        for message in request.messages:
-            uses.update((use.id, use) for use in message.tool_uses)
-            cached = self._messages.get(id(message))
-            if cached is None or cached[0] is not message:
-                cached = (message, message_segments(message, uses))
-            seen[id(message)] = cached
-            out.extend(cached[1])
-        self._messages = seen
-        return out
+    def delta(self, request: ModelRequest) -> tuple[int, list[Segment]]:
+        overhead = (request.system, request.tools)
+        same = self._overhead is not None and all(
+            a is b for a, b in zip(self._overhead, overhead, strict=True)
+        )
+        messages = request.messages
+        shared = 0
+        if same:
+            limit = min(len(messages), len(self._messages))
+            while shared < limit and messages[shared] is self._messages[shared]:
+                shared += 1
+        added: list[Segment] = []
+        if not same:
+            self._overhead = overhead
+            added.append(Segment("system", estimate_overhead(request.system, request.tools)))
+        keep = self._ends[shared - 1] if shared else (0 if not same else 1)
+        ends = self._ends[:shared]
+        count = keep + len(added)
+        for message in messages[shared:]:
+            self._uses.update((use.id, use) for use in message.tool_uses)
+            segments = message_segments(message, self._uses)
+            added.extend(segments)
+            count += len(segments)
+            ends.append(count)
+        self._messages, self._ends = list(messages), ends
+        return keep, added
 
 
 def message_segments(message: Message, uses: dict[str, ToolUseBlock]) -> tuple[Segment, ...]:

@@ -1,0 +1,55 @@
+"""OpenTelemetry export, as Claude Code exports it: the same metric and event names and
+attributes, so dashboards and collectors built for Claude Code read codeloop's unchanged.
+
+Off by default. `start_telemetry` is the one entry point: it reads the configuration, and only
+when something is to be exported imports the OpenTelemetry SDK (the optional `codeloop[otel]`
+packages) and returns the session observer that exports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from codeloop.telemetry.config import load_config, telemetry_enabled
+
+if TYPE_CHECKING:
+    from codeloop.session import SessionObserver
+
+StartType = Literal["fresh", "resume", "continue"]
+
+
+@dataclass(frozen=True)
+class Started:
+    observer: SessionObserver | None
+    warnings: tuple[str, ...] = ()
+
+
+def start_telemetry(
+    env: Mapping[str, str], session_id: str, model: str, start_type: StartType
+) -> Started:
+    """The observer that exports this session's telemetry, or None (with the reason, when
+    telemetry was asked for) if there is nothing to export."""
+    if not telemetry_enabled(env):
+        return Started(None)
+    config = load_config(env)
+    warnings = list(config.warnings)
+    if not config.signals:
+        warnings.append(
+            "telemetry is on but no exporter is set: set OTEL_METRICS_EXPORTER, "
+            "OTEL_LOGS_EXPORTER or OTEL_TRACES_EXPORTER (otlp or console)"
+        )
+        return Started(None, tuple(warnings))
+    try:
+        from codeloop.telemetry.exporter import SessionTelemetry
+    except ImportError as exc:
+        warnings.append(
+            f"telemetry is on but OpenTelemetry is not installed ({exc.name}): "
+            "pip install 'codeloop[otel]'"
+        )
+        return Started(None, tuple(warnings))
+    return Started(SessionTelemetry(config, env, session_id, model, start_type), tuple(warnings))
+
+
+__all__ = ["StartType", "Started", "start_telemetry", "telemetry_enabled"]

@@ -1,0 +1,173 @@
+"""OpenTelemetry settings, read from the environment the way Claude Code reads them.
+
+Off unless CLAUDE_CODE_ENABLE_TELEMETRY (or CODELOOP_ENABLE_TELEMETRY) is set; then each
+signal is exported only when its exporter is named (OTEL_METRICS_EXPORTER, OTEL_LOGS_EXPORTER,
+OTEL_TRACES_EXPORTER: `otlp`, `console`, comma-separated, `none` to turn one off). OTLP goes
+where OTEL_EXPORTER_OTLP_ENDPOINT (or the per-signal endpoint) says, over
+OTEL_EXPORTER_OTLP_PROTOCOL (`http/protobuf`, the OpenTelemetry default, or `grpc`), with the
+headers the OTEL_EXPORTER_OTLP_*HEADERS variables give. Nothing here imports OpenTelemetry:
+a session with telemetry off never loads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from urllib.parse import unquote
+
+SIGNALS = ("metrics", "logs", "traces")
+EXPORTERS = ("otlp", "console")
+PROTOCOLS = ("http/protobuf", "grpc")
+# Per signal: the exporter variable, the export interval variable and its default (ms), the
+# path an OTLP/HTTP endpoint gets.
+_SIGNAL_VARS = {
+    "metrics": ("OTEL_METRICS_EXPORTER", "OTEL_METRIC_EXPORT_INTERVAL", 60_000, "v1/metrics"),
+    "logs": ("OTEL_LOGS_EXPORTER", "OTEL_LOGS_EXPORT_INTERVAL", 5_000, "v1/logs"),
+    "traces": ("OTEL_TRACES_EXPORTER", "OTEL_TRACES_EXPORT_INTERVAL", 5_000, "v1/traces"),
+}
+_DEFAULT_ENDPOINTS = {"http/protobuf": "http://localhost:4318", "grpc": "http://localhost:4317"}
+_TRUE = frozenset({"1", "true", "yes", "on"})
+
+
+@dataclass(frozen=True)
+class Signal:
+    """Where one signal (metrics, logs or traces) goes."""
+
+    exporters: tuple[str, ...]
+    protocol: str
+    endpoint: str  # for OTLP/HTTP the full URL, path included
+    headers: dict[str, str]
+    interval_ms: int
+
+    @property
+    def otlp(self) -> bool:
+        return "otlp" in self.exporters
+
+
+@dataclass(frozen=True)
+class TelemetryConfig:
+    signals: dict[str, Signal]
+    resource_attributes: dict[str, str] = field(default_factory=dict)
+    service_name: str = "codeloop"
+    log_user_prompts: bool = False
+    log_tool_details: bool = False
+    # Claude Code's cardinality controls: which standard attributes metrics carry.
+    metrics_session_id: bool = True
+    metrics_version: bool = False
+    metrics_resource_attributes: bool = True
+    temporality: str = "delta"
+    # What could not be honoured, for the user to see (never silently dropped).
+    warnings: tuple[str, ...] = ()
+
+
+def telemetry_enabled(env: Mapping[str, str]) -> bool:
+    return any(
+        _flag(env, key) for key in ("CLAUDE_CODE_ENABLE_TELEMETRY", "CODELOOP_ENABLE_TELEMETRY")
+    )
+
+
+def load_config(env: Mapping[str, str]) -> TelemetryConfig:
+    warnings: list[str] = []
+    signals: dict[str, Signal] = {}
+    for name in SIGNALS:
+        signal = _signal(env, name, warnings)
+        if signal is not None:
+            signals[name] = signal
+    resource = _pairs(env.get("OTEL_RESOURCE_ATTRIBUTES", ""), "OTEL_RESOURCE_ATTRIBUTES", warnings)
+    service = env.get("OTEL_SERVICE_NAME", "").strip() or resource.pop("service.name", "codeloop")
+    temporality = env.get("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE", "delta").lower()
+    if temporality not in ("delta", "cumulative"):
+        warnings.append(
+            f"OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE={temporality!r} is not delta or "
+            "cumulative; using delta"
+        )
+        temporality = "delta"
+    return TelemetryConfig(
+        signals,
+        resource,
+        service,
+        log_user_prompts=_flag(env, "OTEL_LOG_USER_PROMPTS"),
+        log_tool_details=_flag(env, "OTEL_LOG_TOOL_DETAILS"),
+        metrics_session_id=_flag(env, "OTEL_METRICS_INCLUDE_SESSION_ID", True),
+        metrics_version=_flag(env, "OTEL_METRICS_INCLUDE_VERSION", False),
+        metrics_resource_attributes=_flag(env, "OTEL_METRICS_INCLUDE_RESOURCE_ATTRIBUTES", True),
+        temporality=temporality,
+        warnings=tuple(warnings),
+    )
+
+
+def _signal(env: Mapping[str, str], name: str, warnings: list[str]) -> Signal | None:
+    exporter_var, interval_var, default_interval, path = _SIGNAL_VARS[name]
+    named = [e.strip().lower() for e in env.get(exporter_var, "").split(",") if e.strip()]
+    exporters = tuple(dict.fromkeys(e for e in named if e in EXPORTERS))
+    for other in sorted(set(named) - {*EXPORTERS, "none"}):
+        warnings.append(
+            f"{exporter_var}: the {other!r} exporter is not supported (use otlp or console)"
+        )
+    if not exporters:
+        return None
+    upper = name.upper()
+    protocol = (
+        (
+            env.get(f"OTEL_EXPORTER_OTLP_{upper}_PROTOCOL")
+            or env.get("OTEL_EXPORTER_OTLP_PROTOCOL")
+            or "http/protobuf"
+        )
+        .strip()
+        .lower()
+    )
+    if protocol == "http/json":
+        warnings.append(
+            f"{name}: OTLP http/json has no exporter in OpenTelemetry for Python; sending "
+            "http/protobuf to the same endpoint (collectors accept both)"
+        )
+        protocol = "http/protobuf"
+    elif protocol not in PROTOCOLS:
+        warnings.append(f"{name}: unknown OTLP protocol {protocol!r}; using http/protobuf")
+        protocol = "http/protobuf"
+    endpoint = env.get(f"OTEL_EXPORTER_OTLP_{upper}_ENDPOINT", "").strip()
+    if not endpoint:
+        base = env.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip() or _DEFAULT_ENDPOINTS[protocol]
+        # The generic endpoint is a base URL: OTLP/HTTP adds each signal's path to it.
+        endpoint = base if protocol == "grpc" else f"{base.rstrip('/')}/{path}"
+    headers = _pairs(
+        env.get("OTEL_EXPORTER_OTLP_HEADERS", ""), "OTEL_EXPORTER_OTLP_HEADERS", warnings
+    )
+    headers |= _pairs(
+        env.get(f"OTEL_EXPORTER_OTLP_{upper}_HEADERS", ""),
+        f"OTEL_EXPORTER_OTLP_{upper}_HEADERS",
+        warnings,
+    )
+    interval = _milliseconds(env, interval_var, default_interval, warnings)
+    return Signal(exporters, protocol, endpoint, headers, interval)
+
+
+def _pairs(text: str, source: str, warnings: list[str]) -> dict[str, str]:
+    """`key1=value1,key2=value2`, values percent-decoded (W3C baggage, as OpenTelemetry)."""
+    out: dict[str, str] = {}
+    for item in text.split(","):
+        if not item.strip():
+            continue
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            warnings.append(f"{source}: {item.strip()!r} is not key=value; skipped")
+            continue
+        out[unquote(key.strip())] = unquote(value.strip())
+    return out
+
+
+def _milliseconds(env: Mapping[str, str], key: str, default: int, warnings: list[str]) -> int:
+    raw = env.get(key, "").strip()
+    if not raw:
+        return default
+    if raw.isdigit() and int(raw) > 0:
+        return int(raw)
+    warnings.append(f"{key}={raw!r} is not a number of milliseconds; using {default}")
+    return default
+
+
+def _flag(env: Mapping[str, str], key: str, default: bool = False) -> bool:
+    raw = env.get(key, "").strip().lower()
+    if not raw:
+        return default
+    return raw in _TRUE

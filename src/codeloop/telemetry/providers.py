@@ -1,0 +1,190 @@
+"""The OpenTelemetry SDK set up for one session: a meter, a logger and a tracer provider, each
+with the exporters the configuration names. Imported only when telemetry is on.
+
+Nothing global is touched: the providers belong to the session and are shut down (flushing
+what is left) when it closes. Endpoints and headers come from the configuration, which read
+the session's environment (settings files' `env` included), never from os.environ behind its
+back.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import (
+    BatchLogRecordProcessor,
+    ConsoleLogRecordExporter,
+    LogRecordExporter,
+)
+from opentelemetry.sdk.metrics import (
+    Counter,
+    Histogram,
+    MeterProvider,
+    ObservableCounter,
+    ObservableGauge,
+    ObservableUpDownCounter,
+    UpDownCounter,
+)
+from opentelemetry.sdk.metrics.export import (
+    AggregationTemporality,
+    ConsoleMetricExporter,
+    MetricExporter,
+    PeriodicExportingMetricReader,
+)
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
+
+from codeloop import __version__
+from codeloop.telemetry.config import Signal, TelemetryConfig
+
+METER_NAME = "com.anthropic.claude_code"
+LOGGER_NAME = "com.anthropic.claude_code.events"
+TRACER_NAME = "com.anthropic.claude_code.tracing"
+# How long shutting down may wait for an export (a collector that is down must not hang us).
+EXPORT_TIMEOUT_S = 5.0
+
+
+@dataclass
+class Providers:
+    meters: MeterProvider | None
+    loggers: LoggerProvider | None
+    tracers: TracerProvider | None
+
+    def shutdown(self) -> None:
+        for provider in (self.meters, self.loggers, self.tracers):
+            if provider is not None:
+                provider.shutdown()
+
+
+def build_providers(config: TelemetryConfig) -> Providers:
+    resource = Resource(
+        {
+            **config.resource_attributes,
+            "service.name": config.service_name,
+            "service.version": __version__,
+            "os.type": sys.platform.removesuffix("32") if sys.platform != "darwin" else "darwin",
+            "os.version": platform.release(),
+            "host.arch": _arch(),
+        }
+    )
+    signals = config.signals
+    meters = loggers = tracers = None
+    if "metrics" in signals:
+        signal = signals["metrics"]
+        temporality = (
+            AggregationTemporality.DELTA
+            if config.temporality == "delta"
+            else AggregationTemporality.CUMULATIVE
+        )
+        preferred: dict[type, AggregationTemporality] = {
+            kind: temporality for kind in (Counter, Histogram, ObservableCounter)
+        } | {
+            kind: AggregationTemporality.CUMULATIVE
+            for kind in (UpDownCounter, ObservableUpDownCounter, ObservableGauge)
+        }
+        readers = [
+            PeriodicExportingMetricReader(exporter, export_interval_millis=signal.interval_ms)
+            for exporter in _metric_exporters(signal, preferred)
+        ]
+        meters = MeterProvider(metric_readers=readers, resource=resource)
+    if "logs" in signals:
+        signal = signals["logs"]
+        loggers = LoggerProvider(resource=resource)
+        for log_exporter in _log_exporters(signal):
+            loggers.add_log_record_processor(
+                BatchLogRecordProcessor(log_exporter, schedule_delay_millis=signal.interval_ms)
+            )
+    if "traces" in signals:
+        signal = signals["traces"]
+        tracers = TracerProvider(resource=resource)
+        for span_exporter in _span_exporters(signal):
+            tracers.add_span_processor(
+                BatchSpanProcessor(span_exporter, schedule_delay_millis=signal.interval_ms)
+            )
+    return Providers(meters, loggers, tracers)
+
+
+# Console exporters write to stderr: stdout carries the answer (or the JSON a script reads).
+
+
+def _metric_exporters(
+    signal: Signal, preferred: dict[type, AggregationTemporality]
+) -> list[MetricExporter]:
+    out: list[MetricExporter] = []
+    for name in signal.exporters:
+        if name == "console":
+            out.append(ConsoleMetricExporter(out=sys.stderr, preferred_temporality=preferred))
+        elif signal.protocol == "grpc":
+            from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import (
+                OTLPMetricExporter as GrpcMetrics,
+            )
+
+            out.append(GrpcMetrics(**_grpc(signal), preferred_temporality=preferred))
+        else:
+            from opentelemetry.exporter.otlp.proto.http.metric_exporter import (
+                OTLPMetricExporter,
+            )
+
+            out.append(OTLPMetricExporter(**_http(signal), preferred_temporality=preferred))
+    return out
+
+
+def _log_exporters(signal: Signal) -> list[LogRecordExporter]:
+    out: list[LogRecordExporter] = []
+    for name in signal.exporters:
+        if name == "console":
+            out.append(ConsoleLogRecordExporter(out=sys.stderr))
+        elif signal.protocol == "grpc":
+            from opentelemetry.exporter.otlp.proto.grpc._log_exporter import (
+                OTLPLogExporter as GrpcLogs,
+            )
+
+            out.append(GrpcLogs(**_grpc(signal)))
+        else:
+            from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+
+            out.append(OTLPLogExporter(**_http(signal)))
+    return out
+
+
+def _span_exporters(signal: Signal) -> list[SpanExporter]:
+    out: list[SpanExporter] = []
+    for name in signal.exporters:
+        if name == "console":
+            out.append(ConsoleSpanExporter(out=sys.stderr))
+        elif signal.protocol == "grpc":
+            from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
+                OTLPSpanExporter as GrpcSpans,
+            )
+
+            out.append(GrpcSpans(**_grpc(signal)))
+        else:
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+            out.append(OTLPSpanExporter(**_http(signal)))
+    return out
+
+
+def _http(signal: Signal) -> dict[str, Any]:
+    return {"endpoint": signal.endpoint, "headers": signal.headers, "timeout": EXPORT_TIMEOUT_S}
+
+
+def _grpc(signal: Signal) -> dict[str, Any]:
+    endpoint = signal.endpoint
+    return {
+        "endpoint": endpoint,
+        "insecure": endpoint.startswith("http://"),
+        "headers": signal.headers,
+        "timeout": EXPORT_TIMEOUT_S,
+    }
+
+
+def _arch() -> str:
+    machine = platform.machine().lower()
+    return {"x86_64": "amd64", "aarch64": "arm64"}.get(machine, machine or os.name)

@@ -1,0 +1,241 @@
+"""A tiny OTLP/HTTP receiver on 127.0.0.1: what a collector would get from codeloop.
+
+It accepts `POST /v1/metrics`, `/v1/logs` and `/v1/traces` (protobuf, gzip or not), decodes
+them with the official `opentelemetry-proto` messages, and keeps every data point, log record
+and span in a flat form tests can read; it also counts connections, so a test can show that
+nothing connected at all.
+"""
+
+from __future__ import annotations
+
+import gzip
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Self
+
+from google.protobuf.message import DecodeError
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+    ExportLogsServiceRequest,
+    ExportLogsServiceResponse,
+)
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+    ExportMetricsServiceResponse,
+)
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+
+Attributes = dict[str, Any]
+
+
+def value_of(value: AnyValue) -> Any:
+    kind = value.WhichOneof("value")
+    if kind is None:
+        return None
+    if kind == "array_value":
+        return [value_of(v) for v in value.array_value.values]
+    if kind == "kvlist_value":
+        return attributes_of(value.kvlist_value.values)
+    return getattr(value, kind)
+
+
+def attributes_of(pairs: Any) -> Attributes:
+    return {kv.key: value_of(kv.value) for kv in pairs if isinstance(kv, KeyValue)}
+
+
+@dataclass(frozen=True)
+class Point:
+    """One metric data point (sums and gauges; histograms give their sum)."""
+
+    metric: str
+    unit: str
+    value: float
+    attributes: Attributes
+    resource: Attributes
+    scope: str
+    temporality: int  # 1 delta, 2 cumulative (0 for gauges)
+
+
+@dataclass(frozen=True)
+class LogRecord:
+    event_name: str
+    body: Any
+    attributes: Attributes
+    resource: Attributes
+    scope: str
+
+
+@dataclass(frozen=True)
+class SpanRecord:
+    name: str
+    span_id: bytes
+    parent_span_id: bytes
+    trace_id: bytes
+    attributes: Attributes
+    resource: Attributes
+    status_code: int
+
+
+@dataclass
+class Received:
+    points: list[Point] = field(default_factory=list)
+    logs: list[LogRecord] = field(default_factory=list)
+    spans: list[SpanRecord] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)  # per request, names lower-cased
+    connections: int = 0
+
+    def metric(self, name: str) -> list[Point]:
+        return [p for p in self.points if p.metric == name]
+
+    def events(self, name: str) -> list[LogRecord]:
+        return [r for r in self.logs if r.event_name == name]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def setup(self) -> None:
+        super().setup()
+        with self.server.receiver.lock:
+            self.server.receiver.received.connections += 1
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: tests read what was received."""
+
+    def do_POST(self) -> None:
+        data = self.rfile.read(int(self.headers.get("content-length") or 0))
+        if self.headers.get("content-encoding") == "gzip":
+            data = gzip.decompress(data)
+        receiver = self.server.receiver
+        try:
+            reply = receiver.take(self.path, data, {k.lower(): v for k, v in self.headers.items()})
+        except (KeyError, DecodeError) as exc:
+            body = f"cannot take {self.path}: {exc!r}".encode()
+            self.send_response(400)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        self.send_response(200)
+        self.send_header("content-type", "application/x-protobuf")
+        self.send_header("content-length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, receiver: OtlpReceiver) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.receiver = receiver
+
+
+class OtlpReceiver:
+    """`with OtlpReceiver() as otlp:` then set OTEL_EXPORTER_OTLP_ENDPOINT=otlp.url."""
+
+    def __init__(self) -> None:
+        self.received = Received()
+        self.lock = threading.Lock()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None, "the receiver is not running"
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def __enter__(self) -> Self:
+        self._server = _Server(self)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        assert self._server is not None and self._thread is not None
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+
+    def take(self, path: str, data: bytes, headers: dict[str, str]) -> bytes:
+        """Decode one export request; the reply is the (empty) export response."""
+        kind = path.split("?", 1)[0]
+        with self.lock:
+            self.received.headers.append(headers)
+            if kind == "/v1/metrics":
+                self._metrics(ExportMetricsServiceRequest.FromString(data))
+                return bytes(ExportMetricsServiceResponse().SerializeToString())
+            if kind == "/v1/logs":
+                self._logs(ExportLogsServiceRequest.FromString(data))
+                return bytes(ExportLogsServiceResponse().SerializeToString())
+            if kind == "/v1/traces":
+                self._traces(ExportTraceServiceRequest.FromString(data))
+                return bytes(ExportTraceServiceResponse().SerializeToString())
+        raise KeyError(kind)
+
+    def _metrics(self, request: ExportMetricsServiceRequest) -> None:
+        for rm in request.resource_metrics:
+            resource = attributes_of(rm.resource.attributes)
+            for sm in rm.scope_metrics:
+                for metric in sm.metrics:
+                    kind = metric.WhichOneof("data")
+                    if kind not in ("sum", "gauge"):
+                        continue
+                    data = getattr(metric, kind)
+                    temporality = data.aggregation_temporality if kind == "sum" else 0
+                    for dp in data.data_points:
+                        number = dp.WhichOneof("value")
+                        self.received.points.append(
+                            Point(
+                                metric.name,
+                                metric.unit,
+                                float(getattr(dp, number or "as_double")),
+                                attributes_of(dp.attributes),
+                                resource,
+                                sm.scope.name,
+                                temporality,
+                            )
+                        )
+
+    def _logs(self, request: ExportLogsServiceRequest) -> None:
+        for rl in request.resource_logs:
+            resource = attributes_of(rl.resource.attributes)
+            for sl in rl.scope_logs:
+                for record in sl.log_records:
+                    self.received.logs.append(
+                        LogRecord(
+                            record.event_name,
+                            value_of(record.body),
+                            attributes_of(record.attributes),
+                            resource,
+                            sl.scope.name,
+                        )
+                    )
+
+    def _traces(self, request: ExportTraceServiceRequest) -> None:
+        for rs in request.resource_spans:
+            resource = attributes_of(rs.resource.attributes)
+            for ss in rs.scope_spans:
+                for span in ss.spans:
+                    self.received.spans.append(
+                        SpanRecord(
+                            span.name,
+                            span.span_id,
+                            span.parent_span_id,
+                            span.trace_id,
+                            attributes_of(span.attributes),
+                            resource,
+                            span.status.code,
+                        )
+                    )

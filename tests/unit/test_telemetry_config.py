@@ -1,0 +1,90 @@
+"""Telemetry settings as Claude Code's users write them, and what a tool call counts as."""
+
+from __future__ import annotations
+
+from codeloop.telemetry import start_telemetry
+from codeloop.telemetry.activity import is_commit, is_pull_request, language, lines_changed
+from codeloop.telemetry.config import load_config, telemetry_enabled
+from codeloop.types import ToolUseBlock
+
+
+def test_off_unless_asked_for() -> None:
+    assert not telemetry_enabled({"OTEL_METRICS_EXPORTER": "otlp"})
+    assert telemetry_enabled({"CLAUDE_CODE_ENABLE_TELEMETRY": "1"})
+    assert telemetry_enabled({"CODELOOP_ENABLE_TELEMETRY": "true"})
+    assert not telemetry_enabled({"CLAUDE_CODE_ENABLE_TELEMETRY": "0"})
+    assert start_telemetry({"OTEL_METRICS_EXPORTER": "otlp"}, "s", "m", "fresh").observer is None
+
+
+def test_endpoints_protocols_and_headers_per_signal() -> None:
+    config = load_config(
+        {
+            "OTEL_METRICS_EXPORTER": "otlp,console",
+            "OTEL_LOGS_EXPORTER": "otlp",
+            "OTEL_TRACES_EXPORTER": "none",
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318/",
+            "OTEL_EXPORTER_OTLP_HEADERS": "Authorization=Bearer%20abc,x-team=a",
+            "OTEL_EXPORTER_OTLP_LOGS_HEADERS": "x-team=b",
+            "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL": "grpc",
+            "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": "http://logs:4317",
+            "OTEL_METRIC_EXPORT_INTERVAL": "10000",
+        }
+    )
+    metrics, logs = config.signals["metrics"], config.signals["logs"]
+    assert "traces" not in config.signals
+    assert metrics.exporters == ("otlp", "console") and metrics.protocol == "http/protobuf"
+    assert metrics.endpoint == "http://collector:4318/v1/metrics" and metrics.interval_ms == 10_000
+    assert metrics.headers == {"Authorization": "Bearer abc", "x-team": "a"}
+    assert (logs.protocol, logs.endpoint) == ("grpc", "http://logs:4317")
+    assert logs.headers == {"Authorization": "Bearer abc", "x-team": "b"}  # merged, signal wins
+    assert logs.interval_ms == 5_000 and config.warnings == ()
+
+
+def test_what_cannot_be_honoured_is_said() -> None:
+    config = load_config(
+        {
+            "OTEL_METRICS_EXPORTER": "prometheus,otlp",
+            "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
+            "OTEL_LOGS_EXPORT_INTERVAL": "soon",
+            "OTEL_LOGS_EXPORTER": "console",
+            "OTEL_RESOURCE_ATTRIBUTES": "team=a,broken",
+        }
+    )
+    assert config.signals["metrics"].protocol == "http/protobuf"
+    text = " ".join(config.warnings)
+    for expected in ("'prometheus' exporter", "http/json", "'soon'", "'broken'"):
+        assert expected in text
+    assert config.resource_attributes == {"team": "a"}
+
+
+def test_resource_attributes_and_privacy_switches() -> None:
+    config = load_config(
+        {
+            "OTEL_RESOURCE_ATTRIBUTES": "department=eng,org.name=John%27s%20Org,service.name=cc",
+            "OTEL_LOG_USER_PROMPTS": "1",
+            "OTEL_METRICS_INCLUDE_SESSION_ID": "false",
+            "OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE": "cumulative",
+        }
+    )
+    assert config.resource_attributes == {"department": "eng", "org.name": "John's Org"}
+    assert config.service_name == "cc" and config.log_user_prompts and not config.log_tool_details
+    assert not config.metrics_session_id and config.temporality == "cumulative"
+
+
+def use(name: str, **args: object) -> ToolUseBlock:
+    return ToolUseBlock("t1", name, dict(args))
+
+
+def test_lines_changed_by_an_edit_and_a_write() -> None:
+    edit = use("Edit", old_string="a\nb\nc\n", new_string="a\nB\nc\nd\n")
+    assert lines_changed(edit) == (2, 1)
+    assert lines_changed(use("Write", content="one\ntwo")) == (2, 0)
+    assert lines_changed(use("Read", file_path="x")) == (0, 0)
+
+
+def test_commits_and_pull_requests_are_recognised_in_commands() -> None:
+    assert is_commit("git commit -m 'x'") and is_commit("cd src && git -C . commit -qam x")
+    assert is_commit("git -c user.name=a commit --amend")
+    assert not is_commit("git log --grep commit") and not is_commit("echo git commit")
+    assert is_pull_request("gh pr create --fill") and not is_pull_request("gh pr view 3")
+    assert language("src/app.tsx") == "TypeScript" and language("Makefile") == "unknown"
