@@ -93,12 +93,28 @@ def recorded(
     with FakeModelServer(scenario()) as server:
         env = provider_env(server, provider, tmp_path) | {"CODELOOP_CONTEXT_WINDOW": "100000"}
         run = run_cli(
-            ["-p", "fix greet", "--model", PROVIDER_MODELS[provider], "--allowedTools", "Bash"],
+            [
+                "-p",
+                "fix greet",
+                "--model",
+                PROVIDER_MODELS[provider],
+                "--allowedTools",
+                "Bash",
+                "--output-format",
+                "json",
+            ],
             cwd=project,
             env=env,
         )
         assert run.returncode == 0, run.stderr
         requests = server.requests
+    # the live figure: the result object's usage counts every request the server billed
+    result = run.json()
+    billed_total = {k: sum(billed(r)[k] for r in requests) for k in FIELDS}
+    assert {k: result["usage"][k] for k in FIELDS} == billed_total
+    (model_usage,) = result["modelUsage"].values()
+    assert model_usage["inputTokens"] == billed_total["input_tokens"]
+    assert model_usage["costUSD"] == pytest.approx(result["total_cost_usd"], abs=1e-6)
     return project, env, requests
 
 

@@ -9,6 +9,7 @@ back.
 
 from __future__ import annotations
 
+import importlib
 import os
 import platform
 import sys
@@ -19,7 +20,6 @@ from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import (
     BatchLogRecordProcessor,
     ConsoleLogRecordExporter,
-    LogRecordExporter,
 )
 from opentelemetry.sdk.metrics import (
     Counter,
@@ -33,12 +33,11 @@ from opentelemetry.sdk.metrics import (
 from opentelemetry.sdk.metrics.export import (
     AggregationTemporality,
     ConsoleMetricExporter,
-    MetricExporter,
     PeriodicExportingMetricReader,
 )
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
 
 from codeloop import __version__
 from codeloop.telemetry.config import Signal, TelemetryConfig
@@ -90,84 +89,47 @@ def build_providers(config: TelemetryConfig) -> Providers:
         }
         readers = [
             PeriodicExportingMetricReader(exporter, export_interval_millis=signal.interval_ms)
-            for exporter in _metric_exporters(signal, preferred)
+            for exporter in _exporters("metrics", signal, preferred_temporality=preferred)
         ]
         meters = MeterProvider(metric_readers=readers, resource=resource)
     if "logs" in signals:
         signal = signals["logs"]
         loggers = LoggerProvider(resource=resource)
-        for log_exporter in _log_exporters(signal):
+        for log_exporter in _exporters("logs", signal):
             loggers.add_log_record_processor(
                 BatchLogRecordProcessor(log_exporter, schedule_delay_millis=signal.interval_ms)
             )
     if "traces" in signals:
         signal = signals["traces"]
         tracers = TracerProvider(resource=resource)
-        for span_exporter in _span_exporters(signal):
+        for span_exporter in _exporters("traces", signal):
             tracers.add_span_processor(
                 BatchSpanProcessor(span_exporter, schedule_delay_millis=signal.interval_ms)
             )
     return Providers(meters, loggers, tracers)
 
 
-# Console exporters write to stderr: stdout carries the answer (or the JSON a script reads).
+# Per signal: the OTLP exporter's module (under opentelemetry.exporter.otlp.proto.<transport>)
+# and class; the console exporter writes to stderr, since stdout carries the answer (or the
+# JSON a script reads).
+_OTLP = {
+    "metrics": ("metric_exporter", "OTLPMetricExporter", ConsoleMetricExporter),
+    "logs": ("_log_exporter", "OTLPLogExporter", ConsoleLogRecordExporter),
+    "traces": ("trace_exporter", "OTLPSpanExporter", ConsoleSpanExporter),
+}
 
 
-def _metric_exporters(
-    signal: Signal, preferred: dict[type, AggregationTemporality]
-) -> list[MetricExporter]:
-    out: list[MetricExporter] = []
-    for name in signal.exporters:
-        if name == "console":
-            out.append(ConsoleMetricExporter(out=sys.stderr, preferred_temporality=preferred))
-        elif signal.protocol == "grpc":
-            from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import (
-                OTLPMetricExporter as GrpcMetrics,
-            )
-
-            out.append(GrpcMetrics(**_grpc(signal), preferred_temporality=preferred))
-        else:
-            from opentelemetry.exporter.otlp.proto.http.metric_exporter import (
-                OTLPMetricExporter,
-            )
-
-            out.append(OTLPMetricExporter(**_http(signal), preferred_temporality=preferred))
-    return out
-
-
-def _log_exporters(signal: Signal) -> list[LogRecordExporter]:
-    out: list[LogRecordExporter] = []
-    for name in signal.exporters:
-        if name == "console":
-            out.append(ConsoleLogRecordExporter(out=sys.stderr))
-        elif signal.protocol == "grpc":
-            from opentelemetry.exporter.otlp.proto.grpc._log_exporter import (
-                OTLPLogExporter as GrpcLogs,
-            )
-
-            out.append(GrpcLogs(**_grpc(signal)))
-        else:
-            from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
-
-            out.append(OTLPLogExporter(**_http(signal)))
-    return out
-
-
-def _span_exporters(signal: Signal) -> list[SpanExporter]:
-    out: list[SpanExporter] = []
-    for name in signal.exporters:
-        if name == "console":
-            out.append(ConsoleSpanExporter(out=sys.stderr))
-        elif signal.protocol == "grpc":
-            from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
-                OTLPSpanExporter as GrpcSpans,
-            )
-
-            out.append(GrpcSpans(**_grpc(signal)))
-        else:
-            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-
-            out.append(OTLPSpanExporter(**_http(signal)))
+def _exporters(kind: str, signal: Signal, **extra: Any) -> list[Any]:
+    module, name, console = _OTLP[kind]
+    out: list[Any] = []
+    for exporter in signal.exporters:
+        if exporter == "console":
+            out.append(console(out=sys.stderr, **extra))
+            continue
+        grpc = signal.protocol == "grpc"
+        path = f"opentelemetry.exporter.otlp.proto.{'grpc' if grpc else 'http'}.{module}"
+        otlp = getattr(importlib.import_module(path), name)
+        out.append(otlp(**(_grpc(signal) if grpc else _http(signal)), **extra))
     return out
 
 
