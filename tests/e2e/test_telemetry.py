@@ -12,7 +12,7 @@ import pytest
 
 from codeloop.models.catalog import cost_usd
 from codeloop.testing.fake_server import FakeModelServer, RecordedRequest
-from codeloop.testing.otlp_receiver import OtlpReceiver, Received
+from codeloop.testing.otlp_receiver import OtlpGrpcReceiver, OtlpReceiver, Received
 from codeloop.testing.scenario import Scenario, UsageSpec, fault, tool_use, turn
 from codeloop.types import Usage
 from tests.e2e.cli import CliRun, provider_env, run_cli
@@ -63,13 +63,13 @@ def make_project(root: Path) -> Path:
     return project
 
 
-def telemetry_env(otlp: OtlpReceiver) -> dict[str, str]:
+def telemetry_env(otlp: OtlpReceiver, protocol: str = "http/protobuf") -> dict[str, str]:
     return {
         "CLAUDE_CODE_ENABLE_TELEMETRY": "1",
         "OTEL_METRICS_EXPORTER": "otlp",
         "OTEL_LOGS_EXPORTER": "otlp",
         "OTEL_TRACES_EXPORTER": "otlp",
-        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+        "OTEL_EXPORTER_OTLP_PROTOCOL": protocol,
         "OTEL_EXPORTER_OTLP_ENDPOINT": otlp.url,
         "OTEL_EXPORTER_OTLP_HEADERS": "Authorization=Bearer t0ken",
         "OTEL_RESOURCE_ATTRIBUTES": "department=engineering,team.id=platform",
@@ -99,10 +99,14 @@ def run(
         return result, server.requests, project
 
 
-@pytest.fixture
-def exported(tmp_path: Path) -> tuple[Received, list[RecordedRequest]]:
-    with OtlpReceiver() as otlp:
-        result, requests, _ = run(tmp_path, telemetry_env(otlp))
+@pytest.fixture(params=["http/protobuf", "grpc"])
+def exported(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> tuple[Received, list[RecordedRequest]]:
+    protocol = request.param
+    receiver = OtlpGrpcReceiver() if protocol == "grpc" else OtlpReceiver()
+    with receiver as otlp:
+        result, requests, _ = run(tmp_path, telemetry_env(otlp, protocol))
         assert result.returncode == 0, result.stderr
     return otlp.received, requests
 

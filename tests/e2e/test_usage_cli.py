@@ -201,3 +201,30 @@ def test_usage_explains_itself_as_a_table(
     assert "cache hit rate" in run.stdout and "largest contributors" in run.stdout
     assert "By turn" in run.stdout and "find callers" in run.stdout
     assert "compaction summary" in run.stdout
+
+
+def test_since_keeps_only_later_requests(
+    recorded: tuple[Path, dict[str, str], list[RecordedRequest]],
+) -> None:
+    project, env, requests = recorded
+    later = run_cli(["usage", "--json", "--since", "2999-01-01"], cwd=project, env=env)
+    assert later.returncode == 0, later.stderr
+    assert later.json()["requests"] == 0 and later.json()["total"]["cost_usd"] == 0
+    everything = run_cli(["usage", "--json", "--since", "2000-01-01T00:00"], cwd=project, env=env)
+    assert everything.json()["requests"] == len(requests)
+
+
+def test_usage_says_what_is_wrong(tmp_path: Path) -> None:
+    env = provider_env(None, "anthropic", tmp_path)
+    empty = run_cli(["usage"], cwd=tmp_path, env=env)
+    assert empty.returncode == 0 and "No sessions in" in empty.stdout
+    missing = run_cli(["usage", "0123abcd"], cwd=tmp_path, env=env)
+    assert missing.returncode == 1 and "no session 0123abcd" in missing.stderr
+    for args, said in (
+        (["--since", "yesterday"], "not a date"),
+        (["0123", "--all"], "SESSION or --all"),
+        (["--by", "color"], "invalid choice"),
+    ):
+        run = run_cli(["usage", *args], cwd=tmp_path, env=env)
+        assert run.returncode == 2 and said in run.stderr, run.stderr
+        assert "Traceback" not in run.stderr

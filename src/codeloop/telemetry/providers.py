@@ -142,7 +142,8 @@ def _grpc(signal: Signal) -> dict[str, Any]:
     return {
         "endpoint": endpoint,
         "insecure": endpoint.startswith("http://"),
-        "headers": signal.headers,
+        # gRPC metadata keys must be lower case ("Authorization" is refused outright).
+        "headers": {k.lower(): v for k, v in signal.headers.items()},
         "timeout": EXPORT_TIMEOUT_S,
     }
 

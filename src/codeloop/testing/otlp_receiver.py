@@ -1,20 +1,22 @@
-"""A tiny OTLP/HTTP receiver on 127.0.0.1: what a collector would get from codeloop.
+"""Tiny OTLP receivers on 127.0.0.1 (HTTP, and gRPC): what a collector would get from codeloop.
 
-It accepts `POST /v1/metrics`, `/v1/logs` and `/v1/traces` (protobuf, gzip or not), decodes
-them with the official `opentelemetry-proto` messages, and keeps every data point, log record
-and span in a flat form tests can read; it also counts connections, so a test can show that
-nothing connected at all.
+The HTTP one accepts `POST /v1/metrics`, `/v1/logs` and `/v1/traces` (protobuf, gzip or
+not); the gRPC one the three OTLP Export services. Both decode with the official
+`opentelemetry-proto` messages and keep every data point, log record and span in a flat form
+tests can read; they also count connections, so a test can show that nothing connected.
 """
 
 from __future__ import annotations
 
 import gzip
 import threading
+from concurrent import futures
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Self
 
+import grpc
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
     ExportLogsServiceRequest,
@@ -239,3 +241,73 @@ class OtlpReceiver:
                             span.status.code,
                         )
                     )
+
+
+class OtlpGrpcReceiver(OtlpReceiver):
+    """The same, over OTLP/gRPC (OTEL_EXPORTER_OTLP_PROTOCOL=grpc): `url` is its endpoint."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._grpc: grpc.Server | None = None
+        self._port = 0
+
+    @property
+    def url(self) -> str:
+        assert self._grpc is not None, "the receiver is not running"
+        return f"http://127.0.0.1:{self._port}"
+
+    def __enter__(self) -> Self:
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+        receiver = self
+
+        def take(decode: Any, reply: Any) -> Any:
+            def export(request: Any, context: grpc.ServicerContext) -> Any:
+                with receiver.lock:
+                    receiver.received.connections += 1
+                    receiver.received.headers.append(
+                        {k.lower(): str(v) for k, v in context.invocation_metadata()}
+                    )
+                    decode(request)
+                return reply()
+
+            return export
+
+        handlers: dict[str, tuple[Any, Any, Any]] = {
+            "opentelemetry.proto.collector.metrics.v1.MetricsService": (
+                self._metrics,
+                ExportMetricsServiceRequest,
+                ExportMetricsServiceResponse,
+            ),
+            "opentelemetry.proto.collector.logs.v1.LogsService": (
+                self._logs,
+                ExportLogsServiceRequest,
+                ExportLogsServiceResponse,
+            ),
+            "opentelemetry.proto.collector.trace.v1.TraceService": (
+                self._traces,
+                ExportTraceServiceRequest,
+                ExportTraceServiceResponse,
+            ),
+        }
+        for service, (decode, request, reply) in handlers.items():
+            method = grpc.unary_unary_rpc_method_handler(
+                take(decode, reply),
+                request_deserializer=request.FromString,
+                response_serializer=reply.SerializeToString,
+            )
+            server.add_generic_rpc_handlers(
+                (grpc.method_handlers_generic_handler(service, {"Export": method}),)
+            )
+        self._port = server.add_insecure_port("127.0.0.1:0")
+        server.start()
+        self._grpc = server
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        assert self._grpc is not None
+        self._grpc.stop(grace=None).wait()
