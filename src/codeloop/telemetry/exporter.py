@@ -152,13 +152,12 @@ class SessionTelemetry:
         elif isinstance(event, ToolFinished):
             self._tool_finished(event, agent)
         elif isinstance(event, CompactBoundary):
-            self._emit(
+            self._emit(  # a failed compaction leaves no boundary (the history stands)
                 "compaction",
                 trigger=event.trigger,
-                success="true" if event.fallback is None else "false",
+                success="true",
                 pre_tokens=event.tokens_before,
                 post_tokens=event.tokens_after,
-                **({"error": event.fallback} if event.fallback else {}),
             )
         elif isinstance(event, LoopEnd) and agent is None:
             self._end_interaction()
