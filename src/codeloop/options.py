@@ -389,7 +389,9 @@ def _connect_hooks(hooks: HookRunner, session: Session, call_model: CallModel, m
 
     async def verify(hook_model: str | None, text: str) -> str:
         agent = VERIFIER if hook_model is None else replace(VERIFIER, model=hook_model)
-        result = await run_agent(session, agent, "hook verification", text, with_hooks=False)
+        # Recorded as a sub-agent of its own: no tool call carries its answer.
+        call = SubAgent(f"hook-{new_uuid()}", "hook verification", agent.name)
+        result = await run_agent(session, agent, call, text, with_hooks=False)
         return result.content if isinstance(result.content, str) else ""
 
     hooks.agent_judge = verify
