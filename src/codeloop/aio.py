@@ -93,8 +93,9 @@ async def until_aborted(source: AsyncIterator[T], abort: asyncio.Event) -> Async
             yield item
 
 
-async def unless_aborted(waiting: Awaitable[None], abort: asyncio.Event) -> bool:
-    """Wait for `waiting` (a retry's sleep, a shared limiter); False if `abort` fired first."""
+async def unless_aborted(waiting: Awaitable[object], abort: asyncio.Event) -> bool:
+    """Wait for `waiting` (a retry's sleep, a shared limiter, an MCP call: pass a task to read
+    its result); False if `abort` fired first (it is then cancelled)."""
     waiter = asyncio.ensure_future(waiting)
     abort_wait = asyncio.ensure_future(abort.wait())
     await asyncio.wait({waiter, abort_wait}, return_when=asyncio.FIRST_COMPLETED)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -60,6 +60,7 @@ from codeloop.models.base import (
     Overloaded,
     PromptTooLong,
     StreamIdle,
+    ToolSpec,
     describe,
 )
 from codeloop.models.retry import Attempts, Fallback, GiveUp, RetryPolicy
@@ -106,6 +107,9 @@ class LoopParams:
     user_context: tuple[Message, ...] = ()
     # The hook event a final answer fires: a sub-agent's loop fires SubagentStop.
     stop_event: Literal["Stop", "SubagentStop"] = "Stop"
+    # The tool definitions to send, asked before each turn's request (MCP servers change
+    # theirs, tool search loads more); None: every tool's spec.
+    offered_tools: Callable[[], Awaitable[Sequence[ToolSpec]]] | None = None
 
 
 @dataclass(frozen=True)
@@ -211,6 +215,12 @@ class _Run:
         # The token budget counts what this prompt spends, sub-agents included.
         self.output_before = params.ledger.usage.output_tokens
 
+    async def specs(self) -> tuple[ToolSpec, ...]:
+        """The tools this turn's request offers."""
+        if self.params.offered_tools is None:
+            return self.tool_specs
+        return tuple(await self.params.offered_tools())
+
     def first_state(self) -> State:
         budget = self.params.token_budget
         return State(
@@ -284,6 +294,7 @@ async def request_with_retries(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
     that stays unavailable hands the turn to the fallback."""
     params, deps, state = run.params, run.deps, turn.state
     attempts = Attempts(params.retry, None if state.fallback_used else params.fallback_model)
+    tool_specs = await run.specs()
     while True:
         number = attempts.begin()
         executor = run.executor(state.messages)
@@ -298,7 +309,7 @@ async def request_with_retries(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
             model=state.model,
             messages=(*params.user_context, *state.messages),
             system=params.system,
-            tools=run.tool_specs,
+            tools=tool_specs,
             max_tokens=state.max_tokens_override or params.max_tokens,
             stream=not attempts.non_streaming,
         )

@@ -31,6 +31,10 @@ from codeloop.extensions.skills import SkillRuntime, substitute
 from codeloop.hook_config import merge_hooks
 from codeloop.hook_handlers import HttpPolicy, model_judge
 from codeloop.hooks import HookRunner, instructions_loaded
+from codeloop.mcp.config import ServerConfig
+from codeloop.mcp.manager import MANAGER_TOOLS, McpManager
+from codeloop.mcp.setup import session_mcp
+from codeloop.mcp.sources import McpApproval, plugin_servers
 from codeloop.models.base import ModelClient
 from codeloop.models.catalog import model_info
 from codeloop.models.factory import (
@@ -120,6 +124,12 @@ class Options:
     agent: str | None = None
     # --effort: low, medium, high, xhigh or max (else the effortLevel setting).
     effort: str | None = None
+    # --mcp-config values (a file or inline JSON, each {"mcpServers": {...}}); with
+    # strict_mcp_config, the only servers started.
+    mcp_config: Sequence[str] = ()
+    strict_mcp_config: bool = False
+    # More servers for a library caller (mcp/config.py parse_servers builds them).
+    mcp_servers: Sequence[ServerConfig] = ()
 
 
 @dataclass(frozen=True)
@@ -222,6 +232,7 @@ def build_session(options: Options) -> Session:
         "continue" if options.continue_conversation else "resume" if options.resume else "fresh"
     )
     telemetry = start_telemetry(env, transcript.session_id, model, start)
+    mcp = _mcp(options, settings, ext, cwd, env, model, warnings)
     session = Session(
         client,
         tools,
@@ -235,6 +246,7 @@ def build_session(options: Options) -> Session:
         context=context,
         hooks=hooks,
         prompt_context=gather,
+        mcp=mcp,
     )
     session.agents = AgentRunner(
         ext.agents,
@@ -248,6 +260,32 @@ def build_session(options: Options) -> Session:
     if telemetry.observer is not None:
         session.observers.append(telemetry.observer)
     return session
+
+
+def _mcp(
+    options: Options,
+    settings: Settings,
+    ext: Extensions,
+    cwd: Path,
+    env: Mapping[str, str],
+    model: str,
+    warnings: list[str | Notice],
+) -> McpManager | None:
+    """The session's MCP servers: the configured ones, the plugins', --mcp-config's."""
+    roots = {p.name: (p.root, p.data_dir) for p in ext.plugins}
+    plugin_mcp, notes = plugin_servers(ext.mcp_servers, roots)
+    manager = session_mcp(
+        cwd,
+        env,
+        McpApproval.of(settings),
+        notes,
+        mcp_config=options.mcp_config,
+        strict=options.strict_mcp_config,
+        extra=[*plugin_mcp, *options.mcp_servers],
+        window=context_limits(model, env).window,
+    )
+    warnings += notes
+    return manager
 
 
 def _additional_dirs(settings: Settings, cwd: Path, warnings: list[str | Notice]) -> list[Path]:
@@ -633,7 +671,7 @@ def _policy(
     cli_allow = [Rule.parse(t, "--allowedTools") for t in split_rules(options.allowed_tools)]
     cli_deny = [Rule.parse(t, "--disallowedTools") for t in split_rules(options.disallowed_tools)]
     for rule in (*cli_allow, *cli_deny):
-        if rule.tool not in tools and not rule.tool.startswith("mcp__"):
+        if rule.tool not in (*tools, *MANAGER_TOOLS) and not rule.tool.startswith("mcp__"):
             raise UsageError(f"unknown tool {rule.tool!r} (tools: {', '.join(tools)})")
     rules: dict[str, list[Rule]] = {kind: [] for kind in RULE_KINDS}
     for rule_set in settings.rule_sets:

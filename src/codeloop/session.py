@@ -9,10 +9,12 @@ the interactive UI and the library API alike.
 from __future__ import annotations
 
 import asyncio
+from collections import ChainMap
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from codeloop.aio import unless_aborted
 from codeloop.context.compact import CompactResult
 from codeloop.context.memory import system_reminder
 from codeloop.context.pipeline import ContextManager
@@ -32,6 +34,7 @@ from codeloop.events import (
 from codeloop.extensions.agents import GENERAL, Agents
 from codeloop.hooks import HookRunner, instructions_loaded
 from codeloop.loop import LoopParams, query_loop
+from codeloop.mcp.manager import McpManager
 from codeloop.models.base import ModelClient
 from codeloop.models.retry import RetryPolicy
 from codeloop.permissions.policy import Policy
@@ -87,7 +90,8 @@ class Session:
     """`history` continues an earlier conversation; `transcript` (whose session id the session
     takes) records this one; `notices` are shown before the first prompt's events (e.g. what
     reading a resumed transcript had to skip); `context` manages the context window across
-    prompts. Usage and cost count this process's requests."""
+    prompts; `mcp` holds the MCP servers, started with the first prompt. Usage and cost count
+    this process's requests."""
 
     def __init__(
         self,
@@ -105,11 +109,17 @@ class Session:
         hooks: HookRunner | None = None,
         prompt_context: Callable[[], Awaitable[PromptContext]] | None = None,
         checkpoints: Checkpoints | None = None,
+        mcp: McpManager | None = None,
     ) -> None:
         if transcript is not None and session_id not in (None, transcript.session_id):
             raise ValueError("session_id differs from the transcript's session id")
         self.client = client
-        self.tools = dict(tools)
+        self.builtin_tools = dict(tools)
+        # The MCP servers' tools lie over the built-ins and change as the servers do.
+        self.mcp = mcp
+        self.tools: Mapping[str, AnyTool] = (
+            ChainMap(mcp.tools, self.builtin_tools) if mcp else self.builtin_tools
+        )
         self.workspace = workspace
         self.config = config
         self.session_id = transcript.session_id if transcript else session_id or new_uuid()
@@ -141,6 +151,13 @@ class Session:
         self.observers: list[SessionObserver] = []
         self._requests = RequestLog()
 
+    async def start_servers(self) -> bool:
+        """Start the MCP servers now (the first prompt does it otherwise); False when
+        interrupted first (they go on starting in the background)."""
+        if self.mcp is None:
+            return True
+        return await unless_aborted(self.mcp.start(), self._abort)
+
     def interrupt(self) -> None:
         """Stop the running prompt (Ctrl+C, an SDK interrupt); the session stays usable."""
         self._abort.set()
@@ -156,6 +173,8 @@ class Session:
             self._started = True
             async for event in self._start():
                 yield event
+        for text in self.mcp.take_notices() if self.mcp else ():
+            yield Notice("warning", text)
         added: tuple[Message, ...] = ()
         self.config.policy.clear_grants()  # a skill's allowed-tools last one prompt
         if self.hooks is not None:
@@ -171,6 +190,13 @@ class Session:
                 return
             if context := submitted.for_model():
                 added = (*added, Message.user(system_reminder(context), is_meta=True))
+        if self.mcp is not None and "@" in prompt:
+            from codeloop.mcp.prompts import attach_mentions
+
+            attached = await attach_mentions(prompt, self.mcp)
+            for problem in attached.problems:
+                yield Notice("warning", problem)
+            added = (*added, *attached.messages)
         message = Message.user(prompt)
         for item in (message, *added):
             if (failed := self._persist(item)) is not None:
@@ -261,6 +287,13 @@ class Session:
             retry=config.retry,
             abort=self._abort,
             user_context=self.user_context,
+            # With tool search, what is offered differs from what may be called. A sub-agent
+            # given its own tools is offered exactly those.
+            offered_tools=(
+                self.mcp.offered(self.builtin_tools)
+                if self.mcp is not None and "tools" not in changes
+                else None
+            ),
         )
         return replace(params, **changes)
 
@@ -292,8 +325,10 @@ class Session:
         return result
 
     async def _start(self) -> AsyncIterator[Event]:
-        """Gather the system prompt and the memory, then run the SessionStart hooks."""
+        """Gather the system prompt and the memory (while the MCP servers start), then run the
+        SessionStart hooks."""
         context: list[Message] = []
+        servers = asyncio.ensure_future(self.start_servers())
         if self._prompt_context is not None:
             gathered = await self._prompt_context()
             self.config.system = gathered.system
@@ -305,6 +340,7 @@ class Session:
             if gathered.user_context is not None:
                 context.append(gathered.user_context)
         context[:0] = self._setup_context
+        await servers  # interrupted: the loop sees the abort and stops
         if self.hooks is not None:
             source = self.config.start_source
             started = await self.hooks.run(
@@ -441,6 +477,8 @@ class Session:
 
     async def aclose(self) -> None:
         try:
+            if self.mcp is not None:
+                await self.mcp.aclose()
             if self.hooks is not None:
                 await self.hooks.run("SessionEnd", {"reason": "other"})
                 await self.hooks.aclose()

@@ -29,7 +29,7 @@ _ACCOUNT = "Claude.ai account, desktop and remote features do not exist in codel
 _TEAMS = "codeloop has no workflows, agent teams or worktrees"
 _AUTH = "codeloop reads API keys from the environment (or apiKeyHelper)"
 _MODELS = "codeloop has no such model options"
-_MCP = "MCP servers are not supported yet"
+_MCP = "an organization's MCP server allow/deny list, which codeloop does not enforce yet"
 _NA = "not applicable to codeloop"
 
 KEYS: dict[str, KeyInfo] = {
@@ -42,7 +42,8 @@ KEYS: dict[str, KeyInfo] = {
         "httpHookAllowedEnvVars checkpoints claudeMdExcludes claudeMd enabledPlugins "
         "extraKnownMarketplaces additionalMarketplaces outputStyle disableSkillShellExecution "
         "skillOverrides blockedMarketplaces strictKnownMarketplaces allowedMarketplaces agent "
-        "effortLevel alwaysThinkingEnabled requestOverrides",
+        "effortLevel alwaysThinkingEnabled requestOverrides "
+        "enableAllProjectMcpServers enabledMcpjsonServers disabledMcpjsonServers",
     ),
     **_group(
         "ignored",
@@ -94,10 +95,9 @@ KEYS: dict[str, KeyInfo] = {
         "disableBundledSkills useAutoModeDuringPlan autoMode",
     ),
     **_group(
-        "ignored",
+        "unsafe",
         _MCP,
-        "allowedMcpServers deniedMcpServers allowManagedMcpServersOnly "
-        "enableAllProjectMcpServers enabledMcpjsonServers disabledMcpjsonServers",
+        "allowedMcpServers deniedMcpServers allowManagedMcpServersOnly",
     ),
     **_group(
         "unsafe",

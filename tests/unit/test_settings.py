@@ -300,15 +300,7 @@ def test_claude_code_keys_are_typed_or_reported(dirs: tuple[Path, Path, dict[str
     assert settings.enable_all_project_mcp_servers is True
     assert settings.disabled_mcpjson_servers == ("db",)
     unsupported = {u.key: u for u in settings.unsupported}
-    # (MCP's keys are read for the MCP support, and reported until it acts on them.)
-    assert set(unsupported) == {
-        "theme",
-        "availableModels",
-        "sandbox.filesystem",
-        "spinnerVerbs",
-        "enableAllProjectMcpServers",
-        "disabledMcpjsonServers",
-    }
+    assert set(unsupported) == {"theme", "availableModels", "sandbox.filesystem", "spinnerVerbs"}
     assert unsupported["availableModels"].unsafe and unsupported["sandbox.filesystem"].unsafe
     assert not unsupported["theme"].unsafe
     assert unsupported["theme"].sources == (str(home / ".claude" / "settings.json"),)

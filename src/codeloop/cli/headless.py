@@ -81,6 +81,8 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
         continue_conversation=args.continue_conversation or args.resume == "",
         resume=args.resume or None,
         fork_session=args.fork_session,
+        mcp_config=args.mcp_config,
+        strict_mcp_config=args.strict_mcp_config,
     )
     session = build_session(options)
 
@@ -100,6 +102,10 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
             async for event in session.start():
                 out.event(event)
             return 0
+        if not await session.start_servers():  # the init line lists them as they came up
+            print("codeloop: interrupted", file=sys.stderr)
+            return 130
+        prompt = await _expand_command(prompt, session)
         out.start()
         async for event in session.submit(prompt):
             out.event(event)
@@ -109,6 +115,21 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
         await session.aclose()
     assert end is not None
     return out.finish(end, time.monotonic() - started)
+
+
+async def _expand_command(prompt: str, session: Any) -> str:
+    """A prompt that is an MCP prompt's slash command runs that prompt."""
+    from codeloop.mcp.prompts import PromptError, expand_command, is_command
+
+    if not is_command(prompt):
+        return prompt
+    if session.mcp is None:
+        raise UsageError(f"{prompt.split()[0]}: no MCP server is configured")
+    try:
+        expanded = await expand_command(prompt, session.mcp)
+    except PromptError as exc:
+        raise UsageError(str(exc)) from None
+    return expanded or prompt
 
 
 def _sources(raw: str | None) -> list[str] | None:

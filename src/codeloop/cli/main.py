@@ -42,6 +42,11 @@ Plugins (Claude Code's format; see codeloop plugin --help):
 Many tasks at once, each in its own clone (see codeloop batch --help):
   codeloop batch TASKS.jsonl --out DIR --workers 4     locally, or --ray auto on a cluster
 
+MCP servers (.mcp.json, and the user and local scopes, as Claude Code reads them):
+  codeloop mcp add NAME -- COMMAND [ARGS...]    add one (codeloop mcp --help for more)
+  codeloop -p "..." --mcp-config servers.json   more servers for this run
+  codeloop -p "/mcp__SERVER__PROMPT ARGS"       run a server's prompt
+
 Models (--model, else CODELOOP_MODEL, ANTHROPIC_MODEL, the settings' model):
   anthropic:NAME  Anthropic Messages API      needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)
   openai:NAME     any OpenAI-compatible server needs OPENAI_API_KEY, or OPENAI_BASE_URL for a
@@ -59,6 +64,8 @@ read-only Bash) run and denies the rest, telling the model why; allow more with 
 Claude Code's syntax, e.g. --allowedTools "Edit,Bash(npm test:*)", or with
 --permission-mode acceptEdits|bypassPermissions. Writes outside the working directory and
 --add-dir folders are never allowed without asking; --sandbox confines Bash for real.
+MCP tools are never allowed by a server's say-so: --allowedTools mcp__SERVER (or
+mcp__SERVER__TOOL) allows them.
 
 Claude Code's files, as Claude Code reads them (the same under .codeloop/ wins):
 ~/.claude/settings.json, .claude/settings.json, .claude/settings.local.json and managed
@@ -87,6 +94,10 @@ Environment:
   CODELOOP_MAX_TOOL_CONCURRENCY  read-only tool calls run at once (10)
   CODELOOP_RECORD, CODELOOP_REPLAY   as --record and --replay
   CODELOOP_CHECKPOINTS=0         take no checkpoints (settings: checkpoints.enabled)
+  MCP_TIMEOUT                    ms an MCP server may take to start (30000)
+  MCP_TOOL_TIMEOUT               ms an MCP tool call may take (600000)
+  ENABLE_TOOL_SEARCH             auto (MCP tool definitions over 10% of the window are
+                                 loaded on demand), auto:PERCENT, true, false
 
 Exit status: 0 on success, 1 on an error (one line on stderr), 2 on a usage error,
 130 when interrupted.
@@ -208,6 +219,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="another directory the tools may work in (repeatable)",
     )
     parser.add_argument(
+        "--mcp-config",
+        dest="mcp_config",
+        action="append",
+        default=[],
+        metavar="FILE_OR_JSON",
+        help='MCP servers for this run: a file or JSON with {"mcpServers": {...}} (repeatable)',
+    )
+    parser.add_argument(
+        "--strict-mcp-config",
+        action="store_true",
+        help="start only the --mcp-config servers, none from the configuration files",
+    )
+    parser.add_argument(
         "--verbose", action="store_true", help="show tool calls and retries on stderr"
     )
     parser.add_argument("--version", action="version", version=f"codeloop {__version__}")
@@ -281,6 +305,10 @@ def _main(argv: Sequence[str] | None) -> int:
         from codeloop.cli.usage import run_usage
 
         return run_usage(argv[1:])
+    if argv[:1] == ["mcp"]:
+        from codeloop.cli.mcp import run_mcp
+
+        return run_mcp(argv[1:])
     args = build_parser().parse_args(argv)
     if args.prompt is None and args.init_only:
         args.prompt = ""

@@ -348,5 +348,7 @@ def _glob_equal(spec: str, value: str, *, loose: bool) -> bool:
 
 
 def _input_of(args: Any) -> dict[str, Any]:
+    if isinstance(args, dict):  # tools without an input model (MCP tools) parse to a dict
+        return dict(args)
     dump = getattr(args, "model_dump", None)
     return dict(dump(by_alias=True, exclude_none=True)) if callable(dump) else {}

@@ -71,14 +71,18 @@ class StreamJsonRenderer(JsonRenderer):
                 "cwd": str(session.workspace.cwd),
                 "session_id": session.session_id,
                 "tools": list(session.tools),
-                "mcp_servers": [],
+                "mcp_servers": _mcp_servers(session),
                 "model": session.config.model,
                 "permissionMode": session.config.policy.mode,
-                "slash_commands": [],
                 "apiKeySource": "none",
                 "output_style": "default",
                 # What was loaded: agents, memory files, skills, plugins (options.py).
                 **session.inventory,
+                # The skills' and commands' names, then the MCP servers' prompts.
+                "slash_commands": [
+                    *session.inventory.get("slash_commands", []),
+                    *_mcp_prompts(session),
+                ],
             }
         )
 
@@ -132,3 +136,24 @@ def _envelope(kind: str, message: dict[str, Any], uuid: str, session_id: str) ->
         "session_id": session_id,
         "uuid": uuid,
     }
+
+
+def _mcp_prompts(session: Any) -> list[str]:
+    if session.mcp is None:
+        return []
+    from codeloop.mcp.prompts import command_names
+
+    return command_names(session.mcp)
+
+
+def _mcp_servers(session: Any) -> list[dict[str, Any]]:
+    """Each server with its status, as Claude Code's init line has them (and its error)."""
+    if session.mcp is None:
+        return []
+    out = []
+    for server in session.mcp.statuses():
+        entry: dict[str, Any] = {"name": server.name, "status": server.status}
+        if server.error:
+            entry["error"] = server.error
+        out.append(entry)
+    return out

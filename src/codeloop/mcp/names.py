@@ -1,0 +1,23 @@
+"""How MCP things are named for the model: `mcp__<server>__<tool>`, as Claude Code names them.
+
+Characters a model API refuses in a tool name become `_`; slash commands use the same names.
+"""
+
+from __future__ import annotations
+
+import re
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def safe(name: str) -> str:
+    return _UNSAFE.sub("_", name)
+
+
+def prefix(server: str) -> str:
+    """What every tool (and prompt command) of `server` starts with."""
+    return f"mcp__{safe(server)}__"
+
+
+def tool_name(server: str, tool: str) -> str:
+    return f"{prefix(server)}{safe(tool)}"

@@ -1,0 +1,82 @@
+"""Assemble a session's MCP manager from its configuration (no SDK import until it starts)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from codeloop.mcp.config import ServerConfig, Timeouts
+from codeloop.mcp.manager import McpManager
+from codeloop.mcp.search import search_mode
+from codeloop.mcp.sources import McpApproval, approval_hint, configured_servers
+
+if TYPE_CHECKING:
+    import httpx
+
+DEFAULT_CONNECT_MS = 30_000
+DEFAULT_TOOL_MS = 600_000
+
+
+def session_mcp(
+    cwd: Path,
+    env: Mapping[str, str],
+    approval: McpApproval,
+    warnings: list[str],
+    *,
+    mcp_config: Sequence[str] = (),
+    strict: bool = False,
+    extra: Sequence[ServerConfig] = (),
+    window: int = 200_000,
+) -> McpManager | None:
+    """The manager for a session's servers, or None when none is configured. A bad
+    --mcp-config raises ConfigError; everything else becomes one of `warnings`."""
+    configured = configured_servers(
+        cwd, env, approval, mcp_config=mcp_config, strict=strict, extra=extra
+    )
+    warnings += configured.warnings
+    if configured.unapproved:
+        names = [s.name for s in configured.unapproved]
+        warnings.append(
+            f"the project's MCP servers {', '.join(names)} (.mcp.json) were not started: they "
+            f"are not approved yet; to approve, {approval_hint(names)}"
+        )
+    if not configured.servers:
+        return None
+    return McpManager(
+        configured.servers,
+        env=env,
+        cwd=cwd,
+        timeouts=timeouts_from_env(env, warnings),
+        window=window,
+        search=search_mode(env, warnings),
+        auth=oauth_factory(env),
+    )
+
+
+def timeouts_from_env(env: Mapping[str, str], warnings: list[str]) -> Timeouts:
+    """MCP_TIMEOUT (connect) and MCP_TOOL_TIMEOUT (each call), in milliseconds."""
+    connect = _millis(env, "MCP_TIMEOUT", DEFAULT_CONNECT_MS, warnings)
+    tool = _millis(env, "MCP_TOOL_TIMEOUT", DEFAULT_TOOL_MS, warnings)
+    return Timeouts(connect / 1000, tool / 1000)
+
+
+def _millis(env: Mapping[str, str], key: str, default: int, warnings: list[str]) -> int:
+    raw = env.get(key, "").strip()
+    if not raw:
+        return default
+    if raw.isdigit() and int(raw) > 0:
+        return int(raw)
+    warnings.append(f"{key}={raw!r} is not a number of milliseconds; using {default}")
+    return default
+
+
+def oauth_factory(env: Mapping[str, str]) -> Callable[[ServerConfig], httpx.Auth | None]:
+    """OAuth for remote servers with stored tokens (auth.py loads with the first one)."""
+
+    def make(config: ServerConfig) -> httpx.Auth | None:
+        from codeloop.mcp.auth import session_auth
+
+        return session_auth(env)(config)
+
+    return make
