@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from codeloop.errors import UsageError
 from codeloop.mcp.config import ConfigError, ServerConfig, expand, parse_server, parse_servers
 from codeloop.mcp.names import tool_name
 from codeloop.mcp.sources import (
@@ -226,7 +227,7 @@ def test_mcp_config_flag_mistakes_are_errors(
     world: tuple[Path, dict[str, str]], value: str, problem: str
 ) -> None:
     project, env = world
-    with pytest.raises(ConfigError) as caught:
+    with pytest.raises(UsageError) as caught:  # exit status 2: the flag is the user's to fix
         configured_servers(project, env, McpApproval(), mcp_config=[value])
     assert problem in str(caught.value)
 

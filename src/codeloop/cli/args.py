@@ -80,3 +80,20 @@ def add_permission_flags(group: argparse.ArgumentParser | argparse._ArgumentGrou
         metavar="TOOLS",
         help="tools never allowed (repeatable)",
     )
+
+
+def add_mcp_flags(parser: argparse.ArgumentParser) -> None:
+    """--mcp-config and --strict-mcp-config."""
+    parser.add_argument(
+        "--mcp-config",
+        dest="mcp_config",
+        action="append",
+        default=[],
+        metavar="FILE_OR_JSON",
+        help='MCP servers for this run: a file or JSON with {"mcpServers": {...}} (repeatable)',
+    )
+    parser.add_argument(
+        "--strict-mcp-config",
+        action="store_true",
+        help="start only the --mcp-config servers, none from the configuration files",
+    )

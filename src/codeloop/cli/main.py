@@ -11,7 +11,13 @@ import sys
 from collections.abc import Sequence
 
 from codeloop import __version__
-from codeloop.cli.args import Parser, add_permission_flags, positive_amount, positive_int
+from codeloop.cli.args import (
+    Parser,
+    add_mcp_flags,
+    add_permission_flags,
+    positive_amount,
+    positive_int,
+)
 from codeloop.errors import CodeloopError
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
@@ -218,19 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="another directory the tools may work in (repeatable)",
     )
-    parser.add_argument(
-        "--mcp-config",
-        dest="mcp_config",
-        action="append",
-        default=[],
-        metavar="FILE_OR_JSON",
-        help='MCP servers for this run: a file or JSON with {"mcpServers": {...}} (repeatable)',
-    )
-    parser.add_argument(
-        "--strict-mcp-config",
-        action="store_true",
-        help="start only the --mcp-config servers, none from the configuration files",
-    )
+    add_mcp_flags(parser)
     parser.add_argument(
         "--verbose", action="store_true", help="show tool calls and retries on stderr"
     )
