@@ -232,7 +232,6 @@ def build_session(options: Options) -> Session:
         "continue" if options.continue_conversation else "resume" if options.resume else "fresh"
     )
     telemetry = start_telemetry(env, transcript.session_id, model, start)
-    mcp = _mcp(options, settings, ext, cwd, env, model, warnings)
     session = Session(
         client,
         tools,
@@ -242,11 +241,11 @@ def build_session(options: Options) -> Session:
         deps=deps,
         history=opened.history,
         transcript=transcript,
+        mcp=_mcp(options, settings, ext, cwd, env, model, warnings),  # adds to warnings
         notices=[*warnings, *opened.warnings, *telemetry.warnings],
         context=context,
         hooks=hooks,
         prompt_context=gather,
-        mcp=mcp,
     )
     session.agents = AgentRunner(
         ext.agents,
