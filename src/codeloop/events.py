@@ -6,8 +6,9 @@ Frontends render these; the session persists the ones that change the history (`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from codeloop.models.base import ModelRequest
 from codeloop.types import Message, ToolResultBlock, ToolUseBlock, Usage
@@ -126,6 +127,9 @@ class ToolFinished:
     # unknown tool, invalid input, an abort before it started).
     decision: Literal["accept", "reject"] | None = None
     decision_source: Literal["config", "hook"] | None = None
+    # What the tool reports to frontends beside the result (ToolResult.data): Edit and Write's
+    # change as hunks. Not part of the history.
+    data: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

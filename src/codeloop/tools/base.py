@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import os.path
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
@@ -31,6 +31,9 @@ InputT = TypeVar("InputT", bound="ToolInput")
 class ToolResult:
     content: str | tuple[TextBlock | ImageBlock, ...]
     is_error: bool = False
+    # What frontends show beyond the text the model reads, never sent to the model: Edit and
+    # Write give their change as hunks (tools/patch.py).
+    data: Mapping[str, Any] | None = None
 
     @staticmethod
     def error(message: str) -> ToolResult:

@@ -297,7 +297,7 @@ class ToolExecutor:
         self._note(post)
         replaced = updated_text(post.updated_output) if post.updated_output is not None else None
         if replaced is not None:
-            result = ToolResult(replaced, result.is_error)
+            result = ToolResult(replaced, result.is_error, result.data)
         feedback = "\n\n".join(t for t in (post.for_model(), attached) if t)
         return _with_feedback(result, feedback) if feedback else result
 
@@ -365,7 +365,14 @@ class ToolExecutor:
             block = _result_block(call.tool_use, call.result)
             decided_by = call.decided_by if call.decision else None
             self._push(
-                ToolFinished(call.tool_use, block, call.duration_ms, call.decision, decided_by)
+                ToolFinished(
+                    call.tool_use,
+                    block,
+                    call.duration_ms,
+                    call.decision,
+                    decided_by,
+                    call.result.data,
+                )
             )
 
     def _abort_siblings(self, failed: _Call) -> None:
@@ -442,8 +449,8 @@ def _marked_interrupted(result: ToolResult, reason: str) -> ToolResult:
 
 def _with_feedback(result: ToolResult, feedback: str) -> ToolResult:
     if isinstance(result.content, str):
-        return ToolResult(f"{result.content}\n\n{feedback}", result.is_error)
-    return ToolResult((*result.content, TextBlock(feedback)), result.is_error)
+        return dataclasses.replace(result, content=f"{result.content}\n\n{feedback}")
+    return dataclasses.replace(result, content=(*result.content, TextBlock(feedback)))
 
 
 def _result_block(tool_use: ToolUseBlock, result: ToolResult) -> ToolResultBlock:

@@ -28,6 +28,7 @@ from codeloop.text import (
 )
 from codeloop.tools.base import Tool, ToolContext, ToolResult, Workspace
 from codeloop.tools.input import ToolInput
+from codeloop.tools.patch import change_data
 
 # Lines of unchanged context shown around an edit, and the most lines an edit snippet shows.
 SNIPPET_CONTEXT = 3
@@ -80,6 +81,7 @@ class WriteTool(Tool[WriteInput]):
         except UnicodeEncodeError:
             return ToolResult.error("content is not valid Unicode text (lone surrogates).")
         mode = None if st is None else stat.S_IMODE(st.st_mode)
+        before = None if st is None else await _old_text(path)
         try:
             ctx.workspace.read_files[path] = await asyncio.to_thread(
                 _atomic_write, path, data, mode
@@ -88,7 +90,8 @@ class WriteTool(Tool[WriteInput]):
             return ToolResult.error(f"Could not write {path}: {exc.strerror or exc}")
         lines = args.content.count("\n") + (not args.content.endswith("\n") and args.content != "")
         verb = "Created" if st is None else "Updated"
-        return ToolResult(f"{verb} {path} ({lines} lines, {len(data)} bytes).")
+        change = change_data(path, before, args.content)
+        return ToolResult(f"{verb} {path} ({lines} lines, {len(data)} bytes).", data=change)
 
 
 class EditTool(Tool[EditInput]):
@@ -157,7 +160,8 @@ class EditTool(Tool[EditInput]):
         except OSError as exc:
             return ToolResult.error(f"Could not write {path}: {exc.strerror or exc}")
         replaced = "1 replacement" if outcome.count == 1 else f"{outcome.count} replacements"
-        return ToolResult(f"Edited {path} ({replaced}). {_snippet(outcome)}")
+        change = change_data(path, _display(text), _display(outcome.text))
+        return ToolResult(f"Edited {path} ({replaced}). {_snippet(outcome)}", data=change)
 
 
 async def _create(path: Path, content: str, workspace: Workspace) -> ToolResult:
@@ -168,7 +172,22 @@ async def _create(path: Path, content: str, workspace: Workspace) -> ToolResult:
         return ToolResult.error("new_string is not valid Unicode text (lone surrogates).")
     except OSError as exc:
         return ToolResult.error(f"Could not create {path}: {exc.strerror or exc}")
-    return ToolResult(f"Created {path} ({len(data)} bytes).")
+    created = change_data(path, None, content)
+    return ToolResult(f"Created {path} ({len(data)} bytes).", data=created)
+
+
+async def _old_text(path: Path) -> str | None:
+    """The text a Write replaces, for its diff (None: not readable as text)."""
+    try:
+        raw = await asyncio.to_thread(path.read_bytes)
+    except OSError:
+        return None
+    return None if looks_binary(raw) else _display(raw.decode("utf-8", "replace"))
+
+
+def _display(text: str) -> str:
+    """Text as a diff shows it: lone surrogates (bytes that were not UTF-8) as U+FFFD."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _unfit_to_change(path: Path, st: os.stat_result, workspace: Workspace, verb: str) -> str:
