@@ -11,10 +11,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codeloop.tools.patch import structured_patch
-from codeloop.tools.base import ToolContext
+from codeloop.tools.base import ToolContext, Workspace
 from codeloop.tools.files_write import WriteTool
-from tests.unit.test_tools_files import ctx, edit, read, run  # noqa: F401  (ctx is a fixture)
+from codeloop.tools.patch import structured_patch
+from tests.unit.test_tools_files import edit, read, run
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> ToolContext:
+    return ToolContext(Workspace(cwd=tmp_path))
+
 
 _HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
@@ -90,7 +96,7 @@ def _apply(old: list[str], hunks: list[dict[str, Any]]) -> list[str]:
     return out + old[pos:]
 
 
-async def test_edit_reports_its_change_as_hunks(ctx: ToolContext, tmp_path: Path) -> None:  # noqa: F811
+async def test_edit_reports_its_change_as_hunks(ctx: ToolContext, tmp_path: Path) -> None:
     path = tmp_path / "f.py"
     path.write_text("".join(f"line {i}\n" for i in range(1, 21)))
     await read(ctx, path)
@@ -104,7 +110,7 @@ async def test_edit_reports_its_change_as_hunks(ctx: ToolContext, tmp_path: Path
 
 async def test_write_reports_a_new_file_and_a_replaced_one(
     ctx: ToolContext, tmp_path: Path
-) -> None:  # noqa: F811
+) -> None:
     path = tmp_path / "new.txt"
     created = await run(WriteTool(), ctx, file_path=str(path), content="one\ntwo\n")
     assert created.data is not None and created.data["type"] == "create"
