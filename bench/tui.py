@@ -96,7 +96,10 @@ def environment(server: FakeModelServer, home: str) -> dict[str, str]:
 def launch(runs: int) -> tuple[list[float], list[float], list[float]]:
     prompt, session, echo = [], [], []
     for _ in range(runs):
-        with FakeModelServer(Scenario(turns=(turn("hi"),))) as server, tempfile.TemporaryDirectory() as home:
+        with (
+            FakeModelServer(Scenario(turns=(turn("hi"),))) as server,
+            tempfile.TemporaryDirectory() as home,
+        ):
             term = Pty(environment(server, home), Path(home))
             try:
                 prompt.append(term.read_until(READY) - term.started)
@@ -115,7 +118,10 @@ def long_session(turns: int) -> tuple[float, float]:
     steps = []
     for n in range(turns):
         steps += [turn(tool_use("Bash", {"command": f"echo step{n}"})), turn(f"Answer number {n}.")]
-    with FakeModelServer(Scenario(turns=tuple(steps))) as server, tempfile.TemporaryDirectory() as home:
+    with (
+        FakeModelServer(Scenario(turns=tuple(steps))) as server,
+        tempfile.TemporaryDirectory() as home,
+    ):
         env = environment(server, home)
         Path(home, ".codeloop").mkdir()
         Path(home, ".codeloop", "settings.json").write_text('{"permissions": {"allow": ["Bash"]}}')

@@ -255,6 +255,7 @@ def build_session(options: Options) -> Session:
     _connect_skills(skills, session, policy, tools, hooks)
     _connect_hooks(hooks, session, client.stream, model)
     session.extensions = ext
+    session.settings = settings
     session.inventory = _inventory(ext, memory)
     if telemetry.observer is not None:
         session.observers.append(telemetry.observer)
@@ -453,11 +454,7 @@ def _inventory(ext: Extensions, memory: Memory) -> dict[str, Any]:
     return {
         "agents": list(ext.agents.by_name),
         "skills": [s.name for s in ext.skills.by_name.values() if s.model_invocable],
-        "slash_commands": [
-            s.name if not s.namespace or s.plugin else f"{s.namespace}:{s.name}"
-            for s in ext.skills.by_name.values()
-            if s.user_invocable
-        ],
+        "slash_commands": [s.command_name for s in ext.skills.by_name.values() if s.user_invocable],
         "plugins": [{"name": p.name, "id": p.id, "path": str(p.root)} for p in ext.plugins],
         "output_style": ext.style.name if ext.style is not None else "default",
         "memory_files": [{"path": str(f.path), "type": f.kind} for f in memory.files],

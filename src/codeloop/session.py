@@ -42,12 +42,13 @@ from codeloop.subagents import AgentRunner
 from codeloop.token_budget import parse_budget_marker
 from codeloop.tools.base import AnyTool, ToolResult, Workspace
 from codeloop.transcript import TranscriptWriter
-from codeloop.types import Message, Usage, new_uuid
+from codeloop.types import ImageBlock, Message, TextBlock, Usage, new_uuid
 from codeloop.usage.record import RequestLog
 
 if TYPE_CHECKING:
     from codeloop.checkpoints import Checkpoints
     from codeloop.checkpoints.rewind import Rewound
+    from codeloop.settings import Settings
 
 
 # Claude Code's turn limit for a sub-agent (seed 002): a runaway one ends with a clear result.
@@ -136,6 +137,8 @@ class Session:
         # and the extensions themselves (plugins' commands and MCP server configs among them).
         self.inventory: dict[str, Any] = {}
         self.extensions: Any = None
+        # The settings the session was built from (the UI reads statusLine, editorMode).
+        self.settings: Settings | None = None
         # Runs a Task call: the general-purpose agent, and the custom agents the assembler adds.
         self.agents: AgentSpawner = AgentRunner(Agents({GENERAL.name: GENERAL}))
         # Every request's usage, sub-agents' included, as it happens: the budget's measure.
@@ -162,7 +165,15 @@ class Session:
         """Stop the running prompt (Ctrl+C, an SDK interrupt); the session stays usable."""
         self._abort.set()
 
-    async def submit(self, prompt: str) -> AsyncIterator[Event]:
+    async def submit(
+        self,
+        prompt: str,
+        *,
+        attachments: Sequence[TextBlock | ImageBlock] = (),
+        model: str | None = None,
+    ) -> AsyncIterator[Event]:
+        """Run one prompt: `attachments` go with it in the same message (files an `@path`
+        names, images); `model` answers this prompt instead of the session's (a command's)."""
         self._abort = asyncio.Event()
         for notice in self._notices:
             yield notice
@@ -176,7 +187,6 @@ class Session:
         for text in self.mcp.take_notices() if self.mcp else ():
             yield Notice("warning", text)
         added: tuple[Message, ...] = ()
-        self.config.policy.clear_grants()  # a skill's allowed-tools last one prompt
         if self.hooks is not None:
             if pending := self.hooks.take_async_context():
                 added = (Message.user(system_reminder("\n\n".join(pending)), is_meta=True),)
@@ -186,6 +196,7 @@ class Session:
             if submitted.blocked or submitted.stop:
                 why = submitted.reason if submitted.blocked else submitted.stop_reason
                 error = f"a UserPromptSubmit hook refused the prompt: {why}"
+                self.config.policy.clear_grants()
                 yield LoopEnd("hook_stopped", 0, Usage(), self.messages, error=error)
                 return
             if context := submitted.for_model():
@@ -197,7 +208,7 @@ class Session:
             for problem in attached.problems:
                 yield Notice("warning", problem)
             added = (*added, *attached.messages)
-        message = Message.user(prompt)
+        message = Message("user", (TextBlock(prompt), *attachments))
         for item in (message, *added):
             if (failed := self._persist(item)) is not None:
                 yield failed
@@ -205,7 +216,7 @@ class Session:
             self._observe(observer, observer.prompt, message)
         messages = (*self.messages, message, *added)
         budget = parse_budget_marker(prompt) or self.config.token_budget
-        params = self.run_params(messages, token_budget=budget)
+        params = self.run_params(messages, token_budget=budget, model=model or self.config.model)
         async for event in query_loop(params, self.run_deps()):
             if (failed := self._persist(event)) is not None:
                 yield failed
@@ -213,6 +224,7 @@ class Session:
                 self.checkpoints.turn_done()  # the turn's tools have all finished
             if isinstance(event, LoopEnd):
                 self._record(event)
+                self.config.policy.clear_grants()  # allowed-tools last one prompt
                 if self.hooks is not None and event.reason in FAILURE_ENDS:
                     await self._stop_failure(event)
             self._publish(event)

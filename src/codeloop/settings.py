@@ -150,6 +150,10 @@ class Settings:
     # `requestOverrides` (codeloop's own key): extra request fields and headers per provider or
     # model, checked by models/shaping.py, which owns their meaning.
     request_overrides: Mapping[str, Any] = field(default_factory=dict)
+    # The terminal UI: `statusLine`'s command (its first line of output replaces the footer),
+    # and `editorMode` (vim: vi key bindings in the input).
+    status_line: str | None = None
+    editor_mode: str | None = None
     # The sources that loaded (file paths, or "--settings" for inline JSON), lowest first.
     sources: tuple[str, ...] = ()
     # One line each, naming the file and the place; meant for the user.
@@ -341,6 +345,22 @@ def _string(key: str, value: Any, warn: Warn) -> Any:
     if isinstance(value, str) and value.strip():
         return value.strip()
     warn(key, f"expected a string, got {shown(value)}")
+    return _INVALID
+
+
+def _status_line(key: str, value: Any, warn: Warn) -> Any:
+    """`{"type": "command", "command": "..."}` → the command."""
+    command = value.get("command") if isinstance(value, dict) else None
+    if isinstance(command, str) and command and value.get("type", "command") == "command":
+        return command
+    warn(key, 'expected {"type": "command", "command": "..."}')
+    return _INVALID
+
+
+def _choice(key: str, value: Any, warn: Warn, choices: tuple[str, ...]) -> Any:
+    if value in choices:
+        return value
+    warn(key, f"expected one of {', '.join(choices)}, got {value!r}")
     return _INVALID
 
 
@@ -550,6 +570,8 @@ _CHECKS: dict[str, Any] = {
     "allowedMarketplaces": _objects,
     "outputStyle": _string,
     "agent": _string,
+    "statusLine": lambda k, v, w: _status_line(k, v, w),
+    "editorMode": lambda k, v, w: _choice(k, v, w, ("normal", "vim")),
     "claudeMdExcludes": _strings,
     "claudeMd": _string,
     "autoCompactEnabled": _boolean,
@@ -637,6 +659,8 @@ def _build(
         strict_marketplaces=None if strict is None else tuple(strict),
         output_style=merged.get("outputStyle"),
         agent=merged.get("agent"),
+        status_line=merged.get("statusLine"),
+        editor_mode=merged.get("editorMode"),
         claude_md_excludes=tuple(merged.get("claudeMdExcludes", ())),
         managed_claude_md=managed.get("claudeMd"),
         autocompact=merged.get("autoCompactEnabled"),

@@ -24,7 +24,7 @@ def _group(support: Support, why: str, names: str) -> dict[str, KeyInfo]:
     return {name: KeyInfo(support, why) for name in names.split()}
 
 
-_UI = "codeloop's headless runs have no interactive interface"
+_UI = "codeloop's terminal UI has no such option"
 _ACCOUNT = "Claude.ai account, desktop and remote features do not exist in codeloop"
 _TEAMS = "codeloop has no workflows, agent teams or worktrees"
 _AUTH = "codeloop reads API keys from the environment (or apiKeyHelper)"
@@ -43,16 +43,17 @@ KEYS: dict[str, KeyInfo] = {
         "extraKnownMarketplaces additionalMarketplaces outputStyle disableSkillShellExecution "
         "skillOverrides blockedMarketplaces strictKnownMarketplaces allowedMarketplaces agent "
         "effortLevel alwaysThinkingEnabled requestOverrides "
-        "enableAllProjectMcpServers enabledMcpjsonServers disabledMcpjsonServers",
+        "enableAllProjectMcpServers enabledMcpjsonServers disabledMcpjsonServers "
+        "statusLine editorMode",
     ),
     **_group(
         "ignored",
         _UI,
         "askUserQuestionTimeout autoScrollEnabled axScreenReader companyAnnouncements "
-        "defaultShell dialogExpiry diffTool editorMode emojiCompletionEnabled fileSuggestion "
+        "defaultShell dialogExpiry diffTool emojiCompletionEnabled fileSuggestion "
         "footerLinksRegexes keybindingFlavor prefersReducedMotion promptSuggestionEnabled "
         "respectGitignore respondToBashCommands showClearContextOnPlanAccept showTurnDuration "
-        "spellcheck spinnerTipsEnabled spinnerTipsOverride spinnerVerbs statusLine "
+        "spellcheck spinnerTipsEnabled spinnerTipsOverride spinnerVerbs "
         "subagentStatusLine syntaxHighlightingDisabled terminalProgressBarEnabled "
         "terminalTitleFromRename theme tui verbose viewMode vimInsertModeRemaps voice "
         "voiceEnabled wheelScrollAccelerationEnabled autoConnectIde autoInstallIdeExtension "

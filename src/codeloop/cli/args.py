@@ -4,7 +4,10 @@ permission flags (the same for one headless run and for every task of a batch)."
 from __future__ import annotations
 
 import argparse
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from codeloop.options import Options
 
 # Claude Code's modes; manual is its alias for default, auto runs as default (settings_apply).
 PERMISSION_MODES = (
@@ -97,3 +100,56 @@ def add_mcp_flags(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="start only the --mcp-config servers, none from the configuration files",
     )
+
+
+def session_options(args: argparse.Namespace, *, interactive: bool = False) -> Options:
+    """The session the flags ask for, the same for `-p` and the interactive UI. `--resume`
+    without an id is the latest session headless; the UI offers a picker instead."""
+    from pathlib import Path
+
+    from codeloop.options import Options
+
+    return Options(
+        model=args.model,
+        effort=args.effort,
+        cwd=Path.cwd(),
+        add_dirs=args.add_dirs,
+        permission_mode=(
+            "bypassPermissions" if args.dangerously_skip_permissions else args.permission_mode
+        ),
+        setting_sources=setting_sources(args.setting_sources),
+        agents=args.agents,
+        plugin_dirs=args.plugin_dirs,
+        agent=args.agent,
+        allowed_tools=args.allowed_tools,
+        disallowed_tools=args.disallowed_tools,
+        system_prompt=args.system_prompt,
+        append_system_prompt=args.append_system_prompt,
+        max_turns=args.max_turns,
+        settings=args.settings,
+        sandbox=args.sandbox,
+        max_budget_usd=args.max_budget_usd,
+        fallback_model=args.fallback_model,
+        token_budget=args.token_budget,
+        record=args.record,
+        replay=args.replay,
+        session_id=args.session_id,
+        continue_conversation=args.continue_conversation or (args.resume == "" and not interactive),
+        resume=args.resume or None,
+        fork_session=args.fork_session,
+        mcp_config=args.mcp_config,
+        strict_mcp_config=args.strict_mcp_config,
+    )
+
+
+def setting_sources(raw: str | None) -> list[str] | None:
+    """`--setting-sources=user,project` (empty: none of the files)."""
+    from codeloop.errors import UsageError
+
+    if raw is None:
+        return None
+    names = [part.strip() for part in raw.split(",") if part.strip()]
+    unknown = [n for n in names if n not in ("user", "project", "local")]
+    if unknown:
+        raise UsageError(f"--setting-sources: {', '.join(unknown)}: use user, project, local")
+    return names

@@ -10,14 +10,15 @@ import os
 import signal
 import sys
 import time
-from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from codeloop.cli.render import renderer_for
 from codeloop.errors import UsageError
-from codeloop.events import (
-    LoopEnd,
-)
+from codeloop.events import LoopEnd
+from codeloop.types import Message, TextBlock, Usage
+
+if TYPE_CHECKING:
+    from codeloop.cli.headless_commands import Expanded
 
 
 def run_headless(args: argparse.Namespace) -> int:
@@ -50,41 +51,10 @@ def _read_text(stdin: TextIO) -> str:
 
 
 async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
-    from codeloop.options import Options, build_session
+    from codeloop.cli.args import session_options
+    from codeloop.options import build_session
 
-    options = Options(
-        model=args.model,
-        effort=args.effort,
-        cwd=Path.cwd(),
-        add_dirs=args.add_dirs,
-        permission_mode=(
-            "bypassPermissions" if args.dangerously_skip_permissions else args.permission_mode
-        ),
-        setting_sources=_sources(args.setting_sources),
-        agents=args.agents,
-        plugin_dirs=args.plugin_dirs,
-        agent=args.agent,
-        allowed_tools=args.allowed_tools,
-        disallowed_tools=args.disallowed_tools,
-        system_prompt=args.system_prompt,
-        append_system_prompt=args.append_system_prompt,
-        max_turns=args.max_turns,
-        settings=args.settings,
-        sandbox=args.sandbox,
-        max_budget_usd=args.max_budget_usd,
-        fallback_model=args.fallback_model,
-        token_budget=args.token_budget,
-        record=args.record,
-        replay=args.replay,
-        session_id=args.session_id,
-        # In a headless run, --resume without an id means the latest session.
-        continue_conversation=args.continue_conversation or args.resume == "",
-        resume=args.resume or None,
-        fork_session=args.fork_session,
-        mcp_config=args.mcp_config,
-        strict_mcp_config=args.strict_mcp_config,
-    )
-    session = build_session(options)
+    session = build_session(session_options(args))
 
     from codeloop.models.local import DEFAULT_MODEL, DEMO_NOTICE
 
@@ -105,42 +75,34 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
         if not await session.start_servers():  # the init line lists them as they came up
             print("codeloop: interrupted", file=sys.stderr)
             return 130
-        prompt = await _expand_command(prompt, session)
         out.start()
-        async for event in session.submit(prompt):
-            out.event(event)
-            if isinstance(event, LoopEnd):
-                end = event
+        expanded = await _expand(session, prompt)
+        if expanded.submit is None:  # a built-in command: its output is the answer
+            reply = Message("assistant", (TextBlock(expanded.output),))
+            end = LoopEnd("completed", 0, Usage(), (*session.messages, reply))
+        else:
+            submit = expanded.submit
+            async for event in session.submit(
+                submit.prompt, attachments=submit.attachments, model=submit.model
+            ):
+                out.event(event)
+                if isinstance(event, LoopEnd):
+                    end = event
     finally:
         await session.aclose()
     assert end is not None
     return out.finish(end, time.monotonic() - started)
 
 
-async def _expand_command(prompt: str, session: Any) -> str:
-    """A prompt that is an MCP prompt's slash command runs that prompt."""
-    from codeloop.mcp.prompts import PromptError, expand_command, is_command
+async def _expand(session: Any, prompt: str) -> Expanded:
+    """A `/command` prompt goes through the slash-command registry (a failing command raises
+    its CommandError, reported by `main` in one line)."""
+    from codeloop.cli.headless_commands import expand_command
 
-    if not is_command(prompt):
-        return prompt
-    if session.mcp is None:
-        raise UsageError(f"{prompt.split()[0]}: no MCP server is configured")
-    try:
-        expanded = await expand_command(prompt, session.mcp)
-    except PromptError as exc:
-        raise UsageError(str(exc)) from None
-    return expanded or prompt
-
-
-def _sources(raw: str | None) -> list[str] | None:
-    """`--setting-sources=user,project` (empty: none of the files)."""
-    if raw is None:
-        return None
-    names = [part.strip() for part in raw.split(",") if part.strip()]
-    unknown = [n for n in names if n not in ("user", "project", "local")]
-    if unknown:
-        raise UsageError(f"--setting-sources: {', '.join(unknown)}: use user, project, local")
-    return names
+    expanded = await expand_command(session, prompt)
+    if expanded.notice:
+        print(f"codeloop: {expanded.notice}", file=sys.stderr)
+    return expanded
 
 
 def _setup_triggers(args: argparse.Namespace) -> list[str]:

@@ -25,6 +25,11 @@ OUTPUT_FORMATS = ("text", "json", "stream-json")
 DESCRIPTION = """\
 codeloop: a coding agent for the terminal.
 
+Interactive use:
+  codeloop                                      a session in this folder (/help inside)
+  codeloop "first prompt"                       ... starting with that prompt
+  codeloop -c   |   codeloop -r [ID]            continue the latest session, or pick one
+
 Headless use (scripts, CI):
   codeloop -p "fix the failing test"            answer printed on stdout
   git diff | codeloop -p "review this diff"     prompt (or extra input) on stdin
@@ -307,12 +312,9 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.prompt is None and args.init_only:
         args.prompt = ""
     if args.prompt is None:
-        print(
-            "codeloop: the interactive terminal UI is not built yet; run headless with "
-            '-p "your prompt" (see codeloop --help).',
-            file=sys.stderr,
-        )
-        return 2
+        from codeloop.cli.tui import run_interactive
+
+        return run_interactive(args)
     from codeloop.cli.headless import run_headless
 
     return run_headless(args)

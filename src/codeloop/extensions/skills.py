@@ -60,6 +60,11 @@ class Skill:
     def directory(self) -> Path:
         return self.path.parent
 
+    @property
+    def command_name(self) -> str:
+        """What the user types after `/`: a command in a subfolder is `folder:name`."""
+        return f"{self.namespace}:{self.name}" if self.namespace and not self.plugin else self.name
+
 
 @dataclass(frozen=True)
 class Skills:

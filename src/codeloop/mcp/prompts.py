@@ -32,14 +32,32 @@ def is_command(text: str) -> bool:
     return _COMMAND.match(text.strip()) is not None
 
 
+@dataclass(frozen=True)
+class PromptCommand:
+    name: str  # the slash command, without the slash
+    description: str
+    argument_hint: str  # <required> [optional], in order
+
+
+def prompt_commands(manager: McpManager) -> list[PromptCommand]:
+    """Every server prompt as the slash command that runs it (the commands registry lists
+    them: completion, /help, stream-json's init line)."""
+    commands = []
+    for conn in manager.connections.values():
+        if conn.status != "connected":
+            continue
+        for p in conn.prompts:
+            declared = list(p.arguments or [])
+            hint = " ".join(f"<{a.name}>" if a.required else f"[{a.name}]" for a in declared)
+            about = (p.description or "").strip().splitlines()
+            description = about[0] if about else f"prompt {p.name} of MCP server {conn.name}"
+            commands.append(PromptCommand(f"{prefix(conn.name)}{safe(p.name)}", description, hint))
+    return commands
+
+
 def command_names(manager: McpManager) -> list[str]:
     """Every server prompt as the slash command that runs it (without the slash)."""
-    return [
-        f"{prefix(conn.name)}{safe(p.name)}"
-        for conn in manager.connections.values()
-        if conn.status == "connected"
-        for p in conn.prompts
-    ]
+    return [command.name for command in prompt_commands(manager)]
 
 
 async def expand_command(text: str, manager: McpManager) -> str | None:

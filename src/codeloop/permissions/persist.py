@@ -1,4 +1,5 @@
-"""Keep "allow always" answers: add rules to a settings file, keeping everything else in it."""
+"""Keep "allow always" answers, and take rules out again (/permissions): change a settings
+file's rule lists, keeping everything else in it."""
 
 from __future__ import annotations
 
@@ -27,3 +28,16 @@ def add_allow_rules(path: Path, rules: Sequence[str]) -> None:
         raise PersistError(f"{path}: permissions.allow is not a list; rule not saved")
     allow.extend(rule for rule in dict.fromkeys(rules) if rule not in allow)
     write_json_atomic(path, data)
+
+
+def remove_rule(path: Path, kind: str, rule: str) -> None:
+    """Take `rule` out of `permissions.<kind>` in `path`, keeping everything else."""
+    try:
+        data = read_json_object(path)
+    except JsonFileError as exc:
+        raise PersistError(f"{exc}; rule not removed") from None
+    permissions = data.get("permissions")
+    listed = permissions.get(kind) if isinstance(permissions, dict) else None
+    if isinstance(listed, list) and rule in listed:
+        listed.remove(rule)
+        write_json_atomic(path, data)

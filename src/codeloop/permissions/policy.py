@@ -27,7 +27,7 @@ from codeloop.permissions import paths
 from codeloop.permissions.bash_check import decide_bash
 from codeloop.permissions.decision import Behavior, Decision, Scope
 from codeloop.permissions.files_check import decide_files, file_targets
-from codeloop.permissions.persist import add_allow_rules
+from codeloop.permissions.persist import add_allow_rules, remove_rule
 from codeloop.permissions.rules import Rule, RuleBook, RuleError, domain_matches, fold
 from codeloop.tools.base import AnyTool, ToolContext, Workspace
 from codeloop.tools.executor import PermissionDecision
@@ -308,6 +308,26 @@ class Policy:
         self.denials.append(Denial(tool.name, ctx.tool_use_id, _input_of(args), message))
         return PermissionDecision(False, message, would_ask)
 
+    def rules(self) -> dict[str, list[Rule]]:
+        """The rules in force, by behaviour (allow, deny, ask), each with its source."""
+        book = self._book
+        if book is None:
+            allow, deny, ask = self._lists
+            return {"allow": list(allow), "deny": list(deny), "ask": list(ask)}
+        return {kind: list(rules) for kind, rules in book.rules.items()}
+
+    def remove_rule(self, kind: str, rule: Rule) -> Path | None:
+        """Stop applying a rule, and take it out of the settings file it came from (returned;
+        None when it came from a flag or was granted for one prompt)."""
+        for rules in (self._book.rules[kind] if self._book else [], self._lists[_KINDS[kind]]):
+            if rule in rules:
+                rules.remove(rule)
+        source = Path(rule.source)
+        if source.suffix != ".json" or not source.is_file():
+            return None
+        remove_rule(source, kind, rule.text)
+        return source
+
     def allow_always(self, texts: Sequence[str]) -> Path | None:
         """Allow these rules from now on, and keep them in the project's local settings.
 
@@ -320,6 +340,9 @@ class Policy:
             book.add("allow", Rule.parse(text, str(target)))
         add_allow_rules(target, texts)
         return target
+
+
+_KINDS = {"allow": 0, "deny": 1, "ask": 2}
 
 
 def _rules(items: Iterable[str | Rule]) -> list[Rule]:

@@ -10,6 +10,7 @@ runs the rendered body as a sub-agent's task instead.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import ClassVar
 
@@ -17,7 +18,7 @@ from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
 from codeloop.extensions.skills import Skill, SkillRuntime, Skills, shell_commands, substitute
-from codeloop.tools.base import Tool, ToolContext, ToolResult
+from codeloop.tools.base import Tool, ToolContext, ToolResult, Workspace
 from codeloop.tools.input import ToolInput
 
 SHELL_TIMEOUT = 120.0
@@ -82,7 +83,7 @@ class SkillTool(Tool[SkillInput]):
             runtime.grant(skill.allowed_tools, f"skill {skill.name}")
         try:
             text = await self._inject(skill, text, ctx)
-        except _ShellFailed as exc:
+        except ShellFailed as exc:
             return ToolResult.error(str(exc))
         if skill.hooks:
             runtime.add_hooks(skill)
@@ -96,41 +97,58 @@ class SkillTool(Tool[SkillInput]):
         return ToolResult(f"{header}\n\n{text.strip()}")
 
     async def _inject(self, skill: Skill, text: str, ctx: ToolContext) -> str:
-        """Run each !`command` and put its output in its place (once, not re-scanned)."""
-        from codeloop.procs import run_bounded
+        async def may_run(command: str) -> bool:
+            return self.runtime.may_run(command, ctx)
 
-        pieces = shell_commands(text)
-        if not pieces:
-            return text
-        outputs: list[tuple[str, str]] = []
-        for placeholder, command in pieces:
-            if self.runtime.shell_disabled:
-                outputs.append((placeholder, DISABLED))
-                continue
-            if not self.runtime.may_run(command, ctx):
-                raise _ShellFailed(
-                    f'Shell command permission check failed for pattern "{placeholder}": '
-                    "allow it in the skill's allowed-tools or the permission rules."
-                )
-            done = await run_bounded(
-                ["bash", "-c", f"{command} 2>&1"],
-                time_limit=SHELL_TIMEOUT,
-                cwd=ctx.workspace.cwd,
-                env=ctx.workspace.env,
-            )
-            first = command.split()[0] if command.split() else ""
-            ok = done.returncode == 0 or (done.returncode == 1 and first in _SEARCHES)
-            if not ok:
-                why = "timed out" if done.timed_out else f"exit {done.returncode}"
-                raise _ShellFailed(
-                    f'Shell command failed for pattern "{placeholder}" ({why}):\n'
-                    f"[stderr]\n{done.stdout.strip()}"
-                )
-            outputs.append((placeholder, done.stdout.rstrip("\n")))
-        for placeholder, output in outputs:
-            text = text.replace(placeholder, output, 1)
+        return await inject_shell(
+            text, may_run, ctx.workspace, disabled=self.runtime.shell_disabled
+        )
+
+
+async def inject_shell(
+    text: str,
+    may_run: Callable[[str], Awaitable[bool]],
+    workspace: Workspace,
+    *,
+    disabled: bool = False,
+) -> str:
+    """Run each !`command` of a skill or command body and put its output in its place (once,
+    not re-scanned). `may_run` decides each command (the permission policy); a refused or
+    failing one raises ShellFailed, as Claude Code aborts the skill."""
+    from codeloop.procs import run_bounded
+
+    pieces = shell_commands(text)
+    if not pieces:
         return text
+    outputs: list[tuple[str, str]] = []
+    for placeholder, command in pieces:
+        if disabled:
+            outputs.append((placeholder, DISABLED))
+            continue
+        if not await may_run(command):
+            raise ShellFailed(
+                f'Shell command permission check failed for pattern "{placeholder}": '
+                "allow it in the allowed-tools or the permission rules."
+            )
+        done = await run_bounded(
+            ["bash", "-c", f"{command} 2>&1"],
+            time_limit=SHELL_TIMEOUT,
+            cwd=workspace.cwd,
+            env=workspace.env,
+        )
+        first = command.split()[0] if command.split() else ""
+        ok = done.returncode == 0 or (done.returncode == 1 and first in _SEARCHES)
+        if not ok:
+            why = "timed out" if done.timed_out else f"exit {done.returncode}"
+            raise ShellFailed(
+                f'Shell command failed for pattern "{placeholder}" ({why}):\n'
+                f"[stderr]\n{done.stdout.strip()}"
+            )
+        outputs.append((placeholder, done.stdout.rstrip("\n")))
+    for placeholder, output in outputs:
+        text = text.replace(placeholder, output, 1)
+    return text
 
 
-class _ShellFailed(Exception):
-    pass
+class ShellFailed(Exception):
+    """A !`command` was refused or failed; the message says which and why."""

@@ -1,0 +1,80 @@
+"""`codeloop` without -p: the interactive session in this folder.
+
+On a terminal it is the prompt_toolkit UI (app.py); without one (stdin or stdout not a
+terminal) or with TERM=dumb it falls back to plain lines (plain.py). Both render the Session's
+events through the presenter and run slash commands from the shared registry (commands/).
+Nothing here is imported by `-p` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from codeloop.options import Options
+
+PLAIN_WIDTH = 100
+
+
+def run_interactive(args: argparse.Namespace) -> int:
+    from codeloop.cli.args import session_options
+
+    try:
+        options = session_options(args, interactive=True)
+    except ValueError as exc:
+        print(f"codeloop: {exc} (see codeloop --help)", file=sys.stderr)
+        return 2
+    words = " ".join(args.words).strip()
+    # -r without an id: the picker of this folder's sessions comes first.
+    first = "/resume" if args.resume == "" else (words or None)
+    color = not os.environ.get("NO_COLOR")
+    terminal = sys.stdin.isatty() and sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
+    if terminal:
+        return _run_terminal(options, first, color=color)
+    return _run_plain(options, first)
+
+
+def _run_terminal(options: Options, first: str | None, *, color: bool) -> int:
+    from codeloop.cli.tui.app import TerminalUI
+    from codeloop.cli.tui.presenter import Presenter
+    from codeloop.cli.tui.render import Renderer
+    from codeloop.commands import default_registry
+    from codeloop.paths import codeloop_home
+
+    columns = os.get_terminal_size(sys.stdout.fileno()).columns
+    presenter = Presenter(Renderer(columns, color=color), options.cwd or Path.cwd())
+    ui = TerminalUI(
+        options,
+        default_registry(),
+        presenter,
+        first_prompt=first,
+        history=codeloop_home(os.environ) / "history",
+        color=color,
+    )
+    return asyncio.run(ui.main())
+
+
+def _run_plain(options: Options, first: str | None) -> int:
+    from codeloop.cli.tui.plain import PlainUI
+    from codeloop.cli.tui.presenter import Presenter
+    from codeloop.cli.tui.render import Renderer
+    from codeloop.commands import default_registry
+
+    presenter = Presenter(Renderer(PLAIN_WIDTH, color=False), options.cwd or Path.cwd())
+    ui = PlainUI(options, default_registry(), presenter, first_prompt=first)
+    return asyncio.run(ui.main())
+
+
+def startup_error(exc: BaseException) -> str:
+    """What the user reads when the session cannot start: the user's mistake in one line,
+    anything else as the bug it is."""
+    from codeloop.errors import CodeloopError
+
+    if isinstance(exc, CodeloopError):
+        return f"codeloop: {exc}"
+    return f"codeloop: the session could not start (a bug in codeloop): {type(exc).__name__}: {exc}"

@@ -1,0 +1,169 @@
+"""Slash commands: one registry for every frontend — the terminal UI, and headless
+`codeloop -p "/name args"`.
+
+A command is a name, a description and an async handler. What it shows goes through the
+frontend it runs in (`Frontend`: the UI prints it, headless writes it to stdout); what it asks
+of the model comes back as a `Submit`, which the frontend sends like a typed prompt. Built-in
+commands are registered once (`Registry.add`); providers compute commands from a session
+(`Registry.add_provider`): the custom command and skill files, and whatever else brings
+commands (an MCP server's prompts, a checkpoint command) registers the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from codeloop.errors import CodeloopError
+
+if TYPE_CHECKING:
+    from codeloop.session import Session
+    from codeloop.types import ImageBlock, TextBlock
+
+
+@dataclass(frozen=True)
+class Submit:
+    """A prompt for the model, as a command made it: with the files it attaches, and the model
+    it picks for this one prompt (a command file's `model`)."""
+
+    prompt: str
+    attachments: tuple[TextBlock | ImageBlock, ...] = ()
+    model: str | None = None
+
+
+class Frontend(Protocol):
+    """What a command acts through: the UI implements it, and so does headless."""
+
+    @property
+    def session(self) -> Session:
+        """The session now running (a command may replace it: `reopen`)."""
+        ...
+
+    @property
+    def interactive(self) -> bool:
+        """True when a person can answer (pickers, the editor)."""
+        ...
+
+    def show(self, text: str) -> None:
+        """Output of a command, as plain text lines."""
+        ...
+
+    async def choose(self, title: str, options: Sequence[str]) -> int | None:
+        """The index of the option picked, or None when nothing was (Esc, or no person)."""
+        ...
+
+    async def reopen(self, changes: Mapping[str, Any]) -> None:
+        """Replace the session with one built from the same options and these changes:
+        `{}` starts a new session, `{"resume": id}` continues one, `{"model": name}` ..."""
+        ...
+
+    async def edit(self, path: Path) -> None:
+        """Open the file in the user's editor and wait until they close it."""
+        ...
+
+    def exit(self) -> None: ...
+
+
+@dataclass
+class CommandContext:
+    ui: Frontend
+    registry: Registry
+
+    @property
+    def session(self) -> Session:
+        return self.ui.session
+
+
+Handler = Callable[[CommandContext, str], Awaitable[Submit | None]]
+
+
+class CommandError(CodeloopError):
+    """A command could not do what was asked; the message is for the user."""
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    description: str
+    handler: Handler
+    argument_hint: str = ""
+    # Where it comes from: built-in, project, user, plugin, managed, mcp ...
+    source: str = "built-in"
+    # Needs a person at a terminal (a picker, the editor): headless names it instead.
+    interactive_only: bool = False
+
+
+# Providers compute commands from the running session (custom command files, MCP prompts).
+Provider = Callable[["Session"], Iterable[Command]]
+
+_NAME = re.compile(r"[A-Za-z0-9_][\w.:-]*")
+
+
+def parse(text: str) -> tuple[str, str] | None:
+    """`/name args` → (name, args); None for text that is no command (`/etc/hosts is...`)."""
+    if not text.startswith("/"):
+        return None
+    head, _, rest = text[1:].partition(" ")
+    head, newline, more = head.partition("\n")
+    if not _NAME.fullmatch(head):
+        return None
+    args = f"{more}{' ' if more and rest else ''}{rest}" if newline else rest
+    return head, args.strip()
+
+
+@dataclass
+class Registry:
+    builtins: dict[str, Command] = field(default_factory=dict)
+    providers: list[Provider] = field(default_factory=list)
+
+    def add(self, command: Command) -> None:
+        self.builtins[command.name] = command
+
+    def add_provider(self, provider: Provider) -> None:
+        self.providers.append(provider)
+
+    def commands(self, session: Session | None) -> list[Command]:
+        """Every command, built-ins first; a provided command never hides a built-in."""
+        found = dict(self.builtins)
+        if session is not None:
+            for provider in self.providers:
+                for command in provider(session):
+                    found.setdefault(command.name, command)
+        return list(found.values())
+
+    def find(self, session: Session | None, name: str) -> Command | None:
+        commands = {c.name: c for c in self.commands(session)}
+        if name in commands:
+            return commands[name]
+        lowered = name.lower()
+        return next((c for n, c in commands.items() if n.lower() == lowered), None)
+
+
+def default_registry() -> Registry:
+    """The built-in commands, the custom command files and the MCP servers' prompts: what
+    every frontend offers."""
+    from codeloop.commands import builtin, custom, mcp_prompts
+
+    registry = Registry()
+    for command in builtin.COMMANDS:
+        registry.add(command)
+    registry.add_provider(custom.provide)
+    registry.add_provider(mcp_prompts.provide)
+    return registry
+
+
+__all__ = [
+    "Command",
+    "CommandContext",
+    "CommandError",
+    "Frontend",
+    "Handler",
+    "Provider",
+    "Registry",
+    "Submit",
+    "default_registry",
+    "parse",
+]

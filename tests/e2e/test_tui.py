@@ -1,0 +1,348 @@
+"""The interactive UI, driven in a real terminal (tmux) against the fake model server: what a
+person sees on the screen after typing, for each of the issue's acceptance points."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codeloop.testing.fake_server import FakeModelServer
+from codeloop.testing.scenario import Scenario, tool_use, turn
+from tests.e2e.cli import provider_env, run_cli
+from tests.e2e.tmux import Terminal
+
+MODEL = ["--model", "claude-sonnet-4-5"]
+
+
+def env_for(server: FakeModelServer, home: Path, **extra: str) -> dict[str, str]:
+    return provider_env(server, "anthropic", home) | {"CODELOOP_HOME": str(home / "data")} | extra
+
+
+def user_texts(request_body: Any) -> list[str]:
+    """Every text block of the user messages a request sent."""
+    texts = []
+    for message in request_body["messages"]:
+        if message["role"] != "user":
+            continue
+        content = message["content"]
+        if isinstance(content, str):
+            texts.append(content)
+            continue
+        texts += [b.get("text", "") for b in content if b.get("type") == "text"]
+    return texts
+
+
+def colors(screen: str) -> list[str]:
+    """The SGR codes on the screen that set a colour (not bold, dim or the default colour)."""
+    found = []
+    for params in re.findall(r"\x1b\[([0-9;]*)m", screen):
+        for code in params.split(";"):
+            if code.isdigit() and (
+                30 <= int(code) <= 38 or 40 <= int(code) <= 48 or int(code) >= 90
+            ):
+                found.append(params)
+    return found
+
+
+ANSWER = """\
+# Plan
+
+The parser drops the **last** token when the input ends without a newline.
+
+```python
+def parse(text):
+    return text.split()
+```
+
+1. Read the tokenizer.
+2. Fix the off-by-one.
+
+Done: every case passes now."""
+
+
+def test_a_streamed_answer_is_rendered_as_markdown(tmp_path: Path) -> None:
+    scenario = Scenario(turns=(turn(ANSWER, chunk_chars=6, delay=0.01),))
+    with (
+        FakeModelServer(scenario) as server,
+        Terminal(MODEL, cwd=tmp_path, env=env_for(server, tmp_path)) as term,
+    ):
+        term.ready()
+        term.send("why does the parser fail?")
+        screen = term.wait_for("Done: every case passes now.")
+    assert "> why does the parser fail?" in screen
+    assert "The parser drops the last token" in screen  # **bold** rendered, not shown as **
+    assert "**" not in screen and "```" not in screen
+    assert "def parse(text):" in screen and "Read the tokenizer." in screen
+    assert screen.count("Done: every case passes now.") == 1
+
+
+def test_an_edit_is_shown_as_a_diff(tmp_path: Path) -> None:
+    source = "".join(f"line {i}\n" for i in range(1, 11))
+    (tmp_path / "f.py").write_text(source)
+    edit = {"file_path": "f.py", "old_string": "line 5\n", "new_string": "line five\n"}
+    scenario = Scenario(
+        turns=(
+            turn(tool_use("Read", {"file_path": "f.py"})),
+            turn(tool_use("Edit", edit)),
+            turn("Renamed line 5."),
+        )
+    )
+    args = [*MODEL, "--permission-mode", "acceptEdits"]
+    with (
+        FakeModelServer(scenario) as server,
+        Terminal(args, cwd=tmp_path, env=env_for(server, tmp_path)) as term,
+    ):
+        term.ready()
+        term.send("rename line 5")
+        screen = term.wait_for("Renamed line 5.")
+    assert "Edit(f.py)" in screen
+    assert "Updated f.py with 1 addition and 1 removal" in screen
+    assert re.search(r"5 - line 5\n", screen), screen
+    assert re.search(r"5 \+ line five\n", screen), screen
+    assert re.search(r"4   line 4\n", screen), screen  # context, numbered
+    assert (tmp_path / "f.py").read_text() == source.replace("line 5\n", "line five\n")
+
+
+def test_allow_always_is_kept_for_the_next_session(tmp_path: Path) -> None:
+    call = tool_use("Bash", {"command": "touch made.txt"})
+    scenario = Scenario(
+        turns=(turn("Creating it.", call), turn("Created."), turn(call), turn("Again."))
+    )
+    with FakeModelServer(scenario) as server:
+        env = env_for(server, tmp_path)
+        with Terminal(MODEL, cwd=tmp_path, env=env) as term:
+            term.ready()
+            term.send("make a file")
+            screen = term.wait_for("Do you want to proceed?")
+            assert "touch made.txt" in screen
+            assert "2. Yes, and don't ask again for Bash(touch made.txt)" in screen
+            term.write("2")
+            term.wait_for("Created.")
+            term.keys("C-d")
+            assert term.exit_status() == 0
+        saved = json.loads((tmp_path / ".codeloop" / "settings.local.json").read_text())
+        assert saved["permissions"]["allow"] == ["Bash(touch made.txt)"]
+        (tmp_path / "made.txt").unlink()
+        with Terminal(MODEL, cwd=tmp_path, env=env) as term:
+            term.ready()
+            term.send("make it again")
+            screen = term.wait_for("Again.")
+            assert "Do you want to proceed?" not in term.history()
+    assert (tmp_path / "made.txt").exists()
+
+
+def test_escape_stops_a_long_command_and_the_next_prompt_works(tmp_path: Path) -> None:
+    scenario = Scenario(
+        turns=(
+            turn("Waiting.", tool_use("Bash", {"command": "sleep 120; echo never"})),
+            turn("The second answer."),
+        )
+    )
+    args = [*MODEL, "--allowedTools", "Bash(sleep:*)"]
+    with (
+        FakeModelServer(scenario) as server,
+        Terminal(args, cwd=tmp_path, env=env_for(server, tmp_path)) as term,
+    ):
+        term.ready()
+        term.send("wait for a while")
+        term.wait_for("running for")
+        term.write("typed meanwhile")
+        term.keys("Escape")
+        screen = term.wait_for("Interrupted")
+        term.wait_until_gone("esc to interrupt")
+        # The prompt came back with what was typed, and the next prompt is answered.
+        assert "❯ typed meanwhile" in term.screen()
+        term.keys("C-u")
+        term.send("and now?")
+        screen = term.wait_for("The second answer.")
+        requests = server.requests
+    assert "Interrupted by user" in screen and len(requests) == 2
+    # The interrupted call got its result: the next request pairs every tool_use.
+    last = requests[-1].body["messages"]
+    results = [
+        b
+        for m in last
+        if m["role"] == "user" and isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    ]
+    assert len(results) == 1 and results[0].get("is_error") is True
+
+
+def test_compact_cost_and_context(tmp_path: Path) -> None:
+    scenario = Scenario(
+        turns=(
+            turn("First answer."),
+            turn("<summary>The user said hello; the assistant answered.</summary>"),
+        )
+    )
+    with (
+        FakeModelServer(scenario) as server,
+        Terminal(MODEL, cwd=tmp_path, env=env_for(server, tmp_path)) as term,
+    ):
+        term.ready()
+        term.send("hello")
+        term.wait_for("First answer.")
+        term.send("/cost")
+        screen = term.wait_for("Total cost:")
+        assert "claude-sonnet-4-5:" in screen and " in, " in screen
+        term.send("/context")
+        screen = term.wait_for("Messages (")
+        assert "System prompt" in screen and "Tools" in screen and "Free" in screen
+        assert re.search(r"Context: [\d,]+ of 200,000 tokens", screen), screen
+        term.send("/compact")
+        screen = term.wait_for("Compacted the conversation")
+        assert re.search(r"[\d,]+ → [\d,]+ tokens", screen), screen
+        requests = server.requests
+    assert len(requests) == 2  # the summary request
+
+
+def test_resume_an_earlier_session_from_the_picker(tmp_path: Path) -> None:
+    scenario = Scenario(turns=(turn("Noted."), turn("It was PINEAPPLE.")))
+    with FakeModelServer(scenario) as server:
+        env = env_for(server, tmp_path)
+        with Terminal(MODEL, cwd=tmp_path, env=env) as term:
+            term.ready()
+            term.send("remember the word PINEAPPLE")
+            term.wait_for("Noted.")
+            term.keys("C-d")
+            assert term.exit_status() == 0
+        with Terminal(MODEL, cwd=tmp_path, env=env) as term:
+            term.ready()
+            term.send("/resume")
+            screen = term.wait_for("Resume which session?")
+            assert "remember the word PINEAPPLE" in screen
+            term.keys("Enter")
+            term.wait_for("Resumed session")
+            term.send("which word was it?")
+            term.wait_for("It was PINEAPPLE.")
+        last = server.requests[-1].body
+    assert any("remember the word PINEAPPLE" in t for t in user_texts(last))
+
+
+def _greet_command(project: Path) -> None:
+    folder = project / ".claude" / "commands"
+    folder.mkdir(parents=True)
+    (folder / "greet.md").write_text(
+        "---\n"
+        "description: Greet someone by name\n"
+        "argument-hint: NAME\n"
+        "allowed-tools: Bash(echo:*)\n"
+        "---\n"
+        "Say hello to $ARGUMENTS.\n"
+        "The shell says: !`echo from-the-shell`\n"
+    )
+
+
+def test_a_custom_command_with_arguments_and_a_shell_line(tmp_path: Path) -> None:
+    _greet_command(tmp_path)
+    scenario = Scenario(turns=(turn("Hello, Bob!"),))
+    with (
+        FakeModelServer(scenario) as server,
+        Terminal(MODEL, cwd=tmp_path, env=env_for(server, tmp_path)) as term,
+    ):
+        term.ready()
+        term.write("/gre")
+        screen = term.wait_for("Greet someone by name")  # the completion menu
+        assert "/greet NAME" in screen
+        term.keys("C-u")
+        term.send("/greet Bob")
+        term.wait_for("Hello, Bob!")
+        sent = user_texts(server.requests[-1].body)
+    assert any("Say hello to Bob." in t and "The shell says: from-the-shell" in t for t in sent)
+
+
+def test_a_slash_command_runs_headless_too(tmp_path: Path) -> None:
+    _greet_command(tmp_path)
+    scenario = Scenario(turns=(turn("Hello, x!"),))
+    with FakeModelServer(scenario) as server:
+        env = env_for(server, tmp_path)
+        done = run_cli(["-p", "/greet x", *MODEL], cwd=tmp_path, env=env)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "Hello, x!"
+        sent = user_texts(server.requests[-1].body)
+        cost = run_cli(["-p", "/cost", *MODEL, "--continue"], cwd=tmp_path, env=env)
+    assert any("Say hello to x." in t and "from-the-shell" in t for t in sent)
+    assert cost.returncode == 0, cost.stderr
+    assert "Total cost:" in cost.stdout
+    listed = run_cli(
+        ["-p", "/nope", *MODEL, "--output-format", "stream-json"], cwd=tmp_path, env=env
+    )
+    assert "/nope is no command: sent as text" in listed.stderr
+
+
+def test_streaming_redraws_only_the_live_region(tmp_path: Path) -> None:
+    """About 2,000 tokens streamed in small pieces: the bytes written to the terminal stay a
+    small multiple of the answer (a UI that redraws everything would write its square)."""
+    paragraphs = [
+        f"Paragraph {i}: " + " ".join(f"word{i}x{j}" for j in range(60)) for i in range(14)
+    ]
+    answer = "\n\n".join(paragraphs)
+    assert 7_000 < len(answer) < 10_000  # ≈ 2,000 tokens at 4 characters a token
+    scenario = Scenario(turns=(turn(answer, chunk_chars=8, delay=0.002),))
+    record = tmp_path / "terminal.bytes"
+    with (
+        FakeModelServer(scenario) as server,
+        Terminal(
+            MODEL, cwd=tmp_path, env=env_for(server, tmp_path), height=40, record=record
+        ) as term,
+    ):
+        term.ready()
+        before = record.stat().st_size
+        term.send("write a lot")
+        term.wait_for("word13x59")
+        term.wait_until_gone("esc to interrupt")
+        written = record.stat().st_size - before
+        scrollback = term.history()
+    # Each paragraph is in the scrollback once, whole, in order.
+    assert [scrollback.count(f"Paragraph {i}:") for i in range(14)] == [1] * 14
+    assert scrollback.index("Paragraph 3:") < scrollback.index("Paragraph 4:")
+    ratio = written / len(answer)
+    print(f"answer {len(answer)} chars, written {written} bytes ({ratio:.2f}x)")
+    assert ratio < 3.0, f"{written} bytes written for a {len(answer)}-character answer"
+
+
+def test_no_color_and_a_narrow_resized_terminal(tmp_path: Path) -> None:
+    scenario = Scenario(turns=(turn("Short answer with **bold** text."), turn("Second.")))
+    with (
+        FakeModelServer(scenario) as server,
+        Terminal(
+            MODEL, cwd=tmp_path, env=env_for(server, tmp_path, NO_COLOR="1"), width=100
+        ) as term,
+    ):
+        term.ready()
+        term.send("hi")
+        term.wait_for("Short answer with bold text.")
+        assert colors(term.screen(escapes=True)) == []
+        term.resize(40, 20)
+        term.send("again")
+        screen = term.wait_for("Second.")
+    footer = [line for line in screen.splitlines() if "context " in line]
+    assert footer and all(len(line) <= 40 for line in footer), screen
+
+
+def test_without_a_terminal_it_reads_and_writes_plain_lines(tmp_path: Path) -> None:
+    scenario = Scenario(turns=(turn("Plain **answer**."),))
+    with FakeModelServer(scenario) as server:
+        done = run_cli(MODEL, cwd=tmp_path, env=env_for(server, tmp_path), stdin="hello\n/cost\n")
+    assert done.returncode == 0, done.stderr
+    assert "Plain answer." in done.stdout and "Total cost:" in done.stdout
+    assert "\x1b" not in done.stdout
+    assert "Session saved" in done.stdout
+
+
+@pytest.mark.parametrize("flag", ["-c", "--continue"])
+def test_continue_starts_the_ui_in_the_latest_session(tmp_path: Path, flag: str) -> None:
+    scenario = Scenario(turns=(turn("First."), turn("Second.")))
+    with FakeModelServer(scenario) as server:
+        env = env_for(server, tmp_path)
+        first = run_cli(["-p", "remember ORANGE", *MODEL], cwd=tmp_path, env=env)
+        assert first.returncode == 0, first.stderr
+        with Terminal([*MODEL, flag, "what was it?"], cwd=tmp_path, env=env) as term:
+            term.wait_for("Second.")
+        last = server.requests[-1].body
+    assert any("remember ORANGE" in t for t in user_texts(last))
