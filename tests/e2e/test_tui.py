@@ -3,8 +3,10 @@ person sees on the screen after typing, for each of the issue's acceptance point
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,25 @@ from tests.e2e.cli import provider_env, run_cli
 from tests.e2e.tmux import Terminal
 
 MODEL = ["--model", "claude-sonnet-4-5"]
+
+
+@contextlib.contextmanager
+def ui(
+    scenario: Scenario,
+    tmp_path: Path,
+    args: list[str] = MODEL,
+    env: dict[str, str] | None = None,
+    **terminal: Any,
+) -> Iterator[tuple[FakeModelServer, Terminal]]:
+    """A fake server and codeloop in a terminal, ready for typing."""
+    with (
+        FakeModelServer(scenario) as server,
+        Terminal(
+            args, cwd=tmp_path, env=env_for(server, tmp_path, **(env or {})), **terminal
+        ) as term,
+    ):
+        term.ready()
+        yield server, term
 
 
 def env_for(server: FakeModelServer, home: Path, **extra: str) -> dict[str, str]:
@@ -66,11 +87,7 @@ Done: every case passes now."""
 
 def test_a_streamed_answer_is_rendered_as_markdown(tmp_path: Path) -> None:
     scenario = Scenario(turns=(turn(ANSWER, chunk_chars=6, delay=0.01),))
-    with (
-        FakeModelServer(scenario) as server,
-        Terminal(MODEL, cwd=tmp_path, env=env_for(server, tmp_path)) as term,
-    ):
-        term.ready()
+    with ui(scenario, tmp_path) as (_server, term):
         term.send("why does the parser fail?")
         screen = term.wait_for("Done: every case passes now.")
     assert "> why does the parser fail?" in screen
@@ -92,11 +109,7 @@ def test_an_edit_is_shown_as_a_diff(tmp_path: Path) -> None:
         )
     )
     args = [*MODEL, "--permission-mode", "acceptEdits"]
-    with (
-        FakeModelServer(scenario) as server,
-        Terminal(args, cwd=tmp_path, env=env_for(server, tmp_path)) as term,
-    ):
-        term.ready()
+    with ui(scenario, tmp_path, args) as (_server, term):
         term.send("rename line 5")
         screen = term.wait_for("Renamed line 5.")
     assert "Edit(f.py)" in screen
@@ -143,11 +156,7 @@ def test_escape_stops_a_long_command_and_the_next_prompt_works(tmp_path: Path) -
         )
     )
     args = [*MODEL, "--allowedTools", "Bash(sleep:*)"]
-    with (
-        FakeModelServer(scenario) as server,
-        Terminal(args, cwd=tmp_path, env=env_for(server, tmp_path)) as term,
-    ):
-        term.ready()
+    with ui(scenario, tmp_path, args) as (server, term):
         term.send("wait for a while")
         term.wait_for("running for")
         term.write("typed meanwhile")
@@ -180,11 +189,7 @@ def test_compact_cost_and_context(tmp_path: Path) -> None:
             turn("<summary>The user said hello; the assistant answered.</summary>"),
         )
     )
-    with (
-        FakeModelServer(scenario) as server,
-        Terminal(MODEL, cwd=tmp_path, env=env_for(server, tmp_path)) as term,
-    ):
-        term.ready()
+    with ui(scenario, tmp_path) as (server, term):
         term.send("hello")
         term.wait_for("First answer.")
         term.send("/cost")
@@ -241,11 +246,7 @@ def _greet_command(project: Path) -> None:
 def test_a_custom_command_with_arguments_and_a_shell_line(tmp_path: Path) -> None:
     _greet_command(tmp_path)
     scenario = Scenario(turns=(turn("Hello, Bob!"),))
-    with (
-        FakeModelServer(scenario) as server,
-        Terminal(MODEL, cwd=tmp_path, env=env_for(server, tmp_path)) as term,
-    ):
-        term.ready()
+    with ui(scenario, tmp_path) as (server, term):
         term.write("/gre")
         screen = term.wait_for("Greet someone by name")  # the completion menu
         assert "/greet NAME" in screen
@@ -285,13 +286,7 @@ def test_streaming_redraws_only_the_live_region(tmp_path: Path) -> None:
     assert 7_000 < len(answer) < 10_000  # ≈ 2,000 tokens at 4 characters a token
     scenario = Scenario(turns=(turn(answer, chunk_chars=8, delay=0.002),))
     record = tmp_path / "terminal.bytes"
-    with (
-        FakeModelServer(scenario) as server,
-        Terminal(
-            MODEL, cwd=tmp_path, env=env_for(server, tmp_path), height=40, record=record
-        ) as term,
-    ):
-        term.ready()
+    with ui(scenario, tmp_path, height=40, record=record) as (_server, term):
         before = record.stat().st_size
         term.send("write a lot")
         term.wait_for("word13x59")
@@ -308,13 +303,7 @@ def test_streaming_redraws_only_the_live_region(tmp_path: Path) -> None:
 
 def test_no_color_and_a_narrow_resized_terminal(tmp_path: Path) -> None:
     scenario = Scenario(turns=(turn("Short answer with **bold** text."), turn("Second.")))
-    with (
-        FakeModelServer(scenario) as server,
-        Terminal(
-            MODEL, cwd=tmp_path, env=env_for(server, tmp_path, NO_COLOR="1"), width=100
-        ) as term,
-    ):
-        term.ready()
+    with ui(scenario, tmp_path, env={"NO_COLOR": "1"}, width=100) as (_server, term):
         term.send("hi")
         term.wait_for("Short answer with bold text.")
         assert colors(term.screen(escapes=True)) == []
