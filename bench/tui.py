@@ -30,6 +30,7 @@ from codeloop.testing.scenario import Scenario, tool_use, turn
 READY = "❯".encode()  # the input's prompt: typing is taken from here on
 SESSION_READY = b"context "  # the footer: the session is built
 _CPR = re.compile(rb"\x1b\[6n")
+TYPING_PACE = 0.1  # seconds between keys: a fast typist's ten a second
 
 
 class Pty:
@@ -84,13 +85,16 @@ class Pty:
 
 
 def environment(server: FakeModelServer, home: str) -> dict[str, str]:
-    return {
+    env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": home,
         "TERM": "xterm-256color",
         "ANTHROPIC_BASE_URL": server.anthropic_base_url,
         "ANTHROPIC_API_KEY": "bench",
     }
+    if "PYTHONPATH" in os.environ:  # measuring another source tree
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return env
 
 
 def launch(runs: int) -> tuple[list[float], list[float], list[float]]:
@@ -105,6 +109,7 @@ def launch(runs: int) -> tuple[list[float], list[float], list[float]]:
                 prompt.append(term.read_until(READY) - term.started)
                 session.append(term.read_until(SESSION_READY) - term.started)
                 for char in "abcdefghijklmnopqrst":
+                    time.sleep(TYPING_PACE)
                     sent = time.monotonic()
                     term.write(char.encode())
                     echo.append(term.read_until(char.encode()) - sent)
@@ -139,13 +144,24 @@ def long_session(turns: int) -> tuple[float, float]:
             term.close()
 
 
+def floor(code: str) -> float:
+    """An interpreter running `code`, for scale: what no UI can start faster than."""
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-c", code], check=True)
+    return time.monotonic() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--turns", type=int, default=100)
     options = parser.parse_args()
     prompt, session, echo = launch(options.runs)
+    bare = median([floor("pass") for _ in range(options.runs)])
+    toolkit = median([floor("import prompt_toolkit.application") for _ in range(options.runs)])
     print(f"codeloop (interactive) on a pty, {options.runs} launches (medians)")
+    print(f"  python -c pass (floor)       {ms(bare)}")
+    print(f"  + import prompt_toolkit      {ms(toolkit)}")
     print(f"  launch → prompt ready        {ms(median(prompt))}   goal < 300 ms")
     print(f"  launch → session ready       {ms(median(session))}   (footer: model, context)")
     print(f"  keystroke → echo             {ms(median(echo))}   ({len(echo)} keys)")

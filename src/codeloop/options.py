@@ -450,11 +450,11 @@ def _skill_body(runtime: SkillRuntime, name: str) -> str | None:
 
 
 def _inventory(ext: Extensions, memory: Memory) -> dict[str, Any]:
-    """What stream-json's init message reports as loaded."""
+    """What stream-json's init message reports as loaded (the slash commands are the
+    registry's: headless adds them)."""
     return {
         "agents": list(ext.agents.by_name),
         "skills": [s.name for s in ext.skills.by_name.values() if s.model_invocable],
-        "slash_commands": [s.command_name for s in ext.skills.by_name.values() if s.user_invocable],
         "plugins": [{"name": p.name, "id": p.id, "path": str(p.root)} for p in ext.plugins],
         "output_style": ext.style.name if ext.style is not None else "default",
         "memory_files": [{"path": str(f.path), "type": f.kind} for f in memory.files],

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,7 +41,10 @@ def ui(
 
 
 def env_for(server: FakeModelServer, home: Path, **extra: str) -> dict[str, str]:
-    return provider_env(server, "anthropic", home) | {"CODELOOP_HOME": str(home / "data")} | extra
+    env = provider_env(server, "anthropic", home) | {"CODELOOP_HOME": str(home / "data")}
+    if "PYTHONPATH" in os.environ:  # a run against another source tree tests that tree
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return env | extra
 
 
 def user_texts(request_body: Any) -> list[str]:
@@ -274,6 +278,8 @@ def test_a_slash_command_runs_headless_too(tmp_path: Path) -> None:
         ["-p", "/nope", *MODEL, "--output-format", "stream-json"], cwd=tmp_path, env=env
     )
     assert "/nope is no command: sent as text" in listed.stderr
+    init = json.loads(listed.stdout.splitlines()[0])
+    assert {"greet", "compact", "cost", "resume"} <= set(init["slash_commands"])
 
 
 def test_streaming_redraws_only_the_live_region(tmp_path: Path) -> None:
@@ -335,3 +341,45 @@ def test_continue_starts_the_ui_in_the_latest_session(tmp_path: Path, flag: str)
             term.wait_for("Second.")
         last = server.requests[-1].body
     assert any("remember ORANGE" in t for t in user_texts(last))
+
+
+def test_keys_mode_cycle_queue_status_line_and_exit(tmp_path: Path) -> None:
+    """Shift+Tab cycles the permission mode (the statusLine command sees it), a message typed
+    while the model works waits in the queue and is sent next, Ctrl+C twice exits."""
+    (tmp_path / ".codeloop").mkdir()
+    status = (
+        "import json,sys; d=json.load(sys.stdin); "
+        "print('STATUS', d['permission_mode'], d['model']['id'])"
+    )
+    (tmp_path / ".codeloop" / "settings.json").write_text(
+        json.dumps(
+            {"statusLine": {"type": "command", "command": f"python3 -c {json.dumps(status)}"}}
+        )
+    )
+    scenario = Scenario(
+        turns=(
+            turn("Slow answer.", chunk_chars=2, delay=0.05),
+            turn("Queued one answered."),
+        )
+    )
+    with ui(scenario, tmp_path) as (server, term):
+        term.wait_for("STATUS default claude-sonnet-4-5")
+        term.keys("BTab")
+        term.wait_for("STATUS acceptEdits")
+        term.keys("BTab")
+        term.wait_for("STATUS plan")
+        term.send("first")
+        term.wait_for("esc to interrupt")
+        term.send("second, typed meanwhile")
+        term.wait_for("queued: second, typed meanwhile")
+        term.wait_for("Queued one answered.")
+        assert "> second, typed meanwhile" in term.history()
+        term.write("some text")
+        term.keys("C-c")
+        term.wait_until_gone("some text")
+        term.keys("C-c")
+        term.wait_for("Press Ctrl+C again to exit")
+        term.keys("C-c")
+        assert term.exit_status() == 0
+        sent = user_texts(server.requests[-1].body)
+    assert "second, typed meanwhile" in sent

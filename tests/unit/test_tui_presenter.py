@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from codeloop.cli.tui.presenter import Presenter
-from codeloop.cli.tui.render import Renderer
 from codeloop.events import (
     AssistantTurn,
     LoopEnd,
@@ -31,7 +30,7 @@ class Clock:
 
 def presenter(tmp_path: Path) -> tuple[Presenter, Clock]:
     clock = Clock()
-    return Presenter(Renderer(80, color=False), tmp_path, clock=clock), clock
+    return Presenter(tmp_path, 80, color=False, clock=clock), clock
 
 
 def turn(text: str) -> AssistantTurn:
@@ -95,6 +94,9 @@ def test_errors_thinking_retries_and_the_end(tmp_path: Path) -> None:
     assert "overloaded (529); retry 2 of 10 in 4 s" in p.spinner()
     clock.now += 3
     assert "in 1 s" in p.spinner()
+    p.event(TextDelta("more"))
+    clock.now += 12
+    assert "nothing from the model for 12 s" in p.spinner()
     p.event(LoopEnd("aborted_tools", 1, Usage(), ()))
     assert "Interrupted" in p.take_output()
     p.event(LoopEnd("model_error", 1, Usage(), (), error="HTTP 401: bad key"))

@@ -42,12 +42,11 @@ def run_interactive(args: argparse.Namespace) -> int:
 def _run_terminal(options: Options, first: str | None, *, color: bool) -> int:
     from codeloop.cli.tui.app import TerminalUI
     from codeloop.cli.tui.presenter import Presenter
-    from codeloop.cli.tui.render import Renderer
     from codeloop.commands import default_registry
     from codeloop.paths import codeloop_home
 
     columns = os.get_terminal_size(sys.stdout.fileno()).columns
-    presenter = Presenter(Renderer(columns, color=color), options.cwd or Path.cwd())
+    presenter = Presenter(options.cwd or Path.cwd(), columns, color)
     ui = TerminalUI(
         options,
         default_registry(),
@@ -62,10 +61,9 @@ def _run_terminal(options: Options, first: str | None, *, color: bool) -> int:
 def _run_plain(options: Options, first: str | None) -> int:
     from codeloop.cli.tui.plain import PlainUI
     from codeloop.cli.tui.presenter import Presenter
-    from codeloop.cli.tui.render import Renderer
     from codeloop.commands import default_registry
 
-    presenter = Presenter(Renderer(PLAIN_WIDTH, color=False), options.cwd or Path.cwd())
+    presenter = Presenter(options.cwd or Path.cwd(), PLAIN_WIDTH, color=False)
     ui = PlainUI(options, default_registry(), presenter, first_prompt=first)
     return asyncio.run(ui.main())
 

@@ -284,7 +284,7 @@ class TerminalUI(Controller):
         return max(20, self.app.output.get_size().columns)
 
     def _live(self) -> StyleAndTextTuples:
-        self.presenter.renderer.width = self._width()
+        self.presenter.width = self._width()
         lines = self.presenter.live().rstrip("\n").split("\n")
         if lines == [""]:
             lines = []

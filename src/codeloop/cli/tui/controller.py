@@ -88,9 +88,7 @@ class Controller(ABC):
         await old.aclose()
 
     async def _build(self, options: Options) -> Session:
-        from codeloop.options import build_session
-
-        session = await asyncio.to_thread(build_session, options)
+        session = await asyncio.to_thread(_build_session, options)
         session.config.policy.ask_user = self.ask
         return session
 
@@ -160,3 +158,14 @@ class Controller(ABC):
         if self._session is not None:
             session, self._session = self._session, None
             await session.aclose()
+
+
+def _build_session(options: Options) -> Session:
+    """Off the UI's thread: the session, then the renderer's modules (rich), so the first
+    answer does not wait for them."""
+    from codeloop.options import build_session
+
+    session = build_session(options)
+    import codeloop.cli.tui.render  # noqa: F401
+
+    return session

@@ -8,8 +8,10 @@ import asyncio
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from codeloop.permissions.policy import Answer, PermissionRequest
+if TYPE_CHECKING:  # the policy (and the shell parser under it) loads with the session
+    from codeloop.permissions.policy import Answer, PermissionRequest
 
 MAX_PREVIEW_LINES = 8
 
@@ -73,6 +75,8 @@ class PermissionDialog:
             if not 0 <= index < len(self.choices):
                 return
             self.selected = index
+        from codeloop.permissions.policy import Answer
+
         kind = self.choices[self.selected][0]
         if kind == "deny":
             self.writing = True
@@ -80,6 +84,8 @@ class PermissionDialog:
         self._answer(Answer(kind))  # type: ignore[arg-type]
 
     def deny(self, message: str = "") -> None:
+        from codeloop.permissions.policy import Answer
+
         self._answer(Answer("deny", message.strip()))
 
     def _answer(self, answer: Answer) -> None:

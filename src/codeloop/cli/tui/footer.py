@@ -11,8 +11,6 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from codeloop.commands.reports import context_parts
-
 if TYPE_CHECKING:
     from codeloop.session import Session
 
@@ -20,6 +18,8 @@ STATUS_TIMEOUT = 5.0
 
 
 def footer(session: Session, width: int) -> str:
+    from codeloop.commands.reports import context_parts
+
     parts = context_parts(session)
     folder = _home_relative(session.workspace.roots[0])
     fields = [
@@ -40,6 +40,7 @@ def footer(session: Session, width: int) -> str:
 def status_input(session: Session, started: float) -> dict[str, Any]:
     """What a statusLine command reads on stdin (Claude Code's fields)."""
     from codeloop import __version__
+    from codeloop.commands.reports import context_parts
 
     parts = context_parts(session)
     root = str(session.workspace.roots[0])

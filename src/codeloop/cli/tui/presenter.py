@@ -9,10 +9,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from codeloop.cli.tui import tool_views
 from codeloop.cli.tui.markdown_stream import Block, MarkdownStream
-from codeloop.cli.tui.render import Renderer
 from codeloop.events import (
     AssistantTurn,
     CompactBoundary,
@@ -30,9 +30,13 @@ from codeloop.events import (
 )
 from codeloop.types import ToolUseBlock
 
+if TYPE_CHECKING:
+    from codeloop.cli.tui.render import Renderer
+
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 LIVE_TOOL_LINES = 3
 THINKING_LINES = 3
+STALL_NOTICE = 10.0  # seconds without an event before the spinner says the stream is quiet
 
 
 @dataclass
@@ -44,8 +48,9 @@ class RunningTool:
 
 @dataclass
 class Presenter:
-    renderer: Renderer
     cwd: Path
+    width: int = 80
+    color: bool = True
     clock: Callable[[], float] = time.monotonic
     pending: list[str] = field(default_factory=list)
     tools: dict[str, RunningTool] = field(default_factory=dict)
@@ -55,15 +60,27 @@ class Presenter:
     busy: bool = False
 
     def __post_init__(self) -> None:
+        self._renderer: Renderer | None = None
         self._stream = MarkdownStream()
         self._first = True  # the next block of the answer carries the bullet
         self._thinking = ""
         self._thinking_started: float | None = None
         self._retry_until: float | None = None
         self._run_started = self.clock()
+        self._last_event = self._run_started
         self._streamed_chars = 0
         self._output_tokens = 0
         self._items = 0
+
+    @property
+    def renderer(self) -> Renderer:
+        """rich loads with the first thing to render, not before the prompt is drawn."""
+        if self._renderer is None:
+            from codeloop.cli.tui.render import Renderer
+
+            self._renderer = Renderer(self.width, color=self.color)
+        self._renderer.width = self.width
+        return self._renderer
 
     # --- input from the frontend --------------------------------------------------------
 
@@ -73,7 +90,7 @@ class Presenter:
             self.pending.append("\n" + self.renderer.user(shown))
         self.busy = True
         self.status = status
-        self._run_started = self.clock()
+        self._run_started = self._last_event = self.clock()
         self._streamed_chars = self._output_tokens = 0
         self._items = 0 if shown is None else 1
 
@@ -101,6 +118,9 @@ class Presenter:
     # --- events ---------------------------------------------------------------------------
 
     def event(self, event: Event) -> None:
+        self._last_event = self.clock()
+        if not isinstance(event, Retrying):
+            self._retry_until = None  # the wait is over once anything else happens
         if isinstance(event, TextDelta):
             self._end_thinking()
             self._streamed_chars += len(event.text)
@@ -113,7 +133,6 @@ class Presenter:
             self._streamed_chars += len(event.text)
             self.status = "Thinking"
         elif isinstance(event, RequestStart):
-            self._retry_until = None
             self.status = (
                 "Thinking" if event.attempt == 1 else f"Retrying (attempt {event.attempt})"
             )
@@ -163,8 +182,10 @@ class Presenter:
     def live(self) -> str:
         """Everything not yet in the scrollback: final text waiting to be printed, the
         thinking and answer in progress, the running tools."""
-        r = self.renderer
         parts = list(self.pending)
+        if not (self._thinking or self._stream.tail.strip() or self.tools):
+            return "".join(parts)
+        r = self.renderer
         if self._thinking:
             lines = self._thinking.strip().splitlines()[-THINKING_LINES:]
             parts.append(r.thinking("\n".join(lines)))
@@ -196,6 +217,8 @@ class Presenter:
         status = self.status or "Working"
         if self._retry_until is not None:
             status = f"{status} in {max(0.0, self._retry_until - now):.0f} s"
+        elif not self.tools and now - self._last_event >= STALL_NOTICE:
+            status = f"{status} (nothing from the model for {now - self._last_event:.0f} s)"
         details = [f"{elapsed:.0f} s"]
         if tokens:
             details.append(f"↓ {tokens:,} tokens")
