@@ -38,8 +38,7 @@ def merged(blocks: list[Block]) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for block in blocks:
         if block.kind == "code" and not block.opens and out and out[-1][0] == "code":
-            joined = "\n".join(t for t in (out[-1][1], block.text) if t)
-            out[-1] = ("code", joined)
+            out[-1] = ("code", out[-1][1] + block.text)
         elif block.text or block.kind == "code":
             out.append((block.kind, block.text))
     return out
@@ -49,7 +48,7 @@ def test_blocks_end_at_blank_lines_and_fences() -> None:
     assert merged(blocks_of([DOC])) == [
         ("markdown", "# Title"),
         ("markdown", "First paragraph\ngoes on here."),
-        ("code", "a = 1\n\nb = 2"),
+        ("code", "a = 1\n\nb = 2\n"),
         ("markdown", "- one\n- two"),
         ("markdown", "Last."),
     ]
@@ -67,10 +66,10 @@ def test_code_lines_are_final_as_soon_as_they_end() -> None:
     stream = MarkdownStream()
     assert stream.feed("Intro.\n\n```sh\nls -l\nec") == [
         Block("markdown", "Intro."),
-        Block("code", "ls -l", "sh", opens=True),
+        Block("code", "ls -l\n", "sh", opens=True),
     ]
     assert stream.tail == "ec" and stream.in_code == (True, "sh")
-    assert stream.feed("ho hi\n```\n") == [Block("code", "echo hi", "sh", closes=True)]
+    assert stream.feed("ho hi\n```\n") == [Block("code", "echo hi\n", "sh", closes=True)]
 
 
 def test_the_tail_is_the_unfinished_paragraph() -> None:
@@ -84,4 +83,13 @@ def test_the_tail_is_the_unfinished_paragraph() -> None:
 def test_an_unclosed_fence_ends_with_the_stream() -> None:
     stream = MarkdownStream()
     stream.feed("```\ncode")
-    assert stream.finish() == [Block("code", "code", "", opens=True, closes=True)]
+    assert stream.finish() == [Block("code", "code\n", "", opens=True, closes=True)]
+
+
+def test_a_blank_line_in_code_is_kept_however_it_arrives() -> None:
+    from codeloop.cli.tui.render import Renderer
+
+    renderer = Renderer(60, color=False)
+    for pieces in (["```\na\n\nb\n```\n"], ["```\na\n", "\n", "b\n```\n"]):
+        shown = "".join(renderer.block(b, first=False) for b in blocks_of(pieces))
+        assert shown == "    a\n    \n    b\n".replace("    \n", "\n"), repr(shown)

@@ -23,10 +23,15 @@ from prompt_toolkit.application import Application, in_terminal
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.data_structures import Point
 from prompt_toolkit.enums import EditingMode
-from prompt_toolkit.filters import Condition, has_completions, has_focus
+from prompt_toolkit.filters import Condition, Filter, has_completions, has_focus
 from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.key_binding import (
+    KeyBindings,
+    KeyBindingsBase,
+    KeyPressEvent,
+    merge_key_bindings,
+)
 from prompt_toolkit.layout import (
     ConditionalContainer,
     Float,
@@ -405,14 +410,18 @@ class TerminalUI(Controller):
 
     # --- keys -------------------------------------------------------------------------------
 
-    def _keys(self) -> KeyBindings:
-        kb = KeyBindings()
+    def _keys(self) -> KeyBindingsBase:
         dialog = Condition(lambda: self.dialog is not None and not self.dialog.writing)
-        writing = Condition(lambda: self.dialog is not None and self.dialog.writing)
         picking = Condition(lambda: self.picker is not None and self.dialog is None)
-        asking = dialog | picking
+        writing = Condition(lambda: self.dialog is not None and self.dialog.writing)
+        return merge_key_bindings(
+            [self._question_keys(dialog | picking, writing), self._input_keys(dialog | picking)]
+        )
+
+    def _question_keys(self, asking: Filter, writing: Filter) -> KeyBindings:
+        """The permission dialog's and the picker's keys, and Esc (which also stops a turn)."""
+        kb = KeyBindings()
         busy = Condition(lambda: self.presenter.busy)
-        in_input = has_focus(self.buffer)
 
         @kb.add("escape", eager=True, filter=asking | writing | busy)
         def _escape(event: KeyPressEvent) -> None:
@@ -459,6 +468,13 @@ class TerminalUI(Controller):
         def _deny(event: KeyPressEvent) -> None:
             assert self.dialog is not None
             self.dialog.deny(self.deny_buffer.text)
+
+        return kb
+
+    def _input_keys(self, asking: Filter) -> KeyBindings:
+        """Sending, new lines, completion, Ctrl+C/D, the mode, the folded output."""
+        kb = KeyBindings()
+        in_input = has_focus(self.buffer)
 
         @kb.add("enter", filter=in_input & ~asking & has_completions)
         def _complete(event: KeyPressEvent) -> None:

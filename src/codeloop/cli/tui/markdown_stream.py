@@ -18,7 +18,7 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)")
 @dataclass(frozen=True, slots=True)
 class Block:
     kind: Literal["markdown", "code"]
-    text: str
+    text: str  # code: whole lines, each ending in a newline (a blank line is "\n")
     language: str = ""
     # code: the first lines of the fence, and whether the fence closed with this piece
     opens: bool = False
@@ -101,7 +101,7 @@ class MarkdownStream:
     def _code_piece(self, *, closes: bool) -> Block:
         block = Block(
             "code",
-            "\n".join(self._lines),
+            "".join(f"{line}\n" for line in self._lines),
             self._language,
             opens=not self._fence_started,
             closes=closes,

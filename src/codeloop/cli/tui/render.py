@@ -71,18 +71,21 @@ class Renderer:
         return _prefixed(rendered, BULLET if first else INDENT, INDENT)
 
     def code(self, block: Block, *, first: bool) -> str:
-        """Lines of a fenced code block, highlighted for its language."""
-        if not block.text and not block.opens:
-            return ""
-        syntax = Syntax(
-            block.text,
-            block.language or "text",
-            theme=CODE_THEME,
-            word_wrap=True,
-            background_color="default",
-        )
-        rendered = self._render(syntax, self.width - 4) if block.text else ""
-        out = _prefixed(rendered, INDENT * 2, INDENT * 2) if rendered else ""
+        """Lines of a fenced code block, highlighted for its language, blank lines kept."""
+        text = block.text[:-1] if block.text.endswith("\n") else block.text
+        lines = text.split("\n") if block.text else []
+        out = ""
+        if lines:
+            syntax = Syntax(
+                text,
+                block.language or "text",
+                theme=CODE_THEME,
+                word_wrap=True,
+                background_color="default",
+            )
+            rows = self._render(syntax, self.width - 4).split("\n")[:-1]
+            rows += [""] * (len(lines) - len(rows))  # rich drops trailing blank lines
+            out = "".join(f"{INDENT * 2}{row}".rstrip(" ") + "\n" for row in rows)
         if block.opens and first:
             out = BULLET + "\n" + out
         return out
