@@ -254,9 +254,7 @@ def build_session(options: Options) -> Session:
     )
     _connect_skills(skills, session, policy, tools, hooks)
     _connect_hooks(hooks, session, client.stream, model)
-    session.extensions = ext
-    session.settings = settings
-    session.inventory = _inventory(ext, memory)
+    _describe(session, ext, settings, memory)
     if telemetry.observer is not None:
         session.observers.append(telemetry.observer)
     return session
@@ -447,6 +445,14 @@ def _skill_body(runtime: SkillRuntime, name: str) -> str | None:
     if skill is None or not skill.model_invocable:
         return None
     return substitute(skill, "", session_id=runtime.session_id, project_dir=runtime.project_dir)
+
+
+def _describe(session: Session, ext: Extensions, settings: Settings, memory: Memory) -> None:
+    """What the session was built from, for frontends: the extensions, the settings (the UI's
+    statusLine, editorMode), and what stream-json's init line reports as loaded."""
+    session.extensions = ext
+    session.settings = settings
+    session.inventory = _inventory(ext, memory)
 
 
 def _inventory(ext: Extensions, memory: Memory) -> dict[str, Any]:

@@ -60,11 +60,6 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
 
     if session.config.model == DEFAULT_MODEL:
         print(DEMO_NOTICE, file=sys.stderr)
-    if args.output_format == "stream-json":  # the init line lists every slash command
-        from codeloop.commands import default_registry
-
-        names = [c.name for c in default_registry().commands(session)]
-        session.inventory["slash_commands"] = names
     verbose = args.verbose or sys.stderr.isatty()
     out = renderer_for(args.output_format, session, verbose=verbose)
     _install_interrupt(session)
@@ -80,6 +75,11 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
         if not await session.start_servers():  # the init line lists them as they came up
             print("codeloop: interrupted", file=sys.stderr)
             return 130
+        if args.output_format == "stream-json":  # the init line lists every slash command
+            from codeloop.commands import default_registry
+
+            names = [c.name for c in default_registry().commands(session)]
+            session.inventory["slash_commands"] = names
         out.start()
         expanded = await _expand(session, prompt)
         if expanded.submit is None:  # a built-in command: its output is the answer

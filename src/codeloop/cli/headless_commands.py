@@ -8,7 +8,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from codeloop.commands import CommandContext, CommandError, Submit, default_registry, parse
+from codeloop.commands import (
+    CommandContext,
+    CommandError,
+    CommandUsageError,
+    Submit,
+    default_registry,
+    parse,
+)
 
 if TYPE_CHECKING:
     from codeloop.session import Session
@@ -36,10 +43,10 @@ class HeadlessFrontend:
         return None
 
     async def reopen(self, changes: Mapping[str, Any]) -> None:
-        raise CommandError("needs the interactive UI (run codeloop without -p)")
+        raise CommandUsageError("needs the interactive UI (run codeloop without -p)")
 
     async def edit(self, path: Path) -> None:
-        raise CommandError("opens your editor: run it in the interactive UI")
+        raise CommandUsageError("opens your editor: run it in the interactive UI")
 
     def exit(self) -> None:
         return None
@@ -63,10 +70,12 @@ async def expand_command(session: Session, prompt: str) -> Expanded:
     if command is None:
         return Expanded(Submit(prompt), notice=f"/{name} is no command: sent as text")
     if command.interactive_only:
-        raise CommandError(f"/{command.name} needs the interactive UI (run codeloop without -p)")
+        raise CommandUsageError(
+            f"/{command.name} needs the interactive UI (run codeloop without -p)"
+        )
     ui = HeadlessFrontend(session)
     try:
         submit = await command.handler(CommandContext(ui, registry), args)
     except CommandError as exc:
-        raise CommandError(f"/{command.name}: {exc}") from None
+        raise type(exc)(f"/{command.name}: {exc}") from None
     return Expanded(submit, "\n".join(ui.shown))

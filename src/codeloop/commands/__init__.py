@@ -84,6 +84,12 @@ class CommandError(CodeloopError):
     """A command could not do what was asked; the message is for the user."""
 
 
+class CommandUsageError(CommandError):
+    """A command called wrongly (its arguments), or where it cannot run (headless)."""
+
+    exit_status = 2
+
+
 @dataclass(frozen=True)
 class Command:
     name: str
@@ -159,6 +165,7 @@ __all__ = [
     "Command",
     "CommandContext",
     "CommandError",
+    "CommandUsageError",
     "Frontend",
     "Handler",
     "Provider",

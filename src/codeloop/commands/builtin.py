@@ -7,7 +7,14 @@ import os
 import time
 from pathlib import Path
 
-from codeloop.commands import Command, CommandContext, CommandError, Submit, reports
+from codeloop.commands import (
+    Command,
+    CommandContext,
+    CommandError,
+    CommandUsageError,
+    Submit,
+    reports,
+)
 
 
 async def _help(ctx: CommandContext, args: str) -> Submit | None:
@@ -77,7 +84,9 @@ async def _resume(ctx: CommandContext, args: str) -> Submit | None:
         if not others:
             raise CommandError("no other session in this folder to resume")
         if not ctx.ui.interactive:
-            raise CommandError("give the session's id: /resume ID (codeloop sessions lists them)")
+            raise CommandUsageError(
+                "give the session's id: /resume ID (codeloop sessions lists them)"
+            )
         options = [
             f"{time.strftime('%m-%d %H:%M', time.localtime(s.last_active))}  "
             f"{s.turns:>3} turns  {' '.join(s.first_prompt.split())[:60] or '-'}"
@@ -103,7 +112,7 @@ async def _permissions(ctx: CommandContext, args: str) -> Submit | None:
     ctx.ui.show(f"Permission mode: {policy.mode}.\n" + "\n".join(lines))
     if args.split()[:1] == ["remove"] or (not args and ctx.ui.interactive):
         if not ctx.ui.interactive:
-            raise CommandError("removing a rule needs the interactive UI")
+            raise CommandUsageError("removing a rule needs the interactive UI")
         picked = await ctx.ui.choose("Remove which rule? (Esc: none)", lines)
         if picked is not None:
             kind, rule = rules[picked]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from codeloop.commands import Command, CommandContext, CommandError, Handler, Submit
+from codeloop.commands import Command, CommandContext, CommandUsageError, Handler, Submit
 
 if TYPE_CHECKING:
     from codeloop.session import Session
@@ -29,11 +29,11 @@ def _runner(name: str) -> Handler:
 
         manager = ctx.session.mcp
         if manager is None:
-            raise CommandError("no MCP server is configured")
+            raise CommandUsageError("no MCP server is configured")
         try:
             text = await expand_command(f"/{name} {args}".rstrip(), manager)
         except PromptError as exc:
-            raise CommandError(str(exc)) from None
+            raise CommandUsageError(str(exc)) from None
         return Submit(text or f"/{name} {args}".rstrip())
 
     return run

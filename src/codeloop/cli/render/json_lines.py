@@ -78,11 +78,9 @@ class StreamJsonRenderer(JsonRenderer):
                 "output_style": "default",
                 # What was loaded: agents, memory files, skills, plugins (options.py).
                 **session.inventory,
-                # The skills' and commands' names, then the MCP servers' prompts.
-                "slash_commands": [
-                    *session.inventory.get("slash_commands", []),
-                    *_mcp_prompts(session),
-                ],
+                # Every slash command (built-in, custom, MCP prompts): headless puts the
+                # registry's names in the inventory.
+                "slash_commands": session.inventory.get("slash_commands", []),
             }
         )
 
@@ -136,14 +134,6 @@ def _envelope(kind: str, message: dict[str, Any], uuid: str, session_id: str) ->
         "session_id": session_id,
         "uuid": uuid,
     }
-
-
-def _mcp_prompts(session: Any) -> list[str]:
-    if session.mcp is None:
-        return []
-    from codeloop.mcp.prompts import command_names
-
-    return command_names(session.mcp)
 
 
 def _mcp_servers(session: Any) -> list[dict[str, Any]]:

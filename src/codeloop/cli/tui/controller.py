@@ -90,6 +90,7 @@ class Controller(ABC):
     async def _build(self, options: Options) -> Session:
         session = await asyncio.to_thread(_build_session, options)
         session.config.policy.ask_user = self.ask
+        await session.start_servers()  # MCP: their prompts are commands from the start
         return session
 
     def _show_startup(self, session: Session) -> None:
