@@ -191,6 +191,7 @@ def test_compact_cost_and_context(tmp_path: Path) -> None:
         turns=(
             turn("First answer."),
             turn("<summary>The user said hello; the assistant answered.</summary>"),
+            turn("From the other model."),
         )
     )
     with ui(scenario, tmp_path) as (server, term):
@@ -206,8 +207,15 @@ def test_compact_cost_and_context(tmp_path: Path) -> None:
         term.send("/compact")
         screen = term.wait_for("Compacted the conversation")
         assert re.search(r"[\d,]+ → [\d,]+ tokens", screen), screen
+        term.send("/model claude-haiku-4-5")
+        term.wait_for("Model: claude-haiku-4-5 (was claude-sonnet-4-5)")
+        term.send("and now?")
+        term.wait_for("From the other model.")
         requests = server.requests
-    assert len(requests) == 2  # the summary request
+    assert len(requests) == 3  # the answer, the summary, the answer after the switch
+    assert requests[2].body["model"] == "claude-haiku-4-5"
+    # The same conversation went on: the summary is in the request after the switch.
+    assert any("The user said hello" in t for t in user_texts(requests[2].body))
 
 
 def test_resume_an_earlier_session_from_the_picker(tmp_path: Path) -> None:

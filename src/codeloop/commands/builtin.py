@@ -64,10 +64,22 @@ async def _cost(ctx: CommandContext, args: str) -> Submit | None:
 
 
 async def _model(ctx: CommandContext, args: str) -> Submit | None:
+    """Switch the model: the same conversation goes on with it (the session is rebuilt
+    for the model's window, prices and provider)."""
+    from codeloop.models.aliases import ALIASES, resolve_alias
+
     current = ctx.session.config.model
     if not args:
-        ctx.ui.show(f"Model: {current}. Switch with /model NAME (e.g. /model claude-haiku-4-5).")
-        return None
+        env = ctx.session.workspace.env
+        choices = [(alias, resolve_alias(alias, env)) for alias in ALIASES]
+        listed = [f"{alias} ({full})" for alias, full in choices]
+        if not ctx.ui.interactive:
+            ctx.ui.show(f"Model: {current}. Switch with /model NAME: " + ", ".join(listed))
+            return None
+        picked = await ctx.ui.choose(f"Model (now {current}); or /model NAME", listed)
+        if picked is None:
+            return None
+        args = choices[picked][0]
     await ctx.ui.reopen({"model": args, "resume": ctx.session.session_id})
     ctx.ui.show(f"Model: {ctx.session.config.model} (was {current}).")
     return None
