@@ -7,10 +7,13 @@ import contextlib
 import json
 import os
 import re
-from collections.abc import Iterator
+import time
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from codeloop.testing.fake_server import FakeModelServer
@@ -152,10 +155,26 @@ def test_allow_always_is_kept_for_the_next_session(tmp_path: Path) -> None:
     assert (tmp_path / "made.txt").exists()
 
 
+def _running(marker: str) -> bool:
+    """Whether a process with `marker` (a unique word) in its command line runs."""
+    for proc in psutil.process_iter(["cmdline"]):
+        if any(marker in part for part in proc.info["cmdline"] or ()):
+            return True
+    return False
+
+
+def _wait(condition: Callable[[], bool], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)  # polling interval
+
+
 def test_escape_stops_a_long_command_and_the_next_prompt_works(tmp_path: Path) -> None:
+    marker = f"120.{uuid.uuid4().int % 10**6:06d}"  # the sleep's own argument: unique
     scenario = Scenario(
         turns=(
-            turn("Waiting.", tool_use("Bash", {"command": "sleep 120; echo never"})),
+            turn("Waiting.", tool_use("Bash", {"command": f"sleep 120; echo {marker}"})),
             turn("The second answer."),
         )
     )
@@ -163,10 +182,12 @@ def test_escape_stops_a_long_command_and_the_next_prompt_works(tmp_path: Path) -
     with ui(scenario, tmp_path, args) as (server, term):
         term.send("wait for a while")
         term.wait_for("running for")
+        _wait(lambda: _running(marker))
         term.write("typed meanwhile")
         term.keys("Escape")
         screen = term.wait_for("Interrupted")
         term.wait_until_gone("esc to interrupt")
+        assert not _running(marker)  # the command was killed, not left behind
         # The prompt came back with what was typed, and the next prompt is answered.
         assert "❯ typed meanwhile" in term.screen()
         term.keys("C-u")
