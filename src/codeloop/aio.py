@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 class Aborted(Exception):
@@ -102,3 +103,20 @@ async def unless_aborted(waiting: Awaitable[object], abort: asyncio.Event) -> bo
     waiter.cancel()
     abort_wait.cancel()
     return not abort.is_set()
+
+
+async def announced(task: asyncio.Future[R], queue: asyncio.Queue[T]) -> AsyncIterator[T]:
+    """What `task` puts on `queue` while it runs, as it comes, then what is left; ends when
+    the task does (the caller reads its result). Closing it early cancels the task."""
+    try:
+        while not task.done():
+            item = asyncio.ensure_future(queue.get())
+            await asyncio.wait((task, item), return_when=asyncio.FIRST_COMPLETED)
+            if item.done():
+                yield item.result()
+            else:
+                item.cancel()
+        while not queue.empty():
+            yield queue.get_nowait()
+    finally:
+        task.cancel()

@@ -14,6 +14,7 @@ from typing import Protocol
 from codeloop.context.pipeline import Compacted, Prepared
 from codeloop.context.tokens import estimate_messages
 from codeloop.context.trim import drop_oldest_exchanges
+from codeloop.events import Announce
 from codeloop.hooks import Hooks
 from codeloop.models.base import ModelClient, ModelRequest, StreamEvent
 from codeloop.tools.base import AnyTool, SpawnAgent, Workspace
@@ -27,7 +28,10 @@ class ContextPipeline(Protocol):
     """What runs before every request, and what shrinks a history the API called too long."""
 
     async def prepare(
-        self, messages: tuple[Message, ...], abort: asyncio.Event | None = None
+        self,
+        messages: tuple[Message, ...],
+        abort: asyncio.Event | None = None,
+        announce: Announce | None = None,
     ) -> Prepared: ...
 
     def record_usage(self, sent: tuple[Message, ...], reply: Message, usage: Usage) -> None: ...
@@ -77,7 +81,10 @@ class TrimOnly:
     goes out as it is, and a too-long one loses its oldest exchanges."""
 
     async def prepare(
-        self, messages: tuple[Message, ...], abort: asyncio.Event | None = None
+        self,
+        messages: tuple[Message, ...],
+        abort: asyncio.Event | None = None,
+        announce: Announce | None = None,
     ) -> Prepared:
         return Prepared(messages, estimate_messages(messages))
 

@@ -6,7 +6,7 @@ Frontends render these; the session persists the ones that change the history (`
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -177,6 +177,15 @@ CompactTrigger = Literal["auto", "manual", "reactive"]
 
 
 @dataclass(frozen=True, slots=True)
+class Compacting:
+    """A compaction starts (its summary call can take a while): frontends say so. It ends with
+    a `CompactBoundary`, or a notice when it failed."""
+
+    trigger: CompactTrigger
+    tokens: int  # the history's size that called for it
+
+
+@dataclass(frozen=True, slots=True)
 class CompactBoundary:
     """The history before this point was replaced by a summary. Frontends show it;
     transcripts record it."""
@@ -231,7 +240,11 @@ Event = (
     | Continuing
     | Retrying
     | ResponseDiscarded
+    | Compacting
     | CompactBoundary
     | MediaRemoved
     | LoopEnd
 )
+
+# How a step that takes a while tells what it is doing as it starts (the loop yields it then).
+Announce = Callable[[Event], None]

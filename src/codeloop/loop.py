@@ -25,6 +25,7 @@ from codeloop.aio import (
     Aborted,
     IdleTimeout,
     Stalled,
+    announced,
     unless_aborted,
     until_aborted,
     watched,
@@ -34,6 +35,7 @@ from codeloop.costs import Ledger
 from codeloop.deps import Executor, LoopDeps
 from codeloop.events import (
     AssistantTurn,
+    Compacting,
     ContinueReason,
     Continuing,
     EndReason,
@@ -273,8 +275,14 @@ class _Run:
 
 
 async def prepare_context(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
-    """Result budget → microcompact → autocompact; the request is not sent past the limit."""
-    prepared = await run.deps.context.prepare(turn.state.messages, run.params.abort)
+    """Result budget → microcompact → autocompact; the request is not sent past the limit.
+    What the pipeline announces as it starts a step (a compaction) is yielded right then."""
+    starting: asyncio.Queue[Event] = asyncio.Queue()
+    work = run.deps.context.prepare(turn.state.messages, run.params.abort, starting.put_nowait)
+    task = asyncio.ensure_future(work)
+    async for event in announced(task, starting):
+        yield event
+    prepared = task.result()
     for event in prepared.events:
         yield event
     run.totals.add(turn.state.model, prepared.usage)
@@ -442,6 +450,7 @@ async def _recover(run: _Run, turn: _Turn, error: ModelError) -> AsyncIterator[E
     API refused with a note (seed 001's path B)."""
     state = turn.state
     if isinstance(error, PromptTooLong):
+        yield Compacting("reactive", turn.prompt_tokens)
         compacted = await run.deps.context.reactive_compact(state.messages)
         for event in compacted.events:
             yield event

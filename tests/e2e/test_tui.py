@@ -140,6 +140,8 @@ def test_allow_always_is_kept_for_the_next_session(tmp_path: Path) -> None:
             screen = term.wait_for("Do you want to proceed?")
             assert "touch made.txt" in screen
             assert "2. Yes, and don't ask again for Bash(touch made.txt)" in screen
+            # The call waits for the answer; it has not started running.
+            assert "waiting for your answer" in screen and "running for" not in screen
             term.write("2")
             term.wait_for("Created.")
             term.keys("C-d")

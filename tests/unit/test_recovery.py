@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from codeloop.deps import LoopDeps
 from codeloop.events import (
     AssistantTurn,
+    Compacting,
     Continuing,
     Event,
     LoopEnd,
@@ -177,6 +178,7 @@ async def test_prompt_too_long_compacts_once_and_retries(tmp_path: Path) -> None
     h = Harness([*history, turn("fits now", faults=[fault("prompt_too_long")])], tmp_path)
     events, end = await h.run()
     assert transitions(events)[-1] == "reactive_compact_retry"
+    assert [e.trigger for e in events if isinstance(e, Compacting)] == ["reactive"]
     assert end.reason == "completed"
     assert len(h.model.requests[-1].messages) < len(h.model.requests[-2].messages)
     assert_paired(end.messages)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 from codeloop.context.compact import SummaryModel
@@ -12,12 +13,14 @@ from codeloop.context.tokens import ContextLimits
 from codeloop.events import (
     AssistantTurn,
     CompactBoundary,
+    Compacting,
     Event,
     LoopEnd,
     Notice,
     RequestStart,
     UserTurn,
 )
+from codeloop.models.base import ModelRequest, StreamEvent
 from codeloop.models.scripted import ScriptedModel
 from codeloop.permissions.policy import Policy
 from codeloop.session import Session, SessionConfig
@@ -151,4 +154,46 @@ async def test_a_compaction_is_a_boundary_and_the_original_stays_on_disk(tmp_pat
     assert boundaries[0]["compactMetadata"]["preTokens"] == boundary.tokens_before
     said = [line for line in saved if line["type"] in ("user", "assistant")]
     assert "line of the big file" in json.dumps(said[2]["message"])  # the full result
+    await session.aclose()
+
+
+async def test_an_automatic_compaction_is_announced_while_its_summary_is_awaited(
+    tmp_path: Path,
+) -> None:
+    """Frontends hear `Compacting` as the compaction starts, not only its boundary after: the
+    summary's answer is held until the consumer of the events has seen it."""
+    (tmp_path / "big.txt").write_text("line of the big file\n" * 600)  # ~3 000 tokens
+    model = ScriptedModel(
+        [
+            turn("Reading.", tool_use("Read", {"file_path": str(tmp_path / "big.txt")})),
+            turn("1. User requests and intent: read big.txt."),  # the summary call
+            turn("It is a big file."),
+        ]
+    )
+    heard = asyncio.Event()
+
+    async def held_summary(request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        await asyncio.wait_for(heard.wait(), 30)
+        async for item in model.stream(request):
+            yield item
+
+    context = ContextManager(
+        SummaryModel(held_summary, "claude-sonnet-4-5"),
+        ContextLimits(4_000, 1_000),
+        Workspace(cwd=tmp_path),
+        tmp_path / "tool-results",
+        settings=ContextSettings(persist_results=False, microcompact=False),
+    )
+    session = make_session(model, tmp_path, tmp_path / "t.jsonl", context=context)
+    events: list[Event] = []
+    async for event in session.submit("read big.txt"):
+        if isinstance(event, Compacting):
+            heard.set()
+        events.append(event)
+    kinds = [type(e) for e in events]
+    (announced,) = [e for e in events if isinstance(e, Compacting)]
+    (boundary,) = [e for e in events if isinstance(e, CompactBoundary)]
+    assert kinds.index(Compacting) < kinds.index(CompactBoundary)
+    assert (announced.trigger, announced.tokens) == ("auto", boundary.tokens_before)
+    assert isinstance(events[-1], LoopEnd) and events[-1].reason == "completed"
     await session.aclose()

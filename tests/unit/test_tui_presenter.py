@@ -8,7 +8,10 @@ from pathlib import Path
 from codeloop.cli.tui.presenter import Presenter
 from codeloop.events import (
     AssistantTurn,
+    CompactBoundary,
+    Compacting,
     LoopEnd,
+    RequestStart,
     Retrying,
     TextDelta,
     ThinkingDelta,
@@ -68,6 +71,31 @@ def test_a_tool_call_runs_live_then_lands_with_its_summary(tmp_path: Path) -> No
     assert "Bash(ls -l …)" in out and "file0" in out and "file2" in out and "file3" not in out
     assert "… +7 lines (ctrl+o to expand)" in out
     assert p.folded == output and "running" not in p.live()
+
+
+def test_a_call_waiting_for_its_permission_answer_is_not_running(tmp_path: Path) -> None:
+    p, clock = presenter(tmp_path)
+    p.begin("touch")
+    call = ToolUseBlock("t1", "Bash", {"command": "touch x"})
+    p.event(ToolStarted(call))
+    p.asking("t1", True)
+    clock.now += 30  # the user reads the dialog
+    assert "waiting for your answer" in p.live() and "running" not in p.live()
+    assert "Waiting for permission to run Bash" in p.spinner()
+    p.asking("t1", False)
+    clock.now += 2
+    assert "running for 2 s" in p.live() and "Running Bash" in p.spinner()
+
+
+def test_a_compaction_shows_in_the_spinner_until_its_boundary(tmp_path: Path) -> None:
+    p, _ = presenter(tmp_path)
+    p.begin("go on")
+    p.event(Compacting("auto", 151_000))
+    assert "Compacting the conversation (151,000 tokens)" in p.spinner()
+    p.event(CompactBoundary("auto", 151_000, 9_000, 40))
+    assert "151,000 → 9,000 tokens" in p.take_output()
+    p.event(RequestStart(2, "m"))
+    assert "Compacting" not in p.spinner()
 
 
 def test_an_edit_lands_as_a_numbered_diff(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ from codeloop.context.compact import (
 )
 from codeloop.context.microcompact import KeepRecent, microcompact
 from codeloop.context.tokens import ContextLimits, UsageAnchor, count_tokens
-from codeloop.events import CompactTrigger, EndReason, Event, Notice
+from codeloop.events import Announce, Compacting, CompactTrigger, EndReason, Event, Notice
 from codeloop.tools.base import Workspace
 from codeloop.types import Message, Usage
 
@@ -117,9 +117,13 @@ class ContextManager:
         return count_tokens(messages, self._overhead, self._anchor)
 
     async def prepare(
-        self, messages: tuple[Message, ...], abort: asyncio.Event | None = None
+        self,
+        messages: tuple[Message, ...],
+        abort: asyncio.Event | None = None,
+        announce: Announce | None = None,
     ) -> Prepared:
-        """Budget → microcompact → autocompact, each only while still needed."""
+        """Budget → microcompact → autocompact, each only while still needed; `announce`
+        hears a compaction as it starts (the summary call can take a while)."""
         events: list[Event] = []
         usage = Usage()
         limits, settings = self.limits, self.settings
@@ -140,6 +144,8 @@ class ContextManager:
         blocked: str | None = None
         reason: EndReason = "blocking_limit"
         if tokens >= limits.autocompact_at and settings.autocompact and self._grew_since(tokens):
+            if announce is not None:
+                announce(Compacting("auto", tokens))
             result = await self._compact(messages, "auto", None, abort)
             events += result.events
             usage = usage + result.usage

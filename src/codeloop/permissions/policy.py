@@ -81,6 +81,7 @@ class PermissionRequest:
     tool_name: str
     input: dict[str, Any]
     decision: Decision
+    tool_use_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -258,7 +259,7 @@ class Policy:
             )
             return self._deny(tool, args, ctx, message)
         if decision.behavior == "ask" and self.ask_user is not None:
-            request = PermissionRequest(tool.name, _input_of(args), decision)
+            request = PermissionRequest(tool.name, _input_of(args), decision, ctx.tool_use_id)
             answer = await self.ask_user(request)
             if answer.kind == "allow_once":
                 return PermissionDecision(True)

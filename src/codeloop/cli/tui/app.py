@@ -254,11 +254,13 @@ class TerminalUI(Controller):
     async def ask(self, request: PermissionRequest) -> Answer:
         dialog = PermissionDialog(request, asyncio.get_running_loop().create_future())
         self.dialog = dialog
+        self.presenter.asking(request.tool_use_id, True)
         self.flush()
         try:
             return await dialog.answer
         finally:
             self.dialog = None
+            self.presenter.asking(request.tool_use_id, False)
             self.deny_buffer.reset()
             if self.app.layout.has_focus(self.deny_buffer):
                 self.app.layout.focus(self.buffer)

@@ -16,6 +16,7 @@ from codeloop.cli.tui.markdown_stream import Block, MarkdownStream
 from codeloop.events import (
     AssistantTurn,
     CompactBoundary,
+    Compacting,
     Event,
     LoopEnd,
     Notice,
@@ -44,6 +45,7 @@ class RunningTool:
     tool_use: ToolUseBlock
     started: float
     output: str = ""
+    asking: bool = False  # its permission dialog is open: it has not started running
 
 
 @dataclass
@@ -99,6 +101,16 @@ class Presenter:
         self.tools.clear()
         self.busy = False
         self.status = ""
+
+    def asking(self, tool_use_id: str, asking: bool) -> None:
+        """A call's permission dialog opens or closes: it runs (and its time counts) from
+        the answer on."""
+        running = self.tools.get(tool_use_id)
+        if running is not None:
+            running.asking = asking
+            running.started = self.clock()
+            verb = "Waiting for permission to run" if asking else "Running"
+            self.status = f"{verb} {running.tool_use.name}"
 
     def show(self, text: str) -> None:
         self.pending.append(self.renderer.output(text))
@@ -163,6 +175,8 @@ class Presenter:
             self._stream = MarkdownStream()
             self._thinking, self._thinking_started = "", None
             self.note("warning", f"The answer so far was dropped ({event.reason}); it is resent.")
+        elif isinstance(event, Compacting):
+            self.status = f"Compacting the conversation ({event.tokens:,} tokens)"
         elif isinstance(event, CompactBoundary):
             self.note(
                 "info",
@@ -202,7 +216,10 @@ class Presenter:
             argument = tool_views.argument(running.tool_use, self.cwd)
             parts.append(r.tool_line(running.tool_use.name, argument, running=True))
             lines = running.output.rstrip("\n").splitlines()[-LIVE_TOOL_LINES:]
-            elapsed = f"running for {now - running.started:.0f} s"
+            if running.asking:
+                elapsed = "waiting for your answer"
+            else:
+                elapsed = f"running for {now - running.started:.0f} s"
             parts.append(r.result_lines([*lines, elapsed] if lines else [elapsed]))
         return "".join(parts)
 
