@@ -174,6 +174,42 @@ class ResponseDiscarded:
 
 
 CompactTrigger = Literal["auto", "manual", "reactive"]
+# What a context step did to a tool result the model no longer sees in full: folded it to a
+# one-line stub (microcompact), saved it to a file behind a preview (too big when it was made),
+# or replaced it, with the turns around it, by a summary (compaction).
+ResultFate = Literal["folded", "saved", "summarized"]
+
+
+@dataclass(frozen=True, slots=True)
+class ResultRecord:
+    """One tool result taken out of the model's view: which call, how big, where it went."""
+
+    tool_use_id: str
+    tool: str
+    target: str  # the call's file, command or pattern, on one short line
+    tokens: int  # its size when the model saw it whole
+    fate: ResultFate
+    path: str | None = None  # the file a saved result is in
+
+    def to_dict(self) -> dict[str, str | int]:
+        """The transcript's and stream-json's form (camelCase, as transcripts are written)."""
+        data: dict[str, str | int] = {
+            "toolUseId": self.tool_use_id,
+            "tool": self.tool,
+            "target": self.target,
+            "tokens": self.tokens,
+            "fate": self.fate,
+        }
+        if self.path is not None:
+            data["path"] = self.path
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class ResultsFolded:
+    """Microcompact folded these results before a request (the transcript keeps them whole)."""
+
+    results: tuple[ResultRecord, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +233,10 @@ class CompactBoundary:
     summary: str = ""
     # The history from this point on: what a transcript writes at the boundary.
     messages: tuple[Message, ...] = ()
+    # The uuids of the messages kept word for word (the latest request, the recent turns).
+    kept: tuple[str, ...] = ()
+    # Every tool result of the replaced history: folded or saved earlier, or summarized now.
+    results: tuple[ResultRecord, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,6 +280,7 @@ Event = (
     | Continuing
     | Retrying
     | ResponseDiscarded
+    | ResultsFolded
     | Compacting
     | CompactBoundary
     | MediaRemoved

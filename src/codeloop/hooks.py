@@ -353,19 +353,20 @@ class HookRunner:
 
     # --- seams for the context pipeline ----------------------------------------------------
 
-    async def pre_compact(self, trigger: str, instructions: str | None) -> str | None:
-        """The compactor's PreCompact seam: what the hooks add to the summary instructions.
-        Claude Code knows two triggers; a reactive compaction is an automatic one."""
-        outcome = await self.run(
+    async def pre_compact(self, trigger: str, instructions: str | None) -> HookOutcome:
+        """The compactor's PreCompact seam: a block refuses the compaction, what the hooks say
+        to the model is added to the summary instructions. Claude Code knows two triggers; a
+        reactive compaction is an automatic one."""
+        return await self.run(
             "PreCompact",
             {
                 "trigger": "manual" if trigger == "manual" else "auto",
                 "custom_instructions": instructions or "",
             },
         )
-        return outcome.for_model() or None
 
     async def post_compact(self, trigger: str, summary: str) -> HookOutcome:
+        """The compactor's PostCompact seam, with the summary it made."""
         trigger = "manual" if trigger == "manual" else "auto"
         return await self.run("PostCompact", {"trigger": trigger, "compact_summary": summary})
 

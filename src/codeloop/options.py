@@ -312,7 +312,8 @@ def _config(
     return SessionConfig(
         model=model,
         system=system,
-        max_tokens=info.default_output_tokens,
+        # No more than the window keeps free for the answer (a small window keeps less).
+        max_tokens=min(info.default_output_tokens, context_limits(model, env).output_reserve),
         max_output_tokens=info.max_output_tokens,
         max_turns=options.max_turns,
         max_budget_usd=options.max_budget_usd,
@@ -358,6 +359,7 @@ def _context_manager(
             and settings.autocompact is not False
         ),
         pre_compact=hooks.pre_compact,
+        post_compact=hooks.post_compact,
     )
 
 

@@ -28,6 +28,7 @@ from codeloop.events import (
     LoopEnd,
     MediaRemoved,
     Notice,
+    ResultsFolded,
     SubAgent,
     UserTurn,
 )
@@ -366,9 +367,15 @@ class Session:
         if self.context is not None:
             # Summary requests share the session's prefix: the cache serves them, and the
             # summariser sees the memory too.
-            self.context.summarizer = replace(
-                self.context.summarizer, system=self.config.system, user_context=self.user_context
+            self.context.use_summarizer(
+                replace(
+                    self.context.summarizer,
+                    system=self.config.system,
+                    user_context=self.user_context,
+                )
             )
+            if (too_small := self.context.window_warning()) is not None:
+                yield Notice("warning", too_small)
 
     def _persist(self, item: Message | Event, agent: SubAgent | None = None) -> Notice | None:
         """Write what changes the history before anyone sees it, and each model request's
@@ -404,13 +411,10 @@ class Session:
             transcript.append(event.message)
             transcript.sync()
         elif isinstance(event, CompactBoundary):
-            transcript.compact(
-                event.messages,
-                trigger=event.trigger,
-                pre_tokens=event.tokens_before,
-                post_tokens=event.tokens_after,
-            )
+            transcript.compact(event.messages, trigger=event.trigger, boundary=event)
             transcript.sync()
+        elif isinstance(event, ResultsFolded):
+            transcript.folded(event.results)
         elif isinstance(event, MediaRemoved):
             transcript.compact(event.messages, trigger="media_removed")
             transcript.sync()

@@ -1,8 +1,9 @@
 """Text helpers the tools and context management share: a leaf both layers import.
 
-`cat -n` numbering, binary sniffing, sizes for people, "did you mean" for a missing file, and
-cutting an over-long text in the middle. No pydantic here: context management imports this at
-start-up.
+`cat -n` numbering, binary sniffing, sizes for people, "did you mean" for a missing file,
+cutting an over-long text in the middle, and the token estimate (Read sizes its pages with the
+same count the context window is measured in). No pydantic here: context management imports
+this at start-up.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 
 MAX_LINE_CHARS = 2000
 BINARY_SNIFF_BYTES = 8192
+CHARS_PER_TOKEN = 4
 
 IMAGE_TYPES = {
     ".png": "image/png",
@@ -96,3 +98,16 @@ def truncate_middle(text: str, limit: int, *, what: str = "output") -> str:
     cut = len(text) - head - tail
     ending = text[len(text) - tail :]  # not text[-tail:], which is all of it when tail is 0
     return f"{text[:head]}\n\n... [{cut} characters of {what} truncated] ...\n\n{ending}"
+
+
+def token_weight(text: str) -> int:
+    """A text's size in quarter tokens: its characters, each non-ASCII one (CJK, emoji) counted
+    three times. Sums of weights round once, where summed estimates would round per part."""
+    if text.isascii():
+        return len(text)
+    return len(text) + 2 * (len(text.encode("utf-8")) - len(text))
+
+
+def estimate_text(text: str) -> int:
+    """About four characters a token; each non-ASCII character counts about a token."""
+    return (token_weight(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN

@@ -13,8 +13,24 @@ Format version 1, one JSON object a line:
 
 replaces the whole history so far with the messages it carries. The trigger says who rewrote
 it: compaction ("auto", "manual", "reactive"), a resume that had to repair the middle of a
-history ("resume"), or a run whose final history has new messages between saved ones
-("loop"); a compaction also gives "preTokens" and "postTokens". Later lines append to it. A line
+history ("resume"), a rewind ("rewind"), refused images replaced ("media_removed"), or a run
+whose final history has new messages between saved ones ("loop"). Later lines append to it.
+A compaction's metadata says what it did, for a user (`codeloop sessions show`) to review:
+
+    "compactMetadata": {"trigger", "preTokens", "postTokens", "messagesSummarized",
+                        "kept": [uuid, ...], "summary",
+                        "toolResults": [{"toolUseId", "tool", "target", "tokens",
+                                         "fate": "folded" | "saved" | "summarized",
+                                         "path"?}, ...]}
+
+`kept` are the messages carried over word for word (the first message of `messages` is the
+summary itself); `toolResults` lists every tool result of the replaced history: folded to a
+stub or saved to a file before (with its size then, and the file), or summarized now. A line
+
+    {"type": "system", "subtype": "microcompact", "toolResults": [...], ...envelope}
+
+says that results were folded to stubs before a request; the messages above keep them
+whole (the history written is what was said, not the shorter view a request sent). A line
 
     {"type": "system", "subtype": "api_request", "request": {...}, ...envelope}
 
@@ -42,12 +58,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from codeloop.events import CompactBoundary, ResultRecord
 from codeloop.paths import git_branch
 from codeloop.types import Message, Usage, message_from_dict, message_to_dict, new_uuid
 
 FORMAT_VERSION = 1
 COMPACT_BOUNDARY = "compact_boundary"
 API_REQUEST = "api_request"
+MICROCOMPACT = "microcompact"
 
 Line = dict[str, Any]
 
@@ -102,16 +120,15 @@ class TranscriptWriter:
         messages: Sequence[Message],
         *,
         trigger: str,
-        pre_tokens: int | None = None,
-        post_tokens: int | None = None,
+        boundary: CompactBoundary | None = None,
     ) -> None:
-        """Replace the history: what follows builds on `messages` alone."""
-        metadata: Line = {"trigger": trigger, "preTokens": pre_tokens}
-        if post_tokens is not None:
-            metadata["postTokens"] = post_tokens
+        """Replace the history: what follows builds on `messages` alone. A compaction's
+        `boundary` says what it kept, summarized and folded."""
         line = self._envelope("system", new_uuid()) | {
             "subtype": COMPACT_BOUNDARY,
-            "compactMetadata": metadata,
+            "compactMetadata": {"trigger": trigger, "preTokens": None}
+            if boundary is None
+            else compact_metadata(boundary),
             "messages": [_entry(m) for m in messages],
         }
         self._write(line)
@@ -127,6 +144,14 @@ class TranscriptWriter:
                 "request": request,
             }
         )
+
+    def folded(self, results: Sequence[ResultRecord]) -> None:
+        """Microcompact folded these results in what the next request sends."""
+        line = self._envelope("system", new_uuid()) | {
+            "subtype": MICROCOMPACT,
+            "toolResults": [r.to_dict() for r in results],
+        }
+        self._write(line)
 
     def settle(self, messages: Sequence[Message], *, trigger: str) -> None:
         """Bring the transcript up to `messages` by appending the ones it does not hold yet.
@@ -259,6 +284,19 @@ def assistant_message(
         "content": message_to_dict(message)["content"],
         "stop_reason": stop_reason,
         "usage": (usage or Usage()).to_dict(),
+    }
+
+
+def compact_metadata(boundary: CompactBoundary) -> Line:
+    """What a compaction did, as the transcript's boundary line records it."""
+    return {
+        "trigger": boundary.trigger,
+        "preTokens": boundary.tokens_before,
+        "postTokens": boundary.tokens_after,
+        "messagesSummarized": boundary.messages_replaced - len(boundary.kept),
+        "kept": list(boundary.kept),
+        "summary": boundary.summary,
+        "toolResults": [r.to_dict() for r in boundary.results],
     }
 
 

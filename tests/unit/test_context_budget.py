@@ -1,75 +1,153 @@
-"""L1: big tool results move to files; the history keeps a preview and the path."""
+"""L1, as results are made: a big result moves to a file behind a preview before anyone sees
+it; Read pages itself instead and is never saved; a turn's results share one allowance."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
+from typing import Any, ClassVar
 
-from codeloop.context.budget import (
-    PERSISTED_TAG,
-    ResultBudget,
-    apply_result_budget,
-    saved_path,
+from codeloop.context.budget import PERSISTED_TAG, persist_result, saved_path
+from codeloop.context.pipeline import ContextManager
+from codeloop.context.tokens import ContextLimits, estimate_text
+from codeloop.events import ToolFinished
+from codeloop.models.scripted import ScriptedModel
+from codeloop.tools.base import (
+    AnyTool,
+    ResultLimits,
+    Tool,
+    ToolContext,
+    ToolResult,
+    Workspace,
 )
-from codeloop.types import ImageBlock, Message, TextBlock, ToolResultBlock
-from tests.unit.context_history import assert_paired, bash, exchange
+from codeloop.tools.executor import PermissionDecision, ToolExecutor
+from codeloop.tools.files_read import ReadTool
+from codeloop.tools.input import ToolInput
+from codeloop.types import ImageBlock, TextBlock, ToolUseBlock
+from tests.unit.context_history import summarizer
 
 
-def _budget(tmp_path: Path, per_result: int = 1_000, per_message: int = 100_000) -> ResultBudget:
-    return ResultBudget(per_result, per_message, tmp_path / "tool-results")
+class PrintInput(ToolInput):
+    chars: int
+    image: bool = False
 
 
-def test_a_big_result_is_saved_and_previewed(tmp_path: Path) -> None:
-    output = "".join(f"line {i}\n" for i in range(2_000))  # ~17 KB, ~4 300 tokens
-    history = (Message.user("run it"), *bash("make", output, "toolu_1"))
-    new, saved = apply_result_budget(history, _budget(tmp_path))
-    assert saved == 1
-    assert_paired(new)
-    preview = new[2].tool_results[0].text
-    assert preview.startswith(PERSISTED_TAG)
+class PrintTool(Tool[PrintInput]):
+    """Prints `chars` lines' worth of output, like a command would."""
+
+    name: ClassVar[str] = "Print"
+    description: ClassVar[str] = "test tool"
+    input_model = PrintInput
+
+    def is_read_only(self, args: PrintInput) -> bool:
+        return True
+
+    async def call(self, args: PrintInput, ctx: ToolContext) -> ToolResult:
+        text = "".join(f"line {i}\n" for i in range(args.chars // 5))[: args.chars]
+        if args.image:
+            return ToolResult((ImageBlock("image/png", "A" * 50_000), TextBlock(text)))
+        return ToolResult(text)
+
+
+async def _allow(tool: Any, args: Any, ctx: ToolContext) -> PermissionDecision:
+    return PermissionDecision(True)
+
+
+def _workspace(tmp_path: Path, window: int = 64_000) -> Workspace:
+    """A workspace sized by a context manager for `window`, as a session's is."""
+    workspace = Workspace(cwd=tmp_path)
+    limits = ContextLimits(window, window // 4)
+    ContextManager(summarizer(ScriptedModel([])), limits, workspace, tmp_path / "tool-results")
+    return workspace
+
+
+async def _turn(workspace: Workspace, *calls: tuple[str, dict[str, Any]]) -> list[ToolResult]:
+    tools: dict[str, AnyTool] = {"Print": PrintTool(), "Read": ReadTool()}
+    executor = ToolExecutor(tools, workspace, _allow)
+    for i, (name, args) in enumerate(calls):
+        executor.add(ToolUseBlock(f"toolu_{i}", name, args))
+    finished = [e async for e in executor.remaining() if isinstance(e, ToolFinished)]
+    return [ToolResult(e.result.content, e.result.is_error) for e in finished]
+
+
+async def test_a_big_result_is_saved_and_previewed_as_it_is_made(tmp_path: Path) -> None:
+    workspace = _workspace(tmp_path)
+    limit = workspace.result_limits.result_tokens
+    (result,) = await _turn(workspace, ("Print", {"chars": limit * 6}))
+    preview = result.text
+    assert preview.startswith(PERSISTED_TAG) and len(preview) < 3_000
     path = saved_path(preview)
-    assert path is not None
-    assert Path(path).read_text() == output
-    assert "line 0\n" in preview and "line 1999" in preview  # head and tail
-    assert "line 1000\n" not in preview
-    assert len(preview) < 3_000
-    assert new[2].uuid == history[2].uuid
-    # Idempotent: a preview is never saved again, and the history object comes back as is.
-    again, saved_again = apply_result_budget(new, _budget(tmp_path))
-    assert saved_again == 0 and again[2] is new[2]
+    assert path == str(tmp_path / "tool-results" / "toolu_0.txt")
+    output = await asyncio.to_thread(Path(path).read_text)
+    assert len(output) == limit * 6 and output.startswith("line 0\n")
+    assert "line 0\n" in preview and output[-20:] in preview  # head and tail
 
 
-def test_small_results_and_other_messages_are_untouched(tmp_path: Path) -> None:
-    history = (Message.user("hi"), *bash("ls", "a\nb\n", "toolu_1"))
-    new, saved = apply_result_budget(history, _budget(tmp_path))
-    assert saved == 0
-    assert all(a is b for a, b in zip(new, history, strict=True))
+async def test_a_result_within_its_share_is_left_alone(tmp_path: Path) -> None:
+    (result,) = await _turn(_workspace(tmp_path), ("Print", {"chars": 4_000}))
+    assert result.text.startswith("line 0\n") and len(result.text) == 4_000
     assert not (tmp_path / "tool-results").exists()
 
 
-def test_the_message_budget_saves_the_largest_results_first(tmp_path: Path) -> None:
-    sizes = {"toolu_a": 3_000, "toolu_b": 9_000, "toolu_c": 6_000}  # characters
-    results = tuple(ToolResultBlock(i, "x" * n) for i, n in sizes.items())
-    history = (Message("user", results),)
-    # Each is under the per-result limit; together (4 500 tokens) they pass 3 000.
-    new, saved = apply_result_budget(history, _budget(tmp_path, 5_000, 3_000))
-    assert saved == 1
-    texts = {b.tool_use_id: b.text for b in new[0].tool_results}
-    assert texts["toolu_b"].startswith(PERSISTED_TAG)
-    assert texts["toolu_a"] == "x" * 3_000 and texts["toolu_c"] == "x" * 6_000
+async def test_a_turns_results_share_one_allowance(tmp_path: Path) -> None:
+    """Each under the per-result limit; together past the turn's share: the ones that no
+    longer fit are saved, the others come whole."""
+    workspace = _workspace(tmp_path)
+    each = workspace.result_limits.result_tokens * 4 * 9 // 10  # characters
+    calls = [("Print", {"chars": each})] * 3
+    results = await _turn(workspace, *calls)
+    whole = [r for r in results if not r.text.startswith(PERSISTED_TAG)]
+    assert 1 <= len(whole) < 3
+    total = sum(estimate_text(r.text) for r in results)
+    assert total <= workspace.result_limits.turn_tokens + 3 * 1_000  # previews aside
 
 
-def test_images_are_not_saved(tmp_path: Path) -> None:
-    image = (ImageBlock("image/png", "A" * 50_000), TextBlock("y" * 50_000))
-    history = (Message("user", (ToolResultBlock("toolu_1", image),)),)
-    new, saved = apply_result_budget(history, _budget(tmp_path))
-    assert saved == 0 and new[0] is history[0]
+async def test_images_are_never_saved(tmp_path: Path) -> None:
+    workspace = _workspace(tmp_path)
+    (result,) = await _turn(workspace, ("Print", {"chars": 200_000, "image": True}))
+    assert isinstance(result.content, tuple) and isinstance(result.content[0], ImageBlock)
+
+
+async def test_read_pages_itself_and_is_never_saved(tmp_path: Path) -> None:
+    workspace = _workspace(tmp_path, 32_000)
+    lines = [f"row {i:05d} " + "v" * 60 for i in range(3_000)]  # ~220 KB
+    big = tmp_path / "big.txt"
+    big.write_text("\n".join(lines) + "\n")
+    (page,) = await _turn(workspace, ("Read", {"file_path": str(big)}))
+    text = page.text
+    assert not page.is_error and PERSISTED_TAG not in text
+    assert estimate_text(text) <= workspace.result_limits.result_tokens
+    shown = text.split("\n\n(Showing lines 1-")[1]
+    last = int(shown.split(" ")[0])
+    assert text.startswith("     1\trow 00000 ") and f"{last:>6}\t{lines[last - 1]}" in text
+    assert f"Use offset={last + 1} limit={last} to read more" in text
+    (following,) = await _turn(
+        workspace, ("Read", {"file_path": str(big), "offset": last + 1, "limit": last})
+    )
+    assert following.text.startswith(f"{last + 1:>6}\t{lines[last]}")
+    assert not (tmp_path / "tool-results").exists()
+
+
+async def test_parallel_reads_share_the_turn_and_the_last_is_told_to_wait(tmp_path: Path) -> None:
+    workspace = _workspace(tmp_path, 32_000)
+    workspace.result_limits = ResultLimits(result_tokens=1_000, turn_tokens=2_500)
+    files = []
+    for i in range(4):
+        path = tmp_path / f"f{i}.txt"
+        path.write_text("".join(f"file {i} line {n}\n" for n in range(600)))  # ~2K tokens
+        files.append(path)
+    results = await _turn(workspace, *[("Read", {"file_path": str(f)}) for f in files])
+    pages = [r for r in results if not r.is_error]
+    refused = [r for r in results if r.is_error]
+    assert pages and refused
+    assert sum(estimate_text(r.text) for r in pages) <= 2_500
+    assert all("Use offset=" in r.text for r in pages)
+    assert all("next turn" in r.text for r in refused)
+    assert not (tmp_path / "tool-results").exists()
 
 
 def test_an_unwritable_folder_still_shrinks_the_result(tmp_path: Path) -> None:
     (tmp_path / "tool-results").write_text("a file where the folder should be")
-    call, answer = exchange("Grep", {"pattern": "x"}, "match\n" * 5_000, id="toolu_1")
-    new, saved = apply_result_budget((call, answer), _budget(tmp_path))
-    preview = new[1].tool_results[0].text
-    assert saved == 1
+    preview = persist_result("toolu_1", "match\n" * 5_000, tmp_path / "tool-results")
     assert "could not be saved" in preview and saved_path(preview) is None
     assert len(preview) < 3_000

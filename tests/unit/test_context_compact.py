@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +14,7 @@ from codeloop.context.compact import (
     latest_user_request,
 )
 from codeloop.context.pipeline import ContextManager
-from codeloop.context.tokens import ContextLimits, estimate_messages
+from codeloop.context.tokens import ContextLimits, Shares, estimate_messages, result_tokens
 from codeloop.events import CompactTrigger, Notice, RequestEnd, Retrying
 from codeloop.models.retry import RetryPolicy
 from codeloop.models.scripted import ScriptedModel
@@ -106,7 +106,15 @@ async def test_the_summary_replaces_the_history_and_the_latest_request_stays(
     assert all(a is b for a, b in zip(request.messages[:-1], history[:-1], strict=True))
     assert request.messages[-1].tool_results == history[-1].tool_results
     assert request.messages[-1].content[-1].text.startswith(SUMMARY_PROMPT)  # type: ignore[union-attr]
-    assert request.max_tokens == LIMITS.autocompact_at // 4
+    overhead = summarizer(model).overhead
+    assert request.max_tokens == Shares(LIMITS, overhead).summary == (31_000 - overhead) // 4
+    # What it replaced, reviewable: every tool result, with its call and its size.
+    assert boundary.kept == tuple(m.uuid for m in kept)
+    replaced = [r.tool_use_id for m in history if m not in kept for r in m.tool_results]
+    assert [r.tool_use_id for r in boundary.results] == replaced and "t1" in replaced
+    assert all(r.fate == "summarized" for r in boundary.results)
+    assert boundary.results[0].tool == "Read" and boundary.results[0].target.endswith("parser.py")
+    assert boundary.results[0].tokens == result_tokens(history[2].tool_results[0].content)
 
 
 async def test_a_request_not_yet_worked_on_ends_the_new_history(tmp_path: Path) -> None:
@@ -121,24 +129,64 @@ async def test_a_request_not_yet_worked_on_ends_the_new_history(tmp_path: Path) 
     assert result.boundary.summary == SUMMARY  # the <summary> tags are taken off
 
 
+@dataclass(frozen=True)
+class Answer:
+    """What hooks answer (the shape of hooks.HookOutcome the compactor reads)."""
+
+    blocked: bool = False
+    reason: str = ""
+    system_messages: tuple[str, ...] = ()
+    context: str = ""
+
+    def for_model(self) -> str:
+        return self.context
+
+
 async def test_instructions_and_the_pre_compact_hook_reach_the_summary_call(
     tmp_path: Path,
 ) -> None:
     calls: list[tuple[str, str | None]] = []
 
-    async def hook(trigger: CompactTrigger, instructions: str | None) -> str | None:
+    async def hook(trigger: CompactTrigger, instructions: str | None) -> Answer:
         calls.append((trigger, instructions))
-        return "Keep the names of failing tests."
+        return Answer(context="Keep the names of failing tests.")
+
+    summaries: list[tuple[str, str]] = []
+
+    async def after(trigger: CompactTrigger, summary: str) -> Answer:
+        summaries.append((trigger, summary))
+        return Answer(system_messages=("saved the summary to notes/",))
 
     model = ScriptedModel([turn(SUMMARY)])
     manager = ContextManager(
-        summarizer(model), LIMITS, Workspace(cwd=tmp_path), tmp_path / "r", pre_compact=hook
+        summarizer(model),
+        LIMITS,
+        Workspace(cwd=tmp_path),
+        tmp_path / "r",
+        pre_compact=hook,
+        post_compact=after,
     )
     result = await manager.compact(_session(tmp_path), "Focus on the tokenizer.")
     assert calls == [("manual", "Focus on the tokenizer.")]
     prompt = model.requests[0].messages[-1].content[-1].text  # type: ignore[union-attr]
     assert prompt.endswith("Focus on the tokenizer.\n\nKeep the names of failing tests.")
     assert result.boundary is not None and result.boundary.trigger == "manual"
+    assert summaries == [("manual", SUMMARY)]
+    assert Notice("warning", "saved the summary to notes/") in result.events
+
+
+async def test_a_pre_compact_hook_can_refuse_the_compaction(tmp_path: Path) -> None:
+    async def hook(trigger: CompactTrigger, instructions: str | None) -> Answer:
+        return Answer(blocked=True, reason="a release is being cut")
+
+    model = ScriptedModel([turn(SUMMARY)])
+    manager = ContextManager(
+        summarizer(model), LIMITS, Workspace(cwd=tmp_path), tmp_path / "r", pre_compact=hook
+    )
+    history = _session(tmp_path)
+    result = await manager.compact(history)
+    assert result.boundary is None and result.messages is history and model.requests == []
+    assert result.failure is not None and "a release is being cut" in result.failure
 
 
 async def test_todos_from_a_todo_store_are_kept(tmp_path: Path) -> None:

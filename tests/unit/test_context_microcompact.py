@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from codeloop.context.budget import ResultBudget, apply_result_budget
+from codeloop.context.budget import persist_result
 from codeloop.context.microcompact import (
     FOLDED_PREFIX,
     KeepRecent,
     describe_target,
     microcompact,
 )
-from codeloop.types import Message, ToolUseBlock
+from codeloop.events import ResultRecord
+from codeloop.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from tests.unit.context_history import assert_paired, bash, exchange, read
 
 BIG = "x = 1\n" * 2_000  # 12 KB: ~3 000 tokens
@@ -35,7 +36,8 @@ def _texts(messages: tuple[Message, ...]) -> dict[str, str]:
 def test_the_oldest_results_fold_first_and_recent_turns_stay() -> None:
     history = _history()
     new, folded = microcompact(history, 5_000, KeepRecent(turns=3, tokens=100_000))
-    assert folded == 2
+    assert [r.tool_use_id for r in folded] == ["t1", "t2"]
+    assert folded[1] == ResultRecord("t2", "Bash", "pytest -x tests/test_a.py", 3_000, "folded")
     assert_paired(new)
     texts = _texts(new)
     assert texts["t1"].startswith(FOLDED_PREFIX) and texts["t2"].startswith(FOLDED_PREFIX)
@@ -47,18 +49,18 @@ def test_the_oldest_results_fold_first_and_recent_turns_stay() -> None:
 
 def test_it_stops_once_enough_is_freed() -> None:
     new, folded = microcompact(_history(), 100, KeepRecent(turns=1, tokens=0))
-    assert folded == 1
+    assert len(folded) == 1
     assert _texts(new)["t2"] == BIG
 
 
 def test_nothing_needed_changes_nothing() -> None:
     history = _history()
-    assert microcompact(history, 0, KeepRecent()) == (history, 0)
+    assert microcompact(history, 0, KeepRecent()) == (history, ())
 
 
 def test_the_recent_allowance_is_in_tokens_too_but_the_latest_turn_stays() -> None:
     new, folded = microcompact(_history(), 100_000, KeepRecent(turns=3, tokens=100))
-    assert folded == 4
+    assert len(folded) == 4
     assert _texts(new)["t5"] == BIG
 
 
@@ -71,7 +73,7 @@ def test_a_read_superseded_by_a_later_read_goes_first_even_when_recent() -> None
         *read("/src/a.py", BIG, "t4"),
     )
     new, folded = microcompact(history, 100, KeepRecent(turns=5, tokens=100_000))
-    assert folded == 1
+    assert len(folded) == 1
     texts = _texts(new)
     assert "superseded" in texts["t2"] and "Read /src/a.py" in texts["t2"]
     assert texts["t1"] == texts["t4"] == BIG
@@ -83,21 +85,35 @@ def test_a_write_supersedes_earlier_reads_of_its_file() -> None:
         *exchange("Write", {"file_path": "/src/a.py", "content": "new"}, "written", id="t2"),
     )
     new, folded = microcompact(history, 1, KeepRecent(turns=5, tokens=100_000))
-    assert folded == 1 and "superseded" in _texts(new)["t1"]
+    assert len(folded) == 1 and "superseded" in _texts(new)["t1"]
 
 
 def test_a_saved_result_keeps_its_path_in_the_stub(tmp_path: Path) -> None:
-    history = (*bash("cat big.log", BIG * 4, "t1"), *bash("ls", BIG, "t2"))
-    saved, _ = apply_result_budget(history, ResultBudget(5_000, 50_000, tmp_path))
-    new, folded = microcompact(saved, 1, KeepRecent(turns=1, tokens=0))
-    assert folded == 1
+    preview = persist_result("t1", BIG * 4, tmp_path)
+    history = (*bash("cat big.log", preview, "t1"), *bash("ls", BIG, "t2"))
+    new, folded = microcompact(history, 1, KeepRecent(turns=1, tokens=0))
+    assert len(folded) == 1 and folded[0].path == str(tmp_path / "t1.txt")
     stub = _texts(new)["t1"]
     assert f"full output saved in {tmp_path / 't1.txt'}" in stub
 
 
+def test_results_the_model_has_not_answered_never_fold() -> None:
+    """Not the latest turn's, not even one a later Read of the same turn supersedes: the
+    request carrying them is the model's first sight of them."""
+    calls = [ToolUseBlock(f"n{i}", "Read", {"file_path": "/src/a.py"}) for i in range(2)]
+    history = (
+        *read("/src/a.py", BIG, "t1"),
+        Message("assistant", (TextBlock("Reading it twice."), *calls)),
+        Message("user", tuple(ToolResultBlock(c.id, BIG) for c in calls)),
+    )
+    new, folded = microcompact(history, 100_000, KeepRecent(turns=0, tokens=0))
+    assert [r.tool_use_id for r in folded] == ["t1"]
+    assert new[-1] is history[-1]
+
+
 def test_small_results_are_not_worth_a_stub() -> None:
     history = (*bash("ls", "a\nb\n", "t1"), *bash("ls", BIG, "t2"))
-    assert microcompact(history, 10_000, KeepRecent(turns=1, tokens=0))[1] == 0
+    assert microcompact(history, 10_000, KeepRecent(turns=1, tokens=0))[1] == ()
 
 
 def test_targets_are_short_and_on_one_line() -> None:

@@ -10,12 +10,17 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codeloop.context.budget import ResultBudget, apply_result_budget
-from codeloop.context.compact import compact_history, drop_oldest, fit, latest_user_request
+from codeloop.context.compact import (
+    compact_history,
+    drop_oldest,
+    fit,
+    latest_user_request,
+    unanswered_start,
+)
 from codeloop.context.microcompact import KeepRecent, microcompact
 from codeloop.context.pipeline import ContextManager, ContextSettings
-from codeloop.context.tokens import ContextLimits
-from codeloop.events import CompactBoundary, Event, Notice, RequestEnd
+from codeloop.context.tokens import ContextLimits, Shares
+from codeloop.events import CompactBoundary, Event, Notice, RequestEnd, ResultsFolded
 from codeloop.models.scripted import ScriptedModel
 from codeloop.testing.scenario import fault, turn
 from codeloop.tools.base import Workspace
@@ -54,23 +59,19 @@ async def test_a_small_history_goes_through_untouched(tmp_path: Path) -> None:
     model = ScriptedModel([])
     prepared = await _manager(tmp_path, model).prepare(history)
     assert prepared.messages is history
-    assert (prepared.saved, prepared.folded, prepared.events) == (0, 0, ())
+    assert (prepared.folded, prepared.events) == (0, ())
     assert model.requests == []
 
 
-async def test_the_result_budget_alone_can_bring_the_count_under(tmp_path: Path) -> None:
-    # One 45K-token result: L1 saves it, and nothing else needs to happen.
-    history = (
-        Message.user("go"),
-        *bash("ls", "b\n" * 2_000, "t0"),
-        *bash("cat", "a" * 180_000, "t1"),
-    )
-    model = ScriptedModel([])
-    prepared = await _manager(tmp_path, model).prepare(history)
-    assert prepared.saved == 1 and prepared.folded == 0
-    assert _results(prepared.messages)[0] == "b\n" * 2_000
-    assert prepared.tokens < LIMITS.autocompact_at // 2
-    assert model.requests == []
+async def test_the_workspace_gets_the_windows_shares_for_its_results(tmp_path: Path) -> None:
+    """L1 runs as results are made (the executor, test_context_budget.py): the manager only
+    tells the tools how big they may be, and where to save what is bigger."""
+    manager = _manager(tmp_path, ScriptedModel([]))
+    shares = Shares(LIMITS, manager.summarizer.overhead)
+    limits = manager.workspace.result_limits
+    assert (limits.result_tokens, limits.turn_tokens) == (shares.result, shares.turn_results)
+    assert manager.workspace.spill == manager.spill
+    assert _manager(tmp_path, ScriptedModel([]), persist_results=False).workspace.spill is None
 
 
 async def test_microcompact_can_spare_the_summary_call(tmp_path: Path) -> None:
@@ -79,7 +80,9 @@ async def test_microcompact_can_spare_the_summary_call(tmp_path: Path) -> None:
         history += read(f"/src/m{i}.py", "x = 1\n" * 2_000, f"t{i}")
     model = ScriptedModel([])
     prepared = await _manager(tmp_path, model).prepare(history)
-    assert prepared.folded > 0 and prepared.events == ()
+    (folded,) = prepared.events
+    assert isinstance(folded, ResultsFolded) and len(folded.results) == prepared.folded > 0
+    assert folded.results[0].target == "/src/m0.py" and folded.results[0].tokens == 3_000
     assert prepared.tokens <= LIMITS.autocompact_at // 3
     assert _results(prepared.messages)[-1] == "x = 1\n" * 2_000
     assert model.requests == []
@@ -207,14 +210,12 @@ def histories(draw: st.DrawFn) -> tuple[Message, ...]:
 @settings(max_examples=60, deadline=None)
 @given(
     history=histories(),
-    per_result=st.integers(100, 20_000),
     need=st.integers(0, 200_000),
     keep=st.builds(KeepRecent, st.integers(0, 4), st.integers(0, 30_000)),
     budget=st.integers(0, 60_000),
 )
 def test_every_step_keeps_every_call_paired_and_the_latest_request(
     history: tuple[Message, ...],
-    per_result: int,
     need: int,
     keep: KeepRecent,
     budget: int,
@@ -222,11 +223,9 @@ def test_every_step_keeps_every_call_paired_and_the_latest_request(
     assert_paired(history)
     latest = latest_user_request(history)
     with tempfile.TemporaryDirectory() as folder:
-        saved, _ = apply_result_budget(
-            history, ResultBudget(per_result, 4 * per_result, Path(folder))
-        )
-        assert_paired(saved)
-        folded, _ = microcompact(saved, need, keep)
+        folded, _ = microcompact(history, need, keep)
+        unseen = unanswered_start(history)
+        assert folded[unseen:] == history[unseen:]
         assert_paired(folded)
         assert_paired(fit(folded, budget))
         dropped = drop_oldest(folded, budget, [latest] if latest else [], (), reason="test")

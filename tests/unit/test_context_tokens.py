@@ -7,6 +7,7 @@ import pytest
 from codeloop.context.tokens import (
     IMAGE_TOKENS,
     ContextLimits,
+    Shares,
     UsageAnchor,
     context_limits,
     count_tokens,
@@ -26,8 +27,8 @@ from codeloop.types import ImageBlock, Message, ToolResultBlock, ToolUseBlock, U
         # A small max output reserves less: 200K - 8 192.
         ("claude-3-5-sonnet-20241022", {}, 200_000, 178_808, 188_808),
         ("gpt-4o", {}, 128_000, 98_616, 108_616),
-        # The acceptance session's window.
-        ("claude-sonnet-4-5", {"CODELOOP_CONTEXT_WINDOW": "64000"}, 64_000, 31_000, 41_000),
+        # The acceptance session's window: a quarter of it (16K) is kept for the answer.
+        ("claude-sonnet-4-5", {"CODELOOP_CONTEXT_WINDOW": "64000"}, 64_000, 35_000, 45_000),
         # A local model on a 32K server (unknown to the catalog: 8 192 output).
         ("qwen2.5-coder-32b", {"CODELOOP_CONTEXT_WINDOW": "32768"}, 32_768, 16_384, 22_119),
         (
@@ -37,9 +38,9 @@ from codeloop.types import ImageBlock, Message, ToolResultBlock, ToolUseBlock, U
             18_603,
             25_114,
         ),
-        # Too small for the fixed margins: half the window is reserved at most, and the
-        # margins are a third and a tenth of what is left.
-        ("tiny", {"CODELOOP_CONTEXT_WINDOW": "8000"}, 8_000, 2_667, 3_600),
+        # Too small for the fixed margins: a quarter of the window is reserved at most, and
+        # the margins are a third and a tenth of what is left.
+        ("tiny", {"CODELOOP_CONTEXT_WINDOW": "8000"}, 8_000, 4_000, 5_400),
         # The bundled offline model: an 8K window, 1K answers.
         ("smollm2-135m-instruct", {}, 8_192, 4_779, 6_452),
     ],
@@ -90,3 +91,29 @@ def test_an_estimate_above_the_reported_usage_wins() -> None:
     reply = Message.user("ok")
     anchor = UsageAnchor.after(sent, reply, Usage(input_tokens=100))
     assert count_tokens((*sent, reply), 50, anchor) == 50 + estimate_messages((*sent, reply))
+
+
+def test_claude_codes_figures_are_the_shares_of_a_200k_window() -> None:
+    shares = Shares(context_limits("claude-sonnet-4-5"), 3_000)
+    assert (shares.result, shares.turn_results, shares.summary) == (25_000, 50_000, 20_000)
+    assert shares.too_small() is None
+
+
+@pytest.mark.parametrize("window", [16_000, 32_000, 60_000, 64_000, 128_000])
+def test_a_smaller_window_gets_the_same_proportions_of_its_room(window: int) -> None:
+    """After a compaction the summary and the latest turn's results, word for word, fit under
+    the threshold with a quarter of the room to spare, whatever the window."""
+    limits = context_limits("claude-sonnet-4-5", {"CODELOOP_CONTEXT_WINDOW": str(window)})
+    shares = Shares(limits, 3_000)
+    assert shares.result <= shares.turn_results <= shares.free // 2
+    assert shares.summary <= min(shares.free // 4, limits.output_reserve)
+    assert 3_000 + shares.summary + shares.turn_results <= limits.autocompact_at - shares.free // 4
+    assert shares.too_small() is None
+
+
+def test_a_window_too_small_for_the_overhead_and_a_turn_says_so() -> None:
+    limits = context_limits("tiny", {"CODELOOP_CONTEXT_WINDOW": "8000"})
+    reason = Shares(limits, 3_500).too_small()
+    assert reason is not None
+    assert "8,000 tokens" in reason and "3,500" in reason and "CODELOOP_CONTEXT_WINDOW" in reason
+    assert Shares(limits, 1_000).too_small() is None

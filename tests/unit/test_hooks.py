@@ -304,8 +304,16 @@ async def test_pre_compact_seam_passes_trigger_and_returns_added_instructions(
         """,
     )
     hooks = runner(tmp_path, on("PreCompact", cmd, matcher="auto"))
-    assert await hooks.pre_compact("reactive", None) == "keep the API notes (auto, none)"
-    assert await hooks.pre_compact("manual", "be brief") is None  # matcher "auto" only
+    answer = await hooks.pre_compact("reactive", None)
+    assert answer.for_model() == "keep the API notes (auto, none)" and not answer.blocked
+    manual = await hooks.pre_compact("manual", "be brief")  # matcher "auto" only
+    assert manual.for_model() == "" and not manual.runs
+
+
+async def test_a_pre_compact_hook_exiting_2_refuses_the_compaction(tmp_path: Path) -> None:
+    cmd = hook(tmp_path, "refuse", "sys.stderr.write('not during a release'); sys.exit(2)")
+    answer = await runner(tmp_path, on("PreCompact", cmd)).pre_compact("auto", None)
+    assert answer.blocked and "not during a release" in answer.reason
 
 
 async def test_agent_matchers_fire_for_task_and_the_oldest_shape_parses(tmp_path: Path) -> None:

@@ -10,8 +10,15 @@ from typing import Any
 
 import pytest
 
-from codeloop.tools.base import AnyTool, ToolContext, ToolInputError, ToolResult, Workspace
-from codeloop.tools.files_read import MAX_FULL_READ_BYTES, MAX_IMAGE_BYTES, ReadTool
+from codeloop.tools.base import (
+    AnyTool,
+    ResultLimits,
+    ToolContext,
+    ToolInputError,
+    ToolResult,
+    Workspace,
+)
+from codeloop.tools.files_read import MAX_IMAGE_BYTES, ReadTool
 from codeloop.tools.files_write import EditTool, WriteTool
 from codeloop.types import ImageBlock, TextBlock
 
@@ -128,7 +135,8 @@ async def test_read_range_says_how_to_read_on(ctx: ToolContext, tmp_path: Path) 
     f.write_text("".join(f"line {i}\n" for i in range(1, 11)))
     out = text_of(await read(ctx, f, offset=3, limit=2))
     assert out == (
-        "     3\tline 3\n     4\tline 4\n\n(Showing lines 3-4 of 10. Use offset=5 to read more.)"
+        "     3\tline 3\n     4\tline 4\n\n(Showing lines 3-4 of 10. Use offset=5 limit=2 to read "
+        "more.)"
     )
     assert f in ctx.workspace.read_files  # a partial read still permits an edit
     tail = text_of(await read(ctx, f, offset=9, limit=5))
@@ -156,7 +164,7 @@ async def test_read_default_limit_is_2000_lines(ctx: ToolContext, tmp_path: Path
     f.write_text("x\n" * 2500)
     out = text_of(await read(ctx, f))
     assert out.count("\n") == 1999 + 2
-    assert "  2000\tx\n\n(Showing lines 1-2000 of 2500. Use offset=2001 to read more.)" in out
+    assert "  2000\tx\n\n(Showing lines 1-2000 of 2500. Use offset=2001 limit=2000 to read" in out
 
 
 async def test_read_cuts_long_lines_with_a_marker(ctx: ToolContext, tmp_path: Path) -> None:
@@ -244,14 +252,17 @@ async def test_read_refuses_images_over_the_cap(ctx: ToolContext, tmp_path: Path
     assert result.is_error and "3.75 MB" in text_of(result)
 
 
-async def test_read_big_file_needs_a_range(ctx: ToolContext, tmp_path: Path) -> None:
+async def test_a_big_file_comes_as_its_first_page(ctx: ToolContext, tmp_path: Path) -> None:
     f = tmp_path / "big.log"
     f.write_text("".join(f"entry {i:07d}\n" for i in range(30_000)))  # 420 KB
-    assert f.stat().st_size > MAX_FULL_READ_BYTES
-    whole = await read(ctx, f)
-    assert whole.is_error
-    assert "offset" in text_of(whole) and "limit" in text_of(whole) and "Grep" in text_of(whole)
-    assert not ctx.workspace.read_files
+    first = text_of(await read(ctx, f))
+    assert first.startswith("     1\tentry 0000000\n")
+    cap = ctx.workspace.result_limits.result_tokens
+    assert len(first) <= cap * 4
+    assert first.endswith(
+        "(Showing lines 1-2000 of 30000. Use offset=2001 limit=2000 to read more.)"
+    )
+    assert f in ctx.workspace.read_files  # a page is a read too
     part = text_of(await read(ctx, f, offset=29_999, limit=10))
     assert part == " 29999\tentry 0029998\n 30000\tentry 0029999"
 
@@ -260,12 +271,33 @@ async def test_read_output_stays_under_the_result_cap(ctx: ToolContext, tmp_path
     f = tmp_path / "wide.txt"
     f.write_text("".join(f"{i:04d}" + "y" * 996 + "\n" for i in range(1, 301)))  # 300 KB
     out = text_of(await read(ctx, f, offset=1))
-    assert len(out) <= ReadTool.max_result_chars
+    assert len(out) <= ctx.workspace.result_limits.result_tokens * 4
     shown = out.split("\n\n(Showing lines 1-")[1]
     last = int(shown.split(" ")[0])
-    assert 50 < last < 300 and f"of 300. Use offset={last + 1} to read more." in out
+    assert 50 < last < 300 and "of 300: more would pass" in out
+    assert f"Use offset={last + 1} limit={last} to read more" in out
     more = text_of(await read(ctx, f, offset=last + 1, limit=1))
     assert more.startswith(f"{last + 1:>6}\t{last + 1:04d}y")
+
+
+async def test_a_small_window_gets_smaller_pages(tmp_path: Path) -> None:
+    f = tmp_path / "mod.py"
+    f.write_text("".join(f"value_{i} = compute({i})\n" for i in range(2_000)))
+    small = ToolContext(Workspace(cwd=tmp_path, result_limits=ResultLimits(2_000, 4_000)))
+    out = text_of(await read(small, f))
+    assert len(out) <= 2_000 * 4 and "Use offset=" in out
+    whole = ToolContext(Workspace(cwd=tmp_path))
+    assert "Use offset=" not in text_of(await read(whole, f))
+
+
+async def test_a_file_with_wide_characters_is_measured_in_tokens(tmp_path: Path) -> None:
+    f = tmp_path / "zh.txt"
+    f.write_text("上下文管理很重要\n" * 3_000)
+    small = ToolContext(Workspace(cwd=tmp_path, result_limits=ResultLimits(2_000, 4_000)))
+    out = text_of(await read(small, f))
+    from codeloop.text import estimate_text
+
+    assert estimate_text(out) <= 2_000 and "Use offset=" in out
 
 
 # --- Write ---------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from codeloop.events import CompactBoundary, ResultRecord
 from codeloop.transcript import FORMAT_VERSION, TranscriptWriter, read_transcript
 from codeloop.types import (
     ImageBlock,
@@ -158,15 +159,40 @@ def test_compact_boundary_replaces_the_history_but_not_the_cost(tmp_path: Path) 
     messages = conversation()
     writer = write(path, messages, tmp_path)
     summary = Message.user("Summary of the conversation so far.", is_meta=True)
-    writer.compact([summary], trigger="auto", pre_tokens=150_000)
+    folded = ResultRecord("toolu_1", "Read", "/src/a.py", 9_000, "folded")
+    saved = ResultRecord("toolu_2", "Bash", "make", 12_000, "saved", "/r/toolu_2.txt")
+    writer.folded([folded])
+    boundary = CompactBoundary(
+        "auto", 150_000, 9_000, len(messages), "the summary", (summary,), (), (folded, saved)
+    )
+    writer.compact([summary], trigger="auto", boundary=boundary)
     after = Message.user("next question")
     writer.append(after)
     transcript = read_transcript(path)
     assert transcript.messages == (summary, after)
     assert len(read_ledger(path).requests) == 2  # the money was spent before the boundary too
-    boundary = lines(path)[len(messages)]
-    assert boundary["type"] == "system" and boundary["subtype"] == "compact_boundary"
-    assert boundary["compactMetadata"] == {"trigger": "auto", "preTokens": 150_000}
+    fold_line, boundary_line = lines(path)[len(messages) : len(messages) + 2]
+    assert fold_line["subtype"] == "microcompact"
+    assert fold_line["toolResults"] == [
+        {
+            "toolUseId": "toolu_1",
+            "tool": "Read",
+            "target": "/src/a.py",
+            "tokens": 9_000,
+            "fate": "folded",
+        }
+    ]
+    assert boundary_line["type"] == "system" and boundary_line["subtype"] == "compact_boundary"
+    assert boundary_line["compactMetadata"] == {
+        "trigger": "auto",
+        "preTokens": 150_000,
+        "postTokens": 9_000,
+        "messagesSummarized": len(messages),
+        "kept": [],
+        "summary": "the summary",
+        "toolResults": [folded.to_dict(), saved.to_dict()],
+    }
+    assert boundary_line["compactMetadata"]["toolResults"][1]["path"] == "/r/toolu_2.txt"
     assert lines(path)[-1]["parentUuid"] == summary.uuid
 
 

@@ -6,7 +6,9 @@ history is one message holding the summary, the current contents of the files re
 recently and the task list, followed by the user's latest request, word for word (a summary
 that paraphrases the request is how long sessions drift off task) and the most recent turns,
 word for word too (seed 002's "summary + recent turns": the last error or test output stays,
-so the model does not redo a step).
+so the model does not redo a step). Whatever the model has not answered yet (the results of
+the turn being sent, a request not yet worked on) is always among them, as it was: the
+window's shares (tokens.Shares) leave room for it next to the summary.
 
 The summary call goes through the main call's retry policy, watchdog and fallback. When it
 still fails, nothing is dropped: the history stays as it was, and the caller decides whether
@@ -20,18 +22,19 @@ import itertools
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from codeloop.context.microcompact import KeepRecent, microcompact
+from codeloop.context.microcompact import KeepRecent, microcompact, results_of
 from codeloop.context.tokens import (
     CHARS_PER_TOKEN,
     ContextLimits,
+    Shares,
     estimate_message,
     estimate_messages,
     estimate_overhead,
     estimate_text,
 )
-from codeloop.events import CompactBoundary, CompactTrigger, Event
+from codeloop.events import CompactBoundary, CompactTrigger, Event, Notice
 from codeloop.models.base import ModelRequest, ToolSpec, describe
 from codeloop.models.complete import CallModel, Sleep, complete
 from codeloop.models.retry import RetryPolicy
@@ -97,9 +100,29 @@ MIN_HISTORY_TOKENS = 2_000
 # within a quarter of the new history's budget.
 RECENT_TURNS = 3
 
-PreCompactHook = Callable[[CompactTrigger, str | None], Awaitable[str | None]]
-"""Runs before a compaction with its trigger and the user's instructions; what it returns is
-added to the instructions (the hooks issue maps settings-configured PreCompact hooks here)."""
+
+class HookAnswer(Protocol):
+    """What the compaction hooks answered (a hooks.HookOutcome): whether they refused, why,
+    what they add for the model, what they tell the user."""
+
+    @property
+    def blocked(self) -> bool: ...
+
+    @property
+    def reason(self) -> str: ...
+
+    @property
+    def system_messages(self) -> tuple[str, ...]: ...
+
+    def for_model(self) -> str: ...
+
+
+PreCompactHook = Callable[[CompactTrigger, str | None], Awaitable[HookAnswer]]
+"""Runs before a compaction with its trigger and the user's instructions (PreCompact hooks):
+it may refuse the compaction; what it adds for the model is added to the instructions."""
+
+PostCompactHook = Callable[[CompactTrigger, str], Awaitable[HookAnswer]]
+"""Runs after a compaction with its trigger and the summary (PostCompact hooks)."""
 
 Todo = Mapping[str, Any]
 """A task list entry as TodoWrite takes it: content, status, activeForm."""
@@ -122,7 +145,8 @@ class SummaryModel:
 
     @property
     def overhead(self) -> int:
-        return estimate_overhead(self.system, self.tools)
+        """What every request carries besides the history: system prompt, tools, memory."""
+        return estimate_overhead(self.system, self.tools) + estimate_messages(self.user_context)
 
 
 @dataclass(frozen=True)
@@ -149,18 +173,25 @@ async def compact_history(
     pre_compact: PreCompactHook | None = None,
     abort: asyncio.Event | None = None,
 ) -> CompactResult:
-    """Replace the history with a summary; leave it as it is if the summary call fails."""
+    """Replace the history with a summary; leave it as it is if the summary call fails (or a
+    PreCompact hook refuses it)."""
     overhead = summarizer.overhead
     before = overhead + estimate_messages(messages)
+    notices: list[Event] = []
     if pre_compact is not None:
-        extra = await pre_compact(trigger, instructions)
-        if extra:
+        answer = await pre_compact(trigger, instructions)
+        notices += [Notice("warning", text) for text in answer.system_messages]
+        if answer.blocked:
+            why = answer.reason or "no reason given"
+            refused = f"a PreCompact hook refused the compaction ({why})"
+            return CompactResult(messages, None, Usage(), refused, tuple(notices))
+        if extra := answer.for_model():
             instructions = f"{instructions}\n\n{extra}" if instructions else extra
     todos = latest_todos(messages) if todos is None else todos
     prompt = SUMMARY_PROMPT
     if instructions:
         prompt += f"\n\nAdditional instructions for this summary:\n{instructions.strip()}"
-    summary_max = min(limits.output_reserve, max(1_024, limits.autocompact_at // 4))
+    shares = Shares(limits, overhead)
     # The gap between the autocompact threshold and the blocking limit is the room the
     # summary request has; the answer's room is reserved beyond the blocking limit.
     room = limits.blocking_at - overhead - estimate_text(prompt)
@@ -173,7 +204,7 @@ async def compact_history(
         messages=sent,
         system=summarizer.system,
         tools=summarizer.tools,
-        max_tokens=summary_max,
+        max_tokens=shares.summary,
     )
     done = await complete(
         summarizer.call_model,
@@ -184,9 +215,9 @@ async def compact_history(
         sleep=summarizer.sleep,
         prompt_tokens=overhead + estimate_messages(sent),
     )
-    events = tuple(done.events)
+    events = (*notices, *done.events)
     summary = "" if done.error or done.aborted else _summary_text(done.assembler.message().text)
-    failure = None
+    failure: str | None = None
     if done.aborted:
         failure = "the summary request was interrupted"
     elif done.error is not None:
@@ -195,15 +226,22 @@ async def compact_history(
         failure = "the model returned an empty summary"
     if failure is not None:
         return CompactResult(messages, None, done.usage, failure, events)
-    # What the new history may hold; on a small window the system prompt and tools can take
-    # most of half the threshold, so a floor keeps the latest request readable.
+    # What the new history should hold; on a small window the system prompt and tools can take
+    # most of half the threshold, so a floor keeps the latest request readable. What the model
+    # has not answered yet is kept whatever this says, up to `ceiling`, all it may hold.
     budget = max(limits.autocompact_at // 2 - overhead, MIN_HISTORY_TOKENS)
+    ceiling = max(shares.free - estimate_text(summary), MIN_HISTORY_TOKENS)
     if trigger == "reactive":
         # Our count was wrong by the server's: what is kept must be small by the history's own.
-        budget = min(budget, max(estimate_messages(messages) // 2, MIN_HISTORY_TOKENS))
-    new = _after_summary(summary, messages, todos, workspace, budget)
+        half = max(estimate_messages(messages) // 2, MIN_HISTORY_TOKENS)
+        budget, ceiling = min(budget, half), min(ceiling, half)
+    new = _after_summary(summary, messages, todos, workspace, budget, ceiling)
     after = overhead + estimate_messages(new)
-    boundary = CompactBoundary(trigger, before, after, len(messages), summary, new)
+    kept = tuple(m.uuid for m in new[1:])
+    replaced = tuple(m for m in messages if m.uuid not in kept)
+    boundary = CompactBoundary(
+        trigger, before, after, len(messages), summary, new, kept, tuple(results_of(replaced))
+    )
     return CompactResult(new, boundary, done.usage, None, events)
 
 
@@ -332,6 +370,7 @@ def _after_summary(
     todos: Sequence[Todo],
     workspace: Workspace,
     budget: int,
+    ceiling: int,
 ) -> tuple[Message, ...]:
     latest = latest_user_request(messages)
     mid_task = latest is not None and messages[-1] is not latest
@@ -341,7 +380,7 @@ def _after_summary(
         shrunk = replace(latest, content=(TextBlock(text),))
         messages = tuple(shrunk if m is latest else m for m in messages)
         latest = shrunk
-    recent = _recent_turns(messages, budget // 4)
+    recent = _recent_turns(messages, budget // 4, ceiling)
     kept = recent if latest is None or any(m is latest for m in recent) else (latest, *recent)
     parts = [f"{SUMMARY_HEADER}\n\n<summary>\n{summary}\n</summary>"]
     if todos:
@@ -358,23 +397,42 @@ def _after_summary(
     return (Message.user("\n\n".join(parts), is_meta=True), *kept)
 
 
-def _recent_turns(messages: tuple[Message, ...], budget: int) -> tuple[Message, ...]:
-    """The longest suffix of the history that starts at one of the last RECENT_TURNS assistant
-    messages (so every call keeps its result) and fits `budget`; when even the last turn is
-    too big, that turn with its tool results cut to fit; nothing when it cannot fit at all."""
-    starts = [i for i, m in enumerate(messages) if m.role == "assistant"][-RECENT_TURNS:]
+def unanswered_start(messages: tuple[Message, ...]) -> int:
+    """Where what the model has not answered yet begins: after the last assistant message, or
+    at it when it made calls whose results come after it (a result keeps its call)."""
+    answers = [i for i, m in enumerate(messages) if m.role == "assistant"]
+    if not answers:
+        return 0
+    last = answers[-1]
+    return last if messages[last].tool_uses else last + 1
+
+
+def _recent_turns(messages: tuple[Message, ...], budget: int, ceiling: int) -> tuple[Message, ...]:
+    """What the model has not answered yet, word for word, and before it as many of the last
+    RECENT_TURNS turns as fit `budget` (each starting at an assistant message, so every call
+    keeps its result). Only an unanswered part past `ceiling`, which the results' shares
+    prevent, has its tool results cut to fit, as a last resort."""
+    tail = unanswered_start(messages)
+    unseen = messages[tail:]
+    size = estimate_messages(unseen)
+    if size > ceiling:
+        return _cut_to_fit(unseen, ceiling)
+    starts = [i for i, m in enumerate(messages[:tail]) if m.role == "assistant"][-RECENT_TURNS:]
     for start in starts:
-        if estimate_messages(messages[start:]) <= budget:
+        if estimate_messages(messages[start:tail]) <= budget:
             return messages[start:]
-    if not starts:
-        return ()
-    last = messages[starts[-1] :]
-    results = sum(len(m.tool_results) for m in last)
-    room = budget - estimate_messages(tuple(m for m in last if not m.tool_results))
+    return unseen
+
+
+def _cut_to_fit(turn: tuple[Message, ...], budget: int) -> tuple[Message, ...]:
+    """`turn` with its tool results cut (head and tail kept) to fit `budget`; nothing when even
+    that cannot fit."""
+    results = sum(len(m.tool_results) for m in turn)
+    room = budget - estimate_messages(tuple(m for m in turn if not m.tool_results))
     if results == 0 or room <= 0:
         return ()
     share = room * CHARS_PER_TOKEN // results - 200  # the cut note takes a few dozen tokens
-    cut = tuple(_cut_results(m, share) if m.tool_results else m for m in last)
+    cut = tuple(_cut_results(m, share) if m.tool_results else m for m in turn)
     return cut if estimate_messages(cut) <= budget else ()
 
 

@@ -1,10 +1,13 @@
 """L2, microcompact: fold old tool results to one-line stubs, without a model call.
 
 A stub names the tool, its target (file, command, pattern) and the size of what it returned,
-so the model knows what it saw and can run the call again. Results a newer Read (or Write) of
-the same file made stale go first, wherever they are; then the oldest results, never those of
-the last few turns (within a token allowance; the latest turn is always kept). Only the
-content of a tool_result changes, so every tool_use keeps its one answer.
+so the model knows what it saw and can run the call again. Only results the model has already
+answered fold (an assistant message follows them): the results a request carries to the model
+for the first time reach it as the tools gave them. Results a newer Read (or Write) of the same
+file made stale go first, wherever they are; then the oldest results, never those of the last
+few turns (within a token allowance; the latest turn is always kept). Only the content of a
+tool_result changes, so every tool_use keeps its one answer. Each fold is returned as a
+`ResultRecord`, for the transcript and a later compaction to report.
 
 The pipeline folds in batches (past half the autocompact threshold, down to a third of it)
 rather than a little every turn: the history's prefix then changes rarely, which keeps the
@@ -19,6 +22,7 @@ from dataclasses import dataclass, replace
 
 from codeloop.context.budget import saved_path
 from codeloop.context.tokens import estimate_text, result_tokens
+from codeloop.events import ResultFate, ResultRecord
 from codeloop.text import human_size
 from codeloop.types import ContentBlock, Message, ToolResultBlock, ToolUseBlock
 
@@ -45,26 +49,36 @@ class _Result:
     use: ToolUseBlock | None
     turn: int  # how many tool-calling turns back: 0 is the latest
     tokens: int
+    answered: bool  # an assistant message follows it: the model has seen it
 
     @property
     def key(self) -> tuple[int, int]:
         return self.message, self.block
 
+    def record(self, fate: ResultFate) -> ResultRecord:
+        name = self.use.name if self.use is not None else "tool"
+        path = saved_path(self.result.text)
+        return ResultRecord(
+            self.result.tool_use_id, name, plain_target(self.use), self.tokens, fate, path
+        )
+
 
 def microcompact(
     messages: tuple[Message, ...], need: int, keep: KeepRecent
-) -> tuple[tuple[Message, ...], int]:
+) -> tuple[tuple[Message, ...], tuple[ResultRecord, ...]]:
     """Fold until about `need` tokens are freed or nothing foldable is left; returns the new
-    history and how many results were folded."""
+    history and what was folded."""
     if need <= 0:
-        return messages, 0
-    results = list(_results(messages))
-    superseded = _superseded(results)
+        return messages, ()
+    everything = list(_results(messages))
+    superseded = _superseded(everything)  # a Read not answered yet supersedes earlier ones
+    results = [r for r in everything if r.answered]
     protected = _protected(results, keep)
     order = [r for r in results if r.key in superseded] + [
         r for r in results if r.key not in superseded and r.key not in protected
     ]
     stubs: dict[tuple[int, int], ToolResultBlock] = {}
+    records: list[ResultRecord] = []
     freed = 0
     for r in order:
         if freed >= need:
@@ -73,9 +87,10 @@ def microcompact(
             continue
         stub = stub_text(r.result, r.use, superseded=r.key in superseded)
         stubs[r.key] = replace(r.result, content=stub)
+        records.append(r.record("folded"))
         freed += r.tokens - estimate_text(stub)
     if not stubs:
-        return messages, 0
+        return messages, ()
     out = list(messages)
     for i in {m for m, _ in stubs}:
         content: list[ContentBlock] = list(out[i].content)
@@ -83,7 +98,7 @@ def microcompact(
             if m == i:
                 content[b] = stub_block
         out[i] = replace(out[i], content=tuple(content))
-    return tuple(out), len(stubs)
+    return tuple(out), tuple(records)
 
 
 def _results(messages: tuple[Message, ...]) -> Iterator[_Result]:
@@ -91,7 +106,10 @@ def _results(messages: tuple[Message, ...]) -> Iterator[_Result]:
     turn_of: dict[str, int] = {}
     turns = sum(1 for m in messages if m.role == "assistant" and m.tool_uses)
     seen = 0
-    for message in messages:
+    last_answer = -1
+    for i, message in enumerate(messages):
+        if message.role == "assistant":
+            last_answer = i
         if message.role == "assistant" and message.tool_uses:
             seen += 1
             for use in message.tool_uses:
@@ -107,7 +125,20 @@ def _results(messages: tuple[Message, ...]) -> Iterator[_Result]:
                     uses.get(block.tool_use_id),
                     turn_of.get(block.tool_use_id, turns),
                     result_tokens(block.content),
+                    i < last_answer,
                 )
+
+
+def results_of(messages: tuple[Message, ...]) -> Iterator[ResultRecord]:
+    """Every tool result of a history as a record (fate: summarized), or as its stub or
+    preview says it was folded or saved."""
+    for r in _results(messages):
+        fate: ResultFate = "summarized"
+        if r.result.text.startswith(FOLDED_PREFIX):
+            fate = "folded"
+        elif saved_path(r.result.text) is not None:
+            fate = "saved"
+        yield r.record(fate)
 
 
 def _superseded(results: list[_Result]) -> set[tuple[int, int]]:
@@ -167,7 +198,13 @@ def stub_text(result: ToolResultBlock, use: ToolUseBlock | None, *, superseded: 
 
 
 def describe_target(use: ToolUseBlock | None) -> str:
-    """What a call was about, on one short line: its path, command or pattern."""
+    """What a call was about, on one short line: its path, command (in backticks) or pattern."""
+    target = plain_target(use)
+    return f"`{target}`" if use is not None and use.name == "Bash" and target else target
+
+
+def plain_target(use: ToolUseBlock | None) -> str:
+    """A call's path, command or pattern, on one short line."""
     if use is None:
         return ""
     parts = [str(use.input[k]) for k in _TARGET_FIELDS if isinstance(use.input.get(k), str)]
@@ -175,4 +212,4 @@ def describe_target(use: ToolUseBlock | None) -> str:
     target = " ".join(target.split())
     if len(target) > TARGET_CHARS:
         target = target[: TARGET_CHARS - 1] + "…"
-    return f"`{target}`" if use.name == "Bash" and target else target
+    return target

@@ -1,15 +1,18 @@
 """The context pipeline the loop runs before every model request, and the session's compactor.
 
-Order per seed 002, cheapest first: the tool-result budget (always: it only moves big results
-to files), microcompact (once the prompt passes half the autocompact threshold), autocompact
+Order per seed 002, cheapest first: the tool-result budget (L1) runs as each result is made
+(the executor calls `spill`, sized by the window's shares, which the manager puts in the
+workspace), microcompact (once the prompt passes half the autocompact threshold), autocompact
 (past the threshold); a step that brings the count back under skips the rest. With autocompact
-off, a prompt past the blocking limit is not sent.
+off, a prompt past the blocking limit is not sent. No step touches what the model has not
+answered yet: the results a request brings it for the first time are the tools' own.
 
 A summary that fails even after the main call's retries drops nothing: the history goes on
 uncompacted while the window allows it, else the request is not sent (`prompt_too_long`).
 
-One `ContextManager` lives as long as its session: it owns the folder big results go to and
-the last usage the API reported.
+One `ContextManager` lives as long as its session: it owns the folder big results go to, the
+last usage the API reported, and the record of every result folded or saved since the last
+compaction, which that compaction's boundary reports with the rest it replaced.
 """
 
 from __future__ import annotations
@@ -19,19 +22,29 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from codeloop.context.budget import ResultBudget, apply_result_budget
+from codeloop.context.budget import persist_result, saved_path
 from codeloop.context.compact import (
     CompactResult,
+    PostCompactHook,
     PreCompactHook,
     SummaryModel,
     Todo,
     compact_history,
 )
-from codeloop.context.microcompact import KeepRecent, microcompact
-from codeloop.context.tokens import ContextLimits, UsageAnchor, count_tokens
-from codeloop.events import Announce, Compacting, CompactTrigger, EndReason, Event, Notice
-from codeloop.tools.base import Workspace
-from codeloop.types import Message, Usage
+from codeloop.context.microcompact import KeepRecent, microcompact, plain_target
+from codeloop.context.tokens import ContextLimits, Shares, UsageAnchor, count_tokens, estimate_text
+from codeloop.events import (
+    Announce,
+    Compacting,
+    CompactTrigger,
+    EndReason,
+    Event,
+    Notice,
+    ResultRecord,
+    ResultsFolded,
+)
+from codeloop.tools.base import ResultLimits, Workspace
+from codeloop.types import Message, ToolUseBlock, Usage
 
 
 @dataclass(frozen=True)
@@ -40,9 +53,6 @@ class ContextSettings:
     # L1 and L2 can be turned off (benchmarks measure what they save).
     persist_results: bool = True
     microcompact: bool = True
-    # Upper bounds; a small window lowers them (a quarter and a half of the threshold).
-    max_result_tokens: int = 25_000
-    max_message_result_tokens: int = 50_000
     keep_recent_turns: int = 3
 
 
@@ -57,7 +67,6 @@ class Prepared:
     # Set when the request must not be sent (past the blocking limit with autocompact off, or
     # with a summary that failed), and how the run ends then.
     blocked: str | None = None
-    saved: int = 0  # results moved to files
     folded: int = 0  # results folded to stubs
     blocked_reason: EndReason = "blocking_limit"
 
@@ -82,32 +91,55 @@ class ContextManager:
         *,
         settings: ContextSettings | None = None,
         pre_compact: PreCompactHook | None = None,
+        post_compact: PostCompactHook | None = None,
         todos: Callable[[], Sequence[Todo] | None] | None = None,
     ) -> None:
         """`todos` reads the session's task list when there is a todo store; without one, the
-        list the last TodoWrite call set is found in the history."""
-        self.summarizer = summarizer
+        list the last TodoWrite call set is found in the history. The workspace's result
+        limits and spill are set here, from the window's shares."""
         self.limits = limits
         self.workspace = workspace
+        self.results_dir = results_dir
         self.settings = settings or ContextSettings()
         self.pre_compact = pre_compact
+        self.post_compact = post_compact
         self.todos = todos
         threshold = limits.autocompact_at
-        self.result_budget = ResultBudget(
-            min(self.settings.max_result_tokens, threshold // 4),
-            min(self.settings.max_message_result_tokens, threshold // 2),
-            results_dir,
-        )
         self.keep_recent = KeepRecent(self.settings.keep_recent_turns, threshold // 4)
         # Microcompact starts at half the threshold and folds down to a third of it: early
         # enough that requests stay small, in batches so the cached prefix rarely changes.
         self.fold_at = threshold // 2
         self.fold_target = threshold // 3
         self._anchor: UsageAnchor | None = None
-        self._overhead = summarizer.overhead
+        # Results folded or saved since the last compaction, by tool_use id.
+        self._taken: dict[str, ResultRecord] = {}
         # Where the last automatic compaction left the count (measured at the next request).
         self._compacted_to: int | None = None
         self._measure_after_compact = False
+        self.use_summarizer(summarizer)
+
+    def use_summarizer(self, summarizer: SummaryModel) -> None:
+        """The session's request as it now stands (its system prompt and memory are gathered
+        at start): the overhead every request carries, and the shares it leaves."""
+        self.summarizer = summarizer
+        self._overhead = summarizer.overhead
+        self.shares = Shares(self.limits, self._overhead)
+        self.workspace.result_limits = ResultLimits(self.shares.result, self.shares.turn_results)
+        self.workspace.spill = self.spill if self.settings.persist_results else None
+
+    def window_warning(self) -> str | None:
+        """Why the window cannot hold this session's overhead plus one turn, if it cannot."""
+        return self.shares.too_small()
+
+    def spill(self, use: ToolUseBlock, text: str) -> str:
+        """L1 for one result as it is made: save it, return its preview (Workspace.spill)."""
+        preview = persist_result(use.id, text, self.results_dir)
+        tokens = estimate_text(text)
+        path = saved_path(preview)
+        self._taken[use.id] = ResultRecord(
+            use.id, use.name, plain_target(use), tokens, "saved", path
+        )
+        return preview
 
     def record_usage(self, sent: tuple[Message, ...], reply: Message, usage: Usage) -> None:
         """What the API reported for a request (call it with each complete response)."""
@@ -128,14 +160,12 @@ class ContextManager:
         usage = Usage()
         limits, settings = self.limits, self.settings
         tokens = self.count(messages)
-        saved = folded = 0
-        if settings.persist_results:
-            messages, saved = apply_result_budget(messages, self.result_budget)
-            if saved:
-                tokens = self.count(messages)
+        folded = 0
         if tokens >= self.fold_at and settings.microcompact:
-            messages, folded = microcompact(messages, tokens - self.fold_target, self.keep_recent)
-            if folded:
+            messages, records = microcompact(messages, tokens - self.fold_target, self.keep_recent)
+            if records:
+                events.append(ResultsFolded(self._note_folds(records)))
+                folded = len(records)
                 tokens = self.count(messages)
         if self._measure_after_compact:
             # The first count after a compaction (the API's own, for the compacted request) is
@@ -169,7 +199,18 @@ class ContextManager:
                 f"The conversation fills {tokens:,} tokens, past this model's limit of "
                 f"{limits.blocking_at:,} with autocompact off: compact it or start a new session."
             )
-        return Prepared(messages, tokens, tuple(events), usage, blocked, saved, folded, reason)
+        return Prepared(messages, tokens, tuple(events), usage, blocked, folded, reason)
+
+    def _note_folds(self, records: tuple[ResultRecord, ...]) -> tuple[ResultRecord, ...]:
+        """Fold records, a saved result's keeping its size and file from when it was saved."""
+        noted = []
+        for record in records:
+            saved = self._taken.get(record.tool_use_id)
+            if saved is not None:
+                record = replace(saved, fate="folded")
+            self._taken[record.tool_use_id] = record
+            noted.append(record)
+        return tuple(noted)
 
     def _grew_since(self, tokens: int) -> bool:
         """A compaction that could not get under the threshold (a system prompt and memory
@@ -205,7 +246,9 @@ class ContextManager:
         instructions: str | None,
         abort: asyncio.Event | None,
     ) -> CompactResult:
-        return await compact_history(
+        """A compaction, its boundary reporting every result it replaced as it was taken out
+        of view (folded or saved, with its size then) or summarized now; PostCompact hooks."""
+        result = await compact_history(
             messages,
             self.summarizer,
             self.limits,
@@ -216,3 +259,13 @@ class ContextManager:
             pre_compact=self.pre_compact,
             abort=abort,
         )
+        boundary = result.boundary
+        if boundary is None:
+            return result
+        records = tuple(self._taken.pop(r.tool_use_id, r) for r in boundary.results)
+        boundary = replace(boundary, results=records)
+        events = result.events
+        if self.post_compact is not None:
+            answer = await self.post_compact(trigger, boundary.summary)
+            events = (*events, *(Notice("warning", text) for text in answer.system_messages))
+        return replace(result, boundary=boundary, events=events)

@@ -9,6 +9,11 @@ wrong one, must not make the window look emptier than it is.
 Thresholds follow seed 002 (Claude Code): the effective window reserves room for the answer,
 `min(max output, 20 000)`; autocompact starts 13 000 tokens below it and the blocking limit
 sits 3 000 below it, which leaves the summary request room to run (167K and 177K of 200K).
+
+What the threshold leaves once the system prompt, tools and memory are in is shared out by
+`Shares`: one turn's tool results, one result, the summary. Claude Code's figures on a 200K
+window are the caps, and a small window gets the same proportions of its own room, so that a
+summary and the latest turn word for word always fit under the threshold together.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from dataclasses import dataclass
 
 from codeloop.models.base import ToolSpec
 from codeloop.models.catalog import ModelInfo, model_info
+from codeloop.text import CHARS_PER_TOKEN, estimate_text
 from codeloop.types import (
     ContentBlock,
     ImageBlock,
@@ -31,7 +37,6 @@ from codeloop.types import (
     Usage,
 )
 
-CHARS_PER_TOKEN = 4
 # Framing the wire format adds around each message and each block (role, type, ids).
 MESSAGE_OVERHEAD = 4
 BLOCK_OVERHEAD = 3
@@ -42,14 +47,15 @@ IMAGE_TOKENS = 1_600
 OUTPUT_RESERVE_CAP = 20_000
 AUTOCOMPACT_MARGIN = 13_000
 BLOCKING_MARGIN = 3_000
-
-
-def estimate_text(text: str) -> int:
-    """About four characters a token; each non-ASCII character counts about a token."""
-    if text.isascii():
-        return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
-    extra = len(text.encode("utf-8")) - len(text)
-    return (len(text) + 2 * extra + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+# Claude Code's on a 200K window: Read's cap, one message's results together, the summary.
+RESULT_TOKENS_CAP = 25_000
+TURN_RESULTS_CAP = 50_000
+SUMMARY_TOKENS_CAP = 20_000
+# Below these a result or a summary says too little to be worth the call.
+MIN_RESULT_TOKENS = 500
+MIN_SUMMARY_TOKENS = 512
+# The least room a conversation needs: a request, a tool call and a small result.
+MIN_TURN_TOKENS = 1_024
 
 
 def estimate_block(block: ContentBlock) -> int:
@@ -99,12 +105,13 @@ class ContextLimits:
     """One model's window and the thresholds derived from it, in tokens."""
 
     window: int
-    # Room kept free for the answer: min(max output, 20 000), never more than half the window.
+    # Room kept free for the answer: min(max output, 20 000), never more than a quarter of the
+    # window (a session asks for no more output than this: see `SessionConfig.max_tokens`).
     output_reserve: int
 
     @staticmethod
     def for_model(info: ModelInfo) -> ContextLimits:
-        reserve = min(info.max_output_tokens, OUTPUT_RESERVE_CAP, info.context_window // 2)
+        reserve = min(info.max_output_tokens, OUTPUT_RESERVE_CAP, info.context_window // 4)
         return ContextLimits(info.context_window, reserve)
 
     @property
@@ -127,6 +134,52 @@ class ContextLimits:
 def context_limits(model: str, env: Mapping[str, str] | None = None) -> ContextLimits:
     """Limits from the catalog, CODELOOP_CONTEXT_WINDOW / CODELOOP_MAX_OUTPUT_TOKENS applied."""
     return ContextLimits.for_model(model_info(model, env))
+
+
+@dataclass(frozen=True, slots=True)
+class Shares:
+    """How the room under the autocompact threshold that the overhead (system prompt, tools,
+    memory) leaves is shared out, in tokens. Half of it may go to one turn's tool results and
+    a quarter to the summary: after a compaction the summary and the latest turn, word for
+    word, still leave a quarter for the request and the recent turns."""
+
+    limits: ContextLimits
+    overhead: int
+
+    @property
+    def free(self) -> int:
+        """What the conversation itself may hold before autocompact (negative: nothing)."""
+        return self.limits.autocompact_at - self.overhead
+
+    @property
+    def turn_results(self) -> int:
+        """All the tool results of one turn together."""
+        return max(MIN_RESULT_TOKENS, min(TURN_RESULTS_CAP, self.free // 2))
+
+    @property
+    def result(self) -> int:
+        """One tool result: Read pages to it, anything bigger goes to a file."""
+        return min(RESULT_TOKENS_CAP, self.turn_results)
+
+    @property
+    def summary(self) -> int:
+        """The summary's max_tokens: within the answer's reserve, which the window keeps."""
+        share = max(MIN_SUMMARY_TOKENS, min(SUMMARY_TOKENS_CAP, self.free // 4))
+        return min(self.limits.output_reserve, share)
+
+    def too_small(self) -> str | None:
+        """Why this window cannot hold the overhead plus one turn (None: it can)."""
+        if self.free >= MIN_TURN_TOKENS:
+            return None
+        return (
+            f"the context window ({self.limits.window:,} tokens) is too small for this "
+            f"session: the system prompt, tool definitions and memory take about "
+            f"{self.overhead:,} tokens, which leaves {max(self.free, 0):,} of the "
+            f"{self.limits.autocompact_at:,} usable before compaction for the conversation "
+            f"(at least {MIN_TURN_TOKENS:,} are needed for one turn). Set "
+            "CODELOOP_CONTEXT_WINDOW to the server's real window if it is larger, or use a "
+            "model with a larger window."
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +212,9 @@ def count_tokens(
 
 
 __all__ = [
+    "CHARS_PER_TOKEN",
     "ContextLimits",
+    "Shares",
     "UsageAnchor",
     "context_limits",
     "count_tokens",

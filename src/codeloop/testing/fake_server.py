@@ -7,7 +7,8 @@ would in production, and it records every request with monotonic arrival and fin
 
 Given a mapping of scenarios instead of one, it holds several conversations at once (a batch
 of tasks): each request is served from the scenario whose key shows first in its messages,
-so each task's prompt names its conversation.
+so each task's prompt names its conversation. Given `summaries`, codeloop's compaction summary
+calls (which come whenever the context manager decides) are answered from that scenario.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Self
 
+from codeloop.context.compact import SUMMARY_PROMPT
 from codeloop.models.assembler import MessageAssembler
 from codeloop.models.base import (
     BlockDelta,
@@ -400,6 +402,17 @@ def _final_usage(events: list[PacedEvent]) -> Usage:
 # --- the server ----------------------------------------------------------------------------
 
 
+def _is_summary_call(body: dict[str, Any]) -> bool:
+    """Whether the request's last message carries codeloop's summary instructions."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return False
+    return _SUMMARY_MARK in json.dumps(messages[-1], ensure_ascii=False)
+
+
+_SUMMARY_MARK = SUMMARY_PROMPT.splitlines()[0]
+
+
 class _ClientGone(Exception):
     """The client hung up (or the server is closing): stop answering this request."""
 
@@ -670,8 +683,15 @@ class FakeModelServer:
         *,
         port: int = 0,
         max_prompt_tokens: int | None = None,
+        summaries: Scenario | Iterable[Turn] | None = None,
     ) -> None:
         self.conversations: dict[str, ScenarioPlayer] = {}
+        self.summaries: ScenarioPlayer | None = None
+        if summaries is not None:
+            turns = (
+                summaries if isinstance(summaries, Scenario) else Scenario(turns=tuple(summaries))
+            )
+            self.summaries = ScenarioPlayer(turns)
         if isinstance(scenario, Mapping):
             self.conversations = {key: ScenarioPlayer(s) for key, s in scenario.items()}
             scenario = Scenario(turns=())
@@ -767,8 +787,12 @@ class FakeModelServer:
         return sum(player.remaining for player in players)
 
     def player_for(self, body: dict[str, Any], record: RecordedRequest) -> ScenarioPlayer | None:
-        """The conversation a request belongs to: the key found earliest in its messages (the
-        longer key when one contains another), noted on its record."""
+        """The conversation a request belongs to: the summaries' for a compaction's summary
+        call, else the key found earliest in its messages (the longer key when one contains
+        another), noted on its record."""
+        if self.summaries is not None and _is_summary_call(body):
+            record.conversation = "summaries"
+            return self.summaries
         if not self.conversations:
             return self.player
         # Chat and Messages bodies say `messages`; the Responses API says `input`.

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from codeloop.models.base import ToolSpec
-from codeloop.types import ImageBlock, TextBlock
+from codeloop.types import ImageBlock, TextBlock, ToolUseBlock
 
 if TYPE_CHECKING:
     # pydantic costs ~100 ms to load: tool inputs (tools/input.py) are imported with the tools
@@ -34,10 +34,50 @@ class ToolResult:
     # What frontends show beyond the text the model reads, never sent to the model: Edit and
     # Write give their change as hunks (tools/patch.py).
     data: Mapping[str, Any] | None = None
+    # The tool sized this result to the window itself (Read's pages): it reaches the model
+    # as it is, never saved to a file in its place.
+    sized: bool = False
 
     @staticmethod
     def error(message: str) -> ToolResult:
         return ToolResult(message, is_error=True)
+
+    @property
+    def text(self) -> str:
+        if isinstance(self.content, str):
+            return self.content
+        return "\n".join(part.text for part in self.content if isinstance(part, TextBlock))
+
+
+@dataclass(frozen=True, slots=True)
+class ResultLimits:
+    """How many tokens tool results may take in the model's window: one result, and all the
+    results of one turn together (context/tokens.py `Shares`; these defaults are a 200K
+    window's). Read pages itself to them; another tool's result past them is saved to a file
+    and previewed (`Workspace.spill`)."""
+
+    result_tokens: int = 25_000
+    turn_tokens: int = 50_000
+
+
+class TurnRoom:
+    """What is left of one turn's allowance for tool results, shared by the turn's calls
+    (they run concurrently, but each takes its share on the event loop, in one step)."""
+
+    def __init__(self, tokens: int) -> None:
+        self.left = tokens
+
+    def take(self, tokens: int) -> int:
+        """Up to `tokens` of what is left: what was granted."""
+        granted = max(0, min(tokens, self.left))
+        self.left -= granted
+        return granted
+
+
+class Spill(Protocol):
+    """Saves a result too big for the window and returns the preview that replaces it."""
+
+    def __call__(self, use: ToolUseBlock, text: str) -> str: ...
 
 
 class FileInstructions(Protocol):
@@ -66,13 +106,23 @@ class Workspace:
     env: dict[str, str] | None = None
     env_file: Path | None = None
     instructions: FileInstructions | None = None
+    # Sized to the model's window by the context manager; `spill` None: results too big are
+    # cut by their tools alone, never saved.
+    result_limits: ResultLimits = field(default_factory=ResultLimits)
+    spill: Spill | None = None
 
     def fork(self) -> Workspace:
         """A sub-agent's workspace: its own cwd, read state and loaded instructions, the same
-        environment."""
+        environment and result limits."""
         own = self.instructions.fork() if self.instructions is not None else None
         return Workspace(
-            self.cwd, list(self.extra_dirs), env=self.env, env_file=self.env_file, instructions=own
+            self.cwd,
+            list(self.extra_dirs),
+            env=self.env,
+            env_file=self.env_file,
+            instructions=own,
+            result_limits=self.result_limits,
+            spill=self.spill,
         )
 
     def resolve(self, path: str) -> Path:
@@ -114,6 +164,8 @@ class ToolContext:
     # A PreToolUse hook approved this call: it answers the prompt the call would get; deny and
     # ask rules still hold.
     hook_approved: bool = False
+    # This turn's allowance for results, shared with the other calls of the turn.
+    room: TurnRoom = field(default_factory=lambda: TurnRoom(ResultLimits().turn_tokens))
 
 
 class ToolInputError(Exception):

@@ -5,6 +5,11 @@ executing, or when it and everything executing are concurrency-safe; a queued ca
 safe stops the scan, so no writer overtakes an earlier call. Results come out in the order the
 calls were added, whatever order they finished in, and every call ends with exactly one result:
 a real one, or a synthetic `is_error` one when the run is aborted or a sibling Bash call failed.
+
+One executor runs one turn, so it also holds the turn's allowance for results (`TurnRoom`):
+Read pages itself within it; any other result that would pass it, or the per-result limit, is
+saved to a file with a preview in its place (`Workspace.spill`, the context manager's L1)
+before anyone sees it. The result the model gets is the result the tool gave.
 """
 
 from __future__ import annotations
@@ -19,7 +24,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal
 
+from codeloop.context.budget import MIN_SAVED_TOKENS
 from codeloop.context.memory import system_reminder
+from codeloop.context.tokens import result_tokens
 from codeloop.events import Notice, ToolFinished, ToolProgress, ToolStarted
 from codeloop.hooks import HookOutcome, Hooks, tool_response, updated_text
 from codeloop.tools.base import (
@@ -28,6 +35,7 @@ from codeloop.tools.base import (
     ToolContext,
     ToolInputError,
     ToolResult,
+    TurnRoom,
     Workspace,
 )
 from codeloop.types import TextBlock, ToolResultBlock, ToolUseBlock, block_to_dict
@@ -118,6 +126,7 @@ class ToolExecutor:
         self._events: deque[ExecutorEvent] = deque()
         self._changed = asyncio.Event()
         self._abort = _Abort()
+        self._room = TurnRoom(workspace.result_limits.turn_tokens)
 
     # --- intake ---------------------------------------------------------------------------
 
@@ -184,10 +193,15 @@ class ToolExecutor:
             self._push(ToolProgress(tool_use_id, text, time.monotonic() - started))
 
         ctx = ToolContext(
-            self._workspace, self._abort.event, progress, tool_use_id, self._spawn_agent
+            self._workspace,
+            self._abort.event,
+            progress,
+            tool_use_id,
+            self._spawn_agent,
+            room=self._room,
         )
         try:
-            result = await self._checked_call(call, ctx)
+            result = self._sized(call.tool_use, await self._checked_call(call, ctx))
         except asyncio.CancelledError:
             result = ToolResult.error(self._abort.reason or INTERRUPTED_MESSAGE)
         except Exception as exc:  # a crashing tool must not end the session
@@ -300,6 +314,22 @@ class ToolExecutor:
             result = ToolResult(replaced, result.is_error, result.data)
         feedback = "\n\n".join(t for t in (post.for_model(), attached) if t)
         return _with_feedback(result, feedback) if feedback else result
+
+    def _sized(self, tool_use: ToolUseBlock, result: ToolResult) -> ToolResult:
+        """The result within what one result, and what is left of this turn's allowance, may
+        take: a text result past either is saved to a file and previewed (the tool's own size
+        when there is nowhere to save it). Results a tool sized itself pass as they are."""
+        if result.sized:
+            return result
+        tokens = result_tokens(result.content)
+        spill = self._workspace.spill
+        room = self._room
+        limit = max(min(self._workspace.result_limits.result_tokens, room.left), MIN_SAVED_TOKENS)
+        if spill is not None and tokens > limit and _text_only(result):
+            result = dataclasses.replace(result, content=spill(tool_use, result.text))
+            tokens = result_tokens(result.content)
+        room.take(tokens)
+        return result
 
     async def _attachments(
         self, tool_name: str, tool_input: dict[str, Any], result: ToolResult
@@ -451,6 +481,13 @@ def _with_feedback(result: ToolResult, feedback: str) -> ToolResult:
     if isinstance(result.content, str):
         return dataclasses.replace(result, content=f"{result.content}\n\n{feedback}")
     return dataclasses.replace(result, content=(*result.content, TextBlock(feedback)))
+
+
+def _text_only(result: ToolResult) -> bool:
+    """An image cannot be previewed: such a result is never saved."""
+    return isinstance(result.content, str) or all(
+        isinstance(part, TextBlock) for part in result.content
+    )
 
 
 def _result_block(tool_use: ToolUseBlock, result: ToolResult) -> ToolResultBlock:

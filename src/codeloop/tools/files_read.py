@@ -5,7 +5,12 @@ trained on Claude Code quote from it when they Edit. Every refusal says what to 
 successful read, whole or partial, records the file's mtime in the workspace: Write and Edit only
 touch files the model has seen in their current state.
 
-The helpers it shares with files_write and context management live in text_files.
+Read sizes its own output to the model's window (`Workspace.result_limits`, and what this
+turn's other results left of the turn's share): a file that does not fit comes back as its
+first page, with the exact offset and limit of the next. The model sees what it asked for, in
+full or in pages, and never a pointer to a saved copy it would have to read again.
+
+The helpers it shares with files_write and context management live in text.py.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from pydantic import Field
 from codeloop.text import (
     BINARY_EXTENSIONS,
     BINARY_SNIFF_BYTES,
+    CHARS_PER_TOKEN,
     IMAGE_TYPES,
     MAX_LINE_CHARS,
     binary_message,
@@ -29,14 +35,15 @@ from codeloop.text import (
     looks_binary,
     missing_file_message,
     number_line,
+    token_weight,
 )
 from codeloop.tools.base import Tool, ToolContext, ToolResult
 from codeloop.tools.input import ToolInput
 from codeloop.types import ImageBlock, TextBlock
 
 DEFAULT_LIMIT = 2000
-# A whole-file read of anything bigger is refused: the model should page or Grep instead.
-MAX_FULL_READ_BYTES = 256 * 1024
+# What the note after a page takes, kept out of the page's share.
+NOTE_TOKENS = 80
 # 3.75 MB raw is 5 MB once base64-encoded: the Messages API's per-image ceiling.
 MAX_IMAGE_BYTES = 3_932_160
 
@@ -65,8 +72,9 @@ class ReadTool(Tool[ReadInput]):
         "working directory.\n"
         f"- Returns up to {DEFAULT_LIMIT} lines from line `offset` (1-based) in `cat -n` form: "
         f"line number, a tab, then the line. Lines over {MAX_LINE_CHARS} characters are cut.\n"
-        f"- Files over {MAX_FULL_READ_BYTES // 1024} KB must be read in ranges with offset and "
-        "limit, or searched with Grep.\n"
+        "- A file too long for one result (its size depends on the model's context window) "
+        "comes back as its first page, ending with the offset and limit that read the next; "
+        "or search it with Grep.\n"
         "- Shows PNG, JPEG, GIF and WebP images; other binary files are refused.\n"
         "- You must Read a file before you Edit it or Write over it. When you copy text from "
         "the output into Edit, leave out the line-number prefix.\n"
@@ -100,8 +108,7 @@ class ReadTool(Tool[ReadInput]):
             elif suffix in BINARY_EXTENSIONS:
                 result = ToolResult.error(binary_message(path, st.st_size))
             else:
-                partial = bool({"offset", "limit"} & args.model_fields_set)
-                result = await _read_text(path, st.st_size, args, partial, self.max_result_chars)
+                result = await _read_text(path, st.st_size, args, ctx)
         except OSError as exc:
             return ToolResult.error(f"Cannot read {path}: {exc.strerror or exc}")
         if not result.is_error:
@@ -145,48 +152,83 @@ def _sniff_image(head: bytes) -> str | None:
 @dataclass(frozen=True, slots=True)
 class _Slice:
     numbered: list[str]
+    weights: list[int]  # each line's token weight (text.token_weight), its newline included
     last: int  # number of the last line shown
     total: int  # lines in the whole file
 
+    @property
+    def tokens(self) -> int:
+        return (sum(self.weights) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
 
-async def _read_text(
-    path: Path, size: int, args: ReadInput, partial: bool, max_chars: int
-) -> ToolResult:
-    if size == 0:
+    def cut(self, tokens: int) -> _Slice:
+        """The lines that fit in `tokens`."""
+        kept, used = 0, 0
+        for weight in self.weights:
+            if used + weight > tokens * CHARS_PER_TOKEN:
+                break
+            kept, used = kept + 1, used + weight
+        cut = len(self.numbered) - kept
+        return _Slice(self.numbered[:kept], self.weights[:kept], self.last - cut, self.total)
+
+
+async def _read_text(path: Path, size: int, args: ReadInput, ctx: ToolContext) -> ToolResult:
+    start = max(args.offset, 1)
+    limits, room = ctx.workspace.result_limits, ctx.room
+    cap = min(limits.result_tokens, room.left) - NOTE_TOKENS
+    part = await asyncio.to_thread(_read_lines, path, start, args.limit, cap * CHARS_PER_TOKEN)
+    if part is None:
+        return ToolResult.error(binary_message(path, size))
+    if part.total == 0:
         return ToolResult(
             "<system-reminder>Warning: the file exists but its contents are empty."
             "</system-reminder>"
         )
-    if size > MAX_FULL_READ_BYTES and not partial:
-        return ToolResult.error(
-            f"{path} is {human_size(size)}, over the {MAX_FULL_READ_BYTES // 1024} KB limit for "
-            "reading a whole file. Read a range with offset and limit, or search it with Grep."
-        )
-    start = max(args.offset, 1)
-    # Leave room for the trailing note so the whole result stays under the tool's cap.
-    part = await asyncio.to_thread(_read_lines, path, start, args.limit, max_chars - 200)
-    if part is None:
-        return ToolResult.error(binary_message(path, size))
-    if not part.numbered:
+    if not part.numbered and part.total < start:
         return ToolResult(
             f"<system-reminder>Warning: the file exists but is shorter than the provided offset "
             f"({start}). The file has {part.total} lines.</system-reminder>"
         )
+    # The turn's other calls ran meanwhile: what they took is not this page's any more.
+    granted = room.take(part.tokens + NOTE_TOKENS) - NOTE_TOKENS
+    if granted < part.tokens:
+        part = part.cut(granted)
+        cap = granted
+    if not part.numbered:
+        return ToolResult.error(_no_room(path, limits.turn_tokens))
     text = "\n".join(part.numbered)
     if part.last < part.total:
-        text += (
-            f"\n\n(Showing lines {start}-{part.last} of {part.total}. "
-            f"Use offset={part.last + 1} to read more.)"
-        )
-    return ToolResult(text)
+        shown = part.last - start + 1
+        if shown < args.limit:  # cut by size, not by the limit asked for
+            text += (
+                f"\n\n(Showing lines {start}-{part.last} of {part.total}: more would pass the "
+                f"{max(cap, 0) + NOTE_TOKENS:,} tokens this result may take in the model's context "
+                f"window. Use offset={part.last + 1} limit={shown} to read more, or Grep to "
+                "find what you need.)"
+            )
+        else:
+            text += (
+                f"\n\n(Showing lines {start}-{part.last} of {part.total}. "
+                f"Use offset={part.last + 1} limit={args.limit} to read more.)"
+            )
+    return ToolResult(text, sized=True)
 
 
-def _read_lines(path: Path, start: int, limit: int, max_chars: int) -> _Slice | None:
-    """Lines `start`.. of the file, numbered, within `limit` lines and `max_chars`; None if binary.
+def _no_room(path: Path, turn_tokens: int) -> str:
+    return (
+        f"{path} was not read: the other results of this turn already take the "
+        f"{turn_tokens:,} tokens one turn's results may hold in this model's context window. "
+        "Read it again in your next turn (with offset and limit for a part)."
+    )
+
+
+def _read_lines(path: Path, start: int, limit: int, max_weight: int) -> _Slice | None:
+    """Lines `start`.. of the file, numbered, within `limit` lines and `max_weight` (the first
+    line always, cut as it is to MAX_LINE_CHARS); None if binary.
 
     Streams the file, so a range of a huge file costs one pass and no more memory than the range.
     """
     numbered: list[str] = []
+    weights: list[int] = []
     used = 0
     number = 0
     with path.open("rb") as f:
@@ -200,12 +242,14 @@ def _read_lines(path: Path, start: int, limit: int, max_chars: int) -> _Slice | 
             line = number_line(
                 number, raw.removesuffix(b"\n").removesuffix(b"\r").decode("utf-8", "replace")
             )
-            if len(numbered) == limit or used + len(line) + 1 > max_chars:
+            weight = token_weight(line) + 1
+            if len(numbered) == limit or (numbered and used + weight > max_weight):
                 # This line is not shown; count it and everything after it.
-                return _Slice(numbered, number - 1, number + _count_lines(f))
+                return _Slice(numbered, weights, number - 1, number + _count_lines(f))
             numbered.append(line)
-            used += len(line) + 1
-    return _Slice(numbered, number, number)
+            weights.append(weight)
+            used += weight
+    return _Slice(numbered, weights, number, number)
 
 
 def _count_lines(f: BinaryIO) -> int:

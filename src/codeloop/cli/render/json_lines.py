@@ -4,6 +4,7 @@ happen (init, each message, retries, compactions), then the same result."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
@@ -114,6 +115,10 @@ class StreamJsonRenderer(JsonRenderer):
                 "trigger": event.trigger,
                 "pre_tokens": event.tokens_before,
                 "post_tokens": event.tokens_after,
+                "messages_summarized": event.messages_replaced - len(event.kept),
+                "kept": list(event.kept),
+                "summary": event.summary,
+                "tool_results": [_snake(r.to_dict()) for r in event.results],
             }
             _line(
                 {
@@ -124,6 +129,11 @@ class StreamJsonRenderer(JsonRenderer):
                 }
             )
         super().event(event)
+
+
+def _snake(record: dict[str, Any]) -> dict[str, Any]:
+    """A transcript record (camelCase) in stream-json's snake_case."""
+    return {re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower(): value for key, value in record.items()}
 
 
 def _envelope(kind: str, message: dict[str, Any], uuid: str, session_id: str) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -62,10 +63,8 @@ class StderrReport:
     def event(self, event: Event) -> bool:
         """Report `event` if it is one of these; whether it was."""
         if isinstance(event, CompactBoundary):
-            self.line(
-                f"codeloop: compacted the conversation ({event.trigger}): "
-                f"{event.tokens_before:,} → {event.tokens_after:,} tokens"
-            )
+            for text in compaction_report(event):
+                self.line(text)
         elif isinstance(event, MediaRemoved):
             self.line(
                 f"codeloop: warning: removed {event.removed} image(s) the API refused "
@@ -88,6 +87,24 @@ class StderrReport:
             return 0
         print(f"codeloop: {_end_message(end)}", file=sys.stderr)
         return 130 if end.reason.startswith("aborted") else 1
+
+
+def compaction_report(boundary: CompactBoundary) -> list[str]:
+    """What a compaction did, and the summary the model goes on from, for people to review."""
+    fates = Counter(r.fate for r in boundary.results)
+    taken = ", ".join(
+        f"{n} {fate}" for fate in ("folded", "saved", "summarized") if (n := fates[fate])
+    )
+    summarized = boundary.messages_replaced - len(boundary.kept)
+    lines = [
+        f"codeloop: compacted the conversation ({boundary.trigger}): "
+        f"{boundary.tokens_before:,} → {boundary.tokens_after:,} tokens; summarized "
+        f"{summarized} message{'' if summarized == 1 else 's'}"
+        + (f" ({len(boundary.results)} tool results: {taken})" if boundary.results else "")
+        + f", kept {len(boundary.kept)} word for word. The summary:"
+    ]
+    lines += [f"  {line}".rstrip() for line in boundary.summary.splitlines()]
+    return lines
 
 
 def _end_message(end: LoopEnd) -> str:

@@ -1,0 +1,116 @@
+"""Issue 16's acceptance, through the real CLI: on a window that cannot hold two of the files,
+a session reading a different file every turn shows the model, in every request, the whole
+file it just read (its first, middle and last lines), and never sends a request the server
+would refuse. The fake server refuses, as a provider would, anything over the window (JSON
+body / 4 tokens) and answers the compactions' summary calls as they come.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codeloop.testing.fake_server import FakeModelServer, RecordedRequest
+from codeloop.testing.long_session import summary_turns
+from codeloop.testing.scenario import Scenario, text, tool_use, turn
+from tests.e2e.cli import PROVIDER_MODELS, provider_env, run_cli
+
+TURNS = 120
+WORDS = ("parse", "token", "buffer", "window", "cache", "limit", "entry", "stream", "offset")
+
+
+def write_file(path: Path, index: int, size: int, rng: random.Random) -> tuple[str, str, str]:
+    """A source-like file of about `size` bytes; its first, middle and last lines, unique."""
+    lines = [f"# file {index}: first line"]
+    while sum(len(line) + 1 for line in lines) < size:
+        words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 9)))
+        lines.append(f"    {rng.choice(WORDS)}_{len(lines)} = compute({words!r})")
+    lines[len(lines) // 2] = f"# file {index}: middle line"
+    lines.append(f"# file {index}: last line")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return lines[0], lines[len(lines) // 2], lines[-1]
+
+
+def reasoning(index: int, rng: random.Random) -> str:
+    sentences = [
+        f"The {rng.choice(WORDS)} handling in file {index - 1} passes the {rng.choice(WORDS)} "
+        "through unchanged, so nothing there needs a fix yet."
+        for _ in range(10)
+    ]
+    return " ".join(sentences) + f" Next I read file {index}."
+
+
+def last_result(provider: str, body: dict[str, Any]) -> tuple[str, str] | None:
+    """The tool_use id and the text of the newest tool result a request carries."""
+    messages = body["messages"]
+    if provider == "openai":
+        tools = [m for m in messages if m.get("role") == "tool"]
+        if not tools or messages[-1].get("role") != "tool":
+            return None
+        content = tools[-1]["content"]
+        text = content if isinstance(content, str) else "".join(p["text"] for p in content)
+        return tools[-1]["tool_call_id"], text
+    content = messages[-1]["content"]
+    results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+    if not results:
+        return None
+    body_ = results[-1]["content"]
+    text = body_ if isinstance(body_, str) else "".join(p.get("text", "") for p in body_)
+    return results[-1]["tool_use_id"], text
+
+
+def tokens(request: RecordedRequest) -> float:
+    return len(json.dumps(request.body, separators=(",", ":"))) / 4
+
+
+@pytest.mark.parametrize(
+    ("provider", "window", "file_bytes"),
+    [("anthropic", 60_000, 30_000), ("openai", 32_000, 18_000), ("anthropic", 16_000, 7_000)],
+    ids=["60k", "32k-openai", "16k"],
+)
+def test_every_request_shows_the_file_just_read_whole(
+    tmp_path: Path, provider: str, window: int, file_bytes: int
+) -> None:
+    rng = random.Random(window)
+    data = tmp_path / "data"
+    data.mkdir()
+    marks = [write_file(data / f"f{i:03d}.py", i, file_bytes, rng) for i in range(TURNS)]
+    # Between calls, the thinking aloud models do (~1 KB): what only a summary can shrink.
+    turns = [
+        turn(text(reasoning(i, rng)), tool_use("Read", {"file_path": f"data/f{i:03d}.py"}))
+        for i in range(TURNS)
+    ]
+    turns.append(turn("Read them all."))
+    with FakeModelServer(
+        Scenario(turns=tuple(turns)), max_prompt_tokens=window, summaries=summary_turns(100)
+    ) as server:
+        env = provider_env(server, provider, tmp_path) | {
+            "CODELOOP_HOME": str(tmp_path / "home"),
+            "CODELOOP_CONTEXT_WINDOW": str(window),
+        }
+        args = ["-p", "Read every file in data/, one a turn."]
+        args += ["--model", PROVIDER_MODELS[provider], "--output-format", "stream-json"]
+        run = run_cli(args, cwd=tmp_path, env=env, timeout=600)
+        requests = server.requests
+
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.json_lines()[-1]["subtype"] == "success"
+    refused = [(tokens(r), r.status) for r in requests if r.status != 200]
+    assert refused == []
+    assert max(tokens(r) for r in requests) < window
+    main = [r for r in requests if r.conversation != "summaries"]
+    assert len(main) == TURNS + 1
+    compactions = [e for e in run.json_lines() if e.get("subtype") == "compact_boundary"]
+    assert compactions, "this session cannot fit its window without a summary"
+    assert len(compactions) == len(requests) - len(main)
+    for i, request in enumerate(main[1:]):
+        found = last_result(provider, request.body)
+        assert found is not None, f"request {i + 1} carries no tool result"
+        first, middle, last = marks[i]
+        _, result = found
+        missing = [line for line in (first, middle, last) if line not in result]
+        assert missing == [], f"request {i + 1}: the Read of file {i} lacks {missing}"
