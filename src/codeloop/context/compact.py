@@ -408,17 +408,17 @@ def unanswered_start(messages: tuple[Message, ...]) -> int:
 
 
 def _recent_turns(messages: tuple[Message, ...], budget: int, ceiling: int) -> tuple[Message, ...]:
-    """What the model has not answered yet, word for word, and before it as many of the last
-    RECENT_TURNS turns as fit `budget` (each starting at an assistant message, so every call
-    keeps its result). Only an unanswered part past `ceiling`, which the results' shares
-    prevent, has its tool results cut to fit, as a last resort."""
+    """What the model has not answered yet, word for word, and before it as much of the last
+    RECENT_TURNS turns (the unanswered one among them) as fits `budget`, from an assistant
+    message on (so every call keeps its result). Only an unanswered part past `ceiling`, which
+    the results' shares prevent, has its tool results cut to fit, as a last resort."""
     tail = unanswered_start(messages)
     unseen = messages[tail:]
     size = estimate_messages(unseen)
     if size > ceiling:
         return _cut_to_fit(unseen, ceiling)
-    starts = [i for i, m in enumerate(messages[:tail]) if m.role == "assistant"][-RECENT_TURNS:]
-    for start in starts:
+    answers = [i for i, m in enumerate(messages) if m.role == "assistant"][-RECENT_TURNS:]
+    for start in (i for i in answers if i < tail):
         if estimate_messages(messages[start:tail]) <= budget:
             return messages[start:]
     return unseen
