@@ -71,7 +71,7 @@ from codeloop.subagents import VERIFIER, AgentRunner, run_agent
 from codeloop.telemetry import StartType, start_telemetry
 from codeloop.tools.base import AnyTool, ToolContext, ToolResult, Workspace
 from codeloop.tools.registry import ToolFactory, default_tools, described, on_demand_tool
-from codeloop.transcript import TranscriptWriter, read_transcript
+from codeloop.transcript import TranscriptWriter, claim, read_transcript
 from codeloop.types import Message, new_uuid
 
 if TYPE_CHECKING:
@@ -706,22 +706,47 @@ def _open_transcript(options: Options, store: SessionStore) -> _Opened:
             raise UsageError("--fork-session needs --resume or --continue")
         return _Opened(_new_transcript(store, new_id or new_uuid()))
     path = store.find(options.resume) if options.resume else store.latest()
+    if new_id not in (None, path.stem) and not options.fork_session:
+        raise UsageError("a resumed session keeps its id: add --fork-session to give it a new one")
     try:
+        # Claimed before it is read: what is read is all there is until this run ends.
+        claimed = None if options.fork_session else claim(path)
         loaded = read_transcript(path)
     except OSError as exc:
         raise SessionError(f"cannot read the session {path}: {exc.strerror}") from None
-    history = repair_history(loaded.messages)
-    if options.fork_session:
+    messages = loaded.messages
+    busy = claimed is None and not options.fork_session
+    if busy:  # the other run's turn in progress is its own
+        messages = messages[: _last_answer(messages)]
+    history = repair_history(messages)
+    warnings = loaded.warnings
+    if claimed is None:
         writer = _new_transcript(store, new_id or new_uuid())
-    elif new_id not in (None, loaded.session_id):
-        raise UsageError("a resumed session keeps its id: add --fork-session to give it a new one")
+        if busy:
+            warnings += (_busy(loaded.session_id, writer.session_id),)
     else:
-        writer = TranscriptWriter(path, loaded.session_id, store.project, loaded.messages)
+        writer = TranscriptWriter(
+            path, loaded.session_id, store.project, loaded.messages, claimed=claimed
+        )
     try:
         writer.settle(history, trigger="resume")
     except OSError as exc:
         raise SessionError(f"cannot write the session {writer.path}: {exc.strerror}") from None
-    return _Opened(writer, history, loaded.warnings)
+    return _Opened(writer, history, warnings)
+
+
+def _busy(session_id: str, fork: str) -> str:
+    return (
+        f"session {session_id} is being written by another codeloop process right now: this "
+        f"run goes on from its history up to its last answer, as a new session, {fork} (the "
+        "two would otherwise interleave one transcript)"
+    )
+
+
+def _last_answer(messages: tuple[Message, ...]) -> int:
+    """Where the history ends a turn: after its last assistant message that called nothing."""
+    ends = [i for i, m in enumerate(messages) if m.role == "assistant" and not m.tool_uses]
+    return ends[-1] + 1 if ends else 0
 
 
 def _new_transcript(store: SessionStore, session_id: str) -> TranscriptWriter:

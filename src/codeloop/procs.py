@@ -1,7 +1,8 @@
 """Short-lived helper processes (hooks, git) with a time bound.
 
 Each runs in its own session, so a timeout kills the whole process group: a hook script that
-started a `sleep` or a pipeline leaves nothing behind, and nothing holds our pipes open.
+started a `sleep` or a pipeline leaves nothing behind, and nothing holds our pipes open. The
+group dies with codeloop too, however codeloop ends (reaper.py).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from codeloop.reaper import REAPER
 
 # After a kill, how long to wait for output still in the pipes.
 DRAIN_SECONDS = 2.0
@@ -54,6 +57,16 @@ async def run_bounded(
         proc = await asyncio.create_subprocess_shell(command, **options)  # type: ignore[arg-type]
     else:
         proc = await asyncio.create_subprocess_exec(*command, **options)  # type: ignore[arg-type]
+    REAPER.watch(proc.pid)
+    try:
+        return await _finish(proc, stdin, time_limit)
+    finally:
+        REAPER.forget(proc.pid)
+
+
+async def _finish(
+    proc: asyncio.subprocess.Process, stdin: bytes | None, time_limit: float
+) -> Finished:
     try:
         out, err = await asyncio.wait_for(proc.communicate(stdin), time_limit)
     except TimeoutError:

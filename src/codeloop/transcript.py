@@ -45,11 +45,15 @@ Version 0, the prototype's format, is still read: a header line
 Durability: each line is a single write() on an O_APPEND descriptor with no buffer in between,
 so a killed process loses at most the line it was writing; fsync at turn boundaries guards
 against power loss. Reading never fails on a bad line: a cut-short or unreadable line is skipped
-with a warning.
+with a warning. One process writes a transcript at a time: its writer holds an flock on the
+file for as long as it lives (the kernel drops it when the process dies, however it dies), and
+a second process that finds it held (`claim`) goes on in a new session instead of interleaving
+its lines with the first one's.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import time
@@ -89,14 +93,21 @@ class TranscriptWriter:
     """
 
     def __init__(
-        self, path: Path, session_id: str, cwd: Path, history: Sequence[Message] = ()
+        self,
+        path: Path,
+        session_id: str,
+        cwd: Path,
+        history: Sequence[Message] = (),
+        *,
+        claimed: int | None = None,
     ) -> None:
+        """`claimed`: the descriptor `claim` opened (and locked) the file with."""
         self.path = path
         self.session_id = session_id
         self._cwd = cwd
         self._known = {m.uuid for m in history}  # the messages saved since the last boundary
         self._last = history[-1].uuid if history else None
-        self._fd: int | None = None
+        self._fd: int | None = claimed
 
     def append(
         self,
@@ -206,13 +217,42 @@ class TranscriptWriter:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         created = not self.path.exists()
         fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            os.write(fd, b"\n")  # a line cut short by a crash stays on a line of its own
+        if not _lock(fd):
+            os.close(fd)
+            raise OSError(f"{self.path} is being written by another codeloop process")
+        _end_lines(fd)
         if created:
             _fsync_dir(self.path.parent)
         self._fd = fd
         return fd
+
+
+def claim(path: Path) -> int | None:
+    """Open an existing transcript to go on writing it, holding its lock: the descriptor for
+    `TranscriptWriter(claimed=...)`; None when another live process holds it. Raises OSError
+    when it cannot be opened."""
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
+    if not _lock(fd):
+        os.close(fd)
+        return None
+    _end_lines(fd)
+    return fd
+
+
+def _lock(fd: int) -> bool:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _end_lines(fd: int) -> None:
+    """A line cut short by a crash stays on a line of its own (the lock is held: nobody else
+    is writing one)."""
+    size = os.fstat(fd).st_size
+    if size and os.pread(fd, 1, size - 1) != b"\n":
+        os.write(fd, b"\n")
 
 
 def read_transcript(path: Path, visit: Callable[[Line], None] | None = None) -> Transcript:
@@ -233,9 +273,9 @@ def read_transcript(path: Path, visit: Callable[[Line], None] | None = None) -> 
                 visit(line)
             if kind == "system":
                 if line.get("subtype") == COMPACT_BOUNDARY:
-                    messages = [_message(entry) for entry in line["messages"]]
+                    messages = [entry_message(entry) for entry in line["messages"]]
                 continue
-            message = _message(line)
+            message = entry_message(line)
             if kind == "user" and not first_prompt and not message.is_meta:
                 first_prompt = message.text
             messages.append(message)
@@ -260,7 +300,7 @@ def message_index(path: Path) -> dict[str, Message]:
             if kind == "system" and line.get("subtype") != COMPACT_BOUNDARY:
                 continue
             for entry in entries:
-                message = _message(entry)
+                message = entry_message(entry)
                 found[message.uuid] = message
         except (KeyError, TypeError, ValueError, AttributeError):
             continue
@@ -308,7 +348,8 @@ def _entry(message: Message) -> Line:
     return entry
 
 
-def _message(entry: Line) -> Message:
+def entry_message(entry: Line) -> Message:
+    """The message a transcript line (or an entry of a boundary line) holds."""
     body = entry["message"]
     if body["role"] not in ("user", "assistant"):
         raise ValueError(f"unknown role {body['role']!r}")

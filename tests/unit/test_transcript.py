@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from codeloop.events import CompactBoundary, ResultRecord
-from codeloop.transcript import FORMAT_VERSION, TranscriptWriter, read_transcript
+from codeloop.transcript import FORMAT_VERSION, TranscriptWriter, claim, read_transcript
 from codeloop.types import (
     ImageBlock,
     Message,
@@ -281,3 +281,17 @@ def test_bad_old_lines_are_skipped(tmp_path: Path, bad: str) -> None:
     path.write_text(bad + "\n")
     transcript = read_transcript(path)
     assert transcript.messages == () and len(transcript.warnings) == 1
+
+
+def test_one_writer_at_a_time_holds_a_transcript(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    writer = write(path, conversation()[:2], tmp_path)  # a live session writing it
+    assert claim(path) is None
+    writer.close()
+    claimed = claim(path)
+    assert claimed is not None
+    resumed = TranscriptWriter(path, "t", tmp_path, conversation()[:2], claimed=claimed)
+    resumed.append(Message.user("more"))
+    assert claim(path) is None
+    resumed.close()
+    assert read_transcript(path).messages[-1].text == "more"

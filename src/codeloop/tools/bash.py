@@ -1,7 +1,8 @@
 """Bash: run a shell command in the workspace, streaming its output, keeping its cwd.
 
 Each call is a fresh `bash -c` in its own process group, so a timeout or an abort can kill
-everything the command started. The working directory still persists between calls: an EXIT
+everything the command started, and the group dies with codeloop however codeloop ends
+(reaper.py, `kill -9` included). The working directory still persists between calls: an EXIT
 trap writes the shell's final directory to a temp file (so it survives `exit` in the command
 and never mixes with the output), and the next call starts there. With a sandbox
 (permissions/sandbox.py) the same shell runs under bubblewrap, the temp file bound into it. A
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
+from codeloop.reaper import REAPER
 from codeloop.tools.base import ProgressFn, Tool, ToolContext, ToolResult
 from codeloop.tools.input import ToolInput
 
@@ -280,6 +282,7 @@ async def _run(
             raise
     finally:
         os.close(write_fd)  # the child holds its own copy; EOF comes when every writer is gone
+    REAPER.watch(proc.pid)
     try:
         stopped = await _wait(proc, time_limit, abort)
         if stopped is not None:
@@ -293,6 +296,7 @@ async def _run(
         raise
     finally:
         transport.close()
+        REAPER.forget(proc.pid)
     assert proc.returncode is not None
     return output.text(), proc.returncode, stopped
 
