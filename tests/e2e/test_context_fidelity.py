@@ -10,57 +10,16 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from codeloop.testing.fake_server import FakeModelServer, RecordedRequest
 from codeloop.testing.long_session import summary_turns
-from codeloop.testing.scenario import Scenario, text, tool_use, turn
+from codeloop.testing.reading import last_read, reading_turns, write_file
+from codeloop.testing.scenario import Scenario
 from tests.e2e.cli import PROVIDER_MODELS, provider_env, run_cli
 
 TURNS = 120
-WORDS = ("parse", "token", "buffer", "window", "cache", "limit", "entry", "stream", "offset")
-
-
-def write_file(path: Path, index: int, size: int, rng: random.Random) -> tuple[str, str, str]:
-    """A source-like file of about `size` bytes; its first, middle and last lines, unique."""
-    lines = [f"# file {index}: first line"]
-    while sum(len(line) + 1 for line in lines) < size:
-        words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 9)))
-        lines.append(f"    {rng.choice(WORDS)}_{len(lines)} = compute({words!r})")
-    lines[len(lines) // 2] = f"# file {index}: middle line"
-    lines.append(f"# file {index}: last line")
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return lines[0], lines[len(lines) // 2], lines[-1]
-
-
-def reasoning(index: int, rng: random.Random) -> str:
-    sentences = [
-        f"The {rng.choice(WORDS)} handling in file {index - 1} passes the {rng.choice(WORDS)} "
-        "through unchanged, so nothing there needs a fix yet."
-        for _ in range(10)
-    ]
-    return " ".join(sentences) + f" Next I read file {index}."
-
-
-def last_result(provider: str, body: dict[str, Any]) -> tuple[str, str] | None:
-    """The tool_use id and the text of the newest tool result a request carries."""
-    messages = body["messages"]
-    if provider == "openai":
-        tools = [m for m in messages if m.get("role") == "tool"]
-        if not tools or messages[-1].get("role") != "tool":
-            return None
-        content = tools[-1]["content"]
-        text = content if isinstance(content, str) else "".join(p["text"] for p in content)
-        return tools[-1]["tool_call_id"], text
-    content = messages[-1]["content"]
-    results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
-    if not results:
-        return None
-    body_ = results[-1]["content"]
-    text = body_ if isinstance(body_, str) else "".join(p.get("text", "") for p in body_)
-    return results[-1]["tool_use_id"], text
 
 
 def tokens(request: RecordedRequest) -> float:
@@ -79,12 +38,7 @@ def test_every_request_shows_the_file_just_read_whole(
     data = tmp_path / "data"
     data.mkdir()
     marks = [write_file(data / f"f{i:03d}.py", i, file_bytes, rng) for i in range(TURNS)]
-    # Between calls, the thinking aloud models do (~1 KB): what only a summary can shrink.
-    turns = [
-        turn(text(reasoning(i, rng)), tool_use("Read", {"file_path": f"data/f{i:03d}.py"}))
-        for i in range(TURNS)
-    ]
-    turns.append(turn("Read them all."))
+    turns = reading_turns(TURNS, rng)
     with FakeModelServer(
         Scenario(turns=tuple(turns)), max_prompt_tokens=window, summaries=summary_turns(100)
     ) as server:
@@ -108,7 +62,7 @@ def test_every_request_shows_the_file_just_read_whole(
     assert compactions, "this session cannot fit its window without a summary"
     assert len(compactions) == len(requests) - len(main)
     for i, request in enumerate(main[1:]):
-        found = last_result(provider, request.body)
+        found = last_read(provider, request.body)
         assert found is not None, f"request {i + 1} carries no tool result"
         first, middle, last = marks[i]
         _, result = found
