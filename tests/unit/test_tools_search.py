@@ -307,3 +307,18 @@ async def test_glob_matching_an_ignored_directory_still_respects_gitignore(
     assert str(repo / "debug.log") not in found
     assert str(repo / "src/app.py") in found
     assert lines_of(await glob(ctx, "ignored/*")) == ["No files found"]
+
+
+@pytest.mark.parametrize("globs", ["*", "**", "{ignored,src}/*", "*.{py,log}", "!*.md"])
+async def test_grep_globs_respect_gitignore_as_glob_does(ctx: ToolContext, globs: str) -> None:
+    # a --glob matching `ignored/` (or *.log) would override .gitignore for it
+    found = lines_of(await grep(ctx, "hello", glob=globs))
+    assert "ignored/secret.py" not in found and "debug.log" not in found
+    assert "src/app.py" in found
+    assert lines_of(await grep(ctx, "hello", glob="ignored/*")) == ["No files found"]
+
+
+async def test_grep_globs_combine_as_rg_globs_do(ctx: ToolContext) -> None:
+    found = lines_of(await grep(ctx, "hello", glob="* !*.py", output_mode="count"))
+    assert sorted(found) == [".github/ci.yml:1", "README.md:1"]
+    assert lines_of(await grep(ctx, "hello", glob="src/** !src/app.py")) == ["No files found"]

@@ -2,7 +2,8 @@
 
 ripgrep is fast, respects .gitignore and ships as a wheel (the `ripgrep` dependency), so both
 tools share one way to find and run it. Hidden files are searched, but VCS directories are not:
-models look for `.github/` workflows and dotfiles, never for git's object store.
+models look for `.github/` workflows and dotfiles, never for git's object store. Their globs
+filter files the way .gitignore leaves them (`_glob_rules`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import functools
 import os
 import shutil
 import sys
+import tempfile
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, ClassVar, Literal
@@ -27,6 +30,8 @@ from codeloop.tools.input import ToolInput
 VCS_DIRS = (".git", ".svn", ".hg", ".bzr", ".jj")
 GLOB_MAX_FILES = 100
 INTERRUPTED = "Interrupted: the search was stopped before it finished."
+# rg's complaint when its filters left no file to search.
+NOTHING_SEARCHED = "rg: No files were searched"
 
 NonNegative = Annotated[int, Field(ge=0)]
 
@@ -87,7 +92,29 @@ async def _run_rg(argv: list[str], cwd: Path, abort: asyncio.Event) -> _RgRun | 
         return None
     out, err = finished.result()
     assert proc.returncode is not None
-    return _RgRun(proc.returncode, out.decode(errors="replace"), err.decode(errors="replace"))
+    code, stderr = proc.returncode, err.decode(errors="replace")
+    if code == 2 and not out and stderr.startswith(NOTHING_SEARCHED):
+        code = 1  # every file was filtered out: no match, not a failure
+    return _RgRun(code, out.decode(errors="replace"), stderr)
+
+
+@contextlib.contextmanager
+def _glob_rules(globs: Sequence[str]) -> Iterator[list[str]]:
+    """rg flags keeping only the files `globs` match, .gitignore still applied.
+
+    rg's --glob overrides every ignore rule: `*` matches an ignored directory, and all of
+    node_modules is searched. The same globs in an ignore file rank below .gitignore instead:
+    ignore everything but directories, then let through what a glob matches (a `!glob`
+    excludes, as with --glob; the last match wins, as with --glob)."""
+    if not globs:
+        yield []
+        return
+    rules = ["*", "!*/"] if any(not g.startswith("!") for g in globs) else []
+    rules += [g[1:] if g.startswith("!") else "!" + g for g in globs]
+    with tempfile.TemporaryDirectory(prefix="codeloop-globs-") as folder:
+        path = Path(folder) / "globs"
+        path.write_text("\n".join(rules) + "\n", encoding="utf-8")
+        yield ["--ignore-file", str(path)]
 
 
 def _rg_failure(run: _RgRun) -> str:
@@ -201,7 +228,8 @@ class GrepTool(Tool[GrepInput]):
             return ToolResult.error(f"Path does not exist: {target}")
         # Searching cwd itself with no path argument makes rg print paths relative to it.
         where = [] if target == cwd else [_display_path(target, cwd)]
-        run = await _run_rg([*_grep_flags(args), "--", *where], cwd, ctx.abort)
+        with _glob_rules(_split_globs(args.glob or "")) as globs:
+            run = await _run_rg([*globs, *_grep_flags(args), "--", *where], cwd, ctx.abort)
         if run is None:
             return ToolResult.error(INTERRUPTED)
         if run.returncode == 2 and not run.stdout:
@@ -231,8 +259,6 @@ class GrepTool(Tool[GrepInput]):
 
 def _grep_flags(args: GrepInput) -> list[str]:
     flags = [*_common_flags(), "--max-columns", "500"]
-    for pattern in _split_globs(args.glob or ""):
-        flags += ["--glob", pattern]
     if args.type:
         flags += ["--type", args.type]
     if args.ignore_case:
@@ -308,19 +334,14 @@ class GlobTool(Tool[GlobInput]):
             return ToolResult.error(f"Path does not exist: {base}")
         if not base.is_dir():
             return ToolResult.error(f"Not a directory: {base}")
-        # rg matches --glob against paths relative to its cwd, so it runs inside `base`. A
-        # --glob that matches a directory overrides .gitignore for it (`*` would list every
-        # __pycache__), so only files that the plain listing (ignores applied) also has count.
-        listed, matched = await asyncio.gather(
-            _run_rg(["--files", *_common_flags()], base, ctx.abort),
-            _run_rg(["--files", *_common_flags(), "--glob", pattern], base, ctx.abort),
-        )
-        if listed is None or matched is None:
+        # rg matches globs against paths relative to its cwd, so it runs inside `base`.
+        with _glob_rules([pattern]) as globs:
+            matched = await _run_rg(["--files", *_common_flags(), *globs], base, ctx.abort)
+        if matched is None:
             return ToolResult.error(INTERRUPTED)
         if matched.returncode == 2 and not matched.stdout:
             return ToolResult.error(_rg_failure(matched))
-        visible = set(_lines(listed.stdout))
-        files = _newest_first([f for f in _lines(matched.stdout) if f in visible], base)
+        files = _newest_first(_lines(matched.stdout), base)
         if not files:
             return ToolResult("No files found")
         lines = [str(base / f) for f in files[:GLOB_MAX_FILES]]
