@@ -80,9 +80,11 @@ def test_reported_usage_counts_while_the_history_keeps_its_prefix() -> None:
     added = (Message.user("x" * 4_000),)
     history = (*sent, reply, *added)
     assert count_tokens(history, 0, anchor) == 9_500 + estimate_messages(added)
-    # A rewritten history (microcompact, a compaction) makes the anchor meaningless.
-    rewritten = (Message.user("hello"), reply, *added)
-    assert count_tokens(rewritten, 0, anchor) == estimate_messages(rewritten)
+    # A rewritten history (microcompact folded a result): the reported count, moved by the
+    # estimated difference, never the bare estimate.
+    shorter = (Message.user("hel"), reply, *added)
+    moved = 9_500 + estimate_messages(shorter) - estimate_messages((*sent, reply))
+    assert count_tokens(shorter, 0, anchor) == moved > estimate_messages(shorter)
 
 
 def test_an_estimate_above_the_reported_usage_wins() -> None:

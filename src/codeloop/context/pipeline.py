@@ -262,6 +262,7 @@ class ContextManager:
         boundary = result.boundary
         if boundary is None:
             return result
+        self._anchor = None  # the reported count was for a history that is gone
         records = tuple(self._taken.pop(r.tool_use_id, r) for r in boundary.results)
         boundary = replace(boundary, results=records)
         events = result.events

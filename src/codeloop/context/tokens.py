@@ -197,18 +197,20 @@ class UsageAnchor:
 def count_tokens(
     messages: tuple[Message, ...], overhead: int, anchor: UsageAnchor | None = None
 ) -> int:
-    """The prompt size these messages make: the estimate, or the reported usage plus an
-    estimate of what came after it when that is larger. The anchor counts only while the
-    history still starts with exactly the messages it was reported for."""
+    """The prompt size these messages make: the estimate, or, when the API reported a larger
+    count for the last prompt (a tokenizer denser than 4 characters a token), that count moved
+    by the estimated difference between that prompt and these messages: what came after it
+    added, what microcompact folded since taken off. A fold never makes the real count
+    forgotten (and a compaction it would call for skipped); a compaction drops the anchor."""
     estimate = overhead + estimate_messages(messages)
     if anchor is None or anchor.tokens <= 0:
         return estimate
     n = len(anchor.messages)
-    if len(messages) < n or any(
-        a is not b for a, b in zip(messages, anchor.messages, strict=False)
-    ):
-        return estimate
-    return max(estimate, anchor.tokens + estimate_messages(messages[n:]))
+    if len(messages) >= n and all(a is b for a, b in zip(messages, anchor.messages, strict=False)):
+        moved = anchor.tokens + estimate_messages(messages[n:])
+    else:
+        moved = anchor.tokens + estimate_messages(messages) - estimate_messages(anchor.messages)
+    return max(estimate, moved)
 
 
 __all__ = [
