@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import psutil
+import psutil  # type: ignore[import-untyped]
 
 from codeloop.testing.fake_server import FakeModelServer, RecordedRequest
 from codeloop.testing.long_session import summary_turns

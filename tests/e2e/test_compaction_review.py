@@ -51,6 +51,11 @@ def test_a_compaction_can_be_reviewed_and_its_hooks_see_the_summary(tmp_path: Pa
     meta = boundaries[0]["compact_metadata"]
     assert meta["summary"] == SUMMARY and meta["kept"] and meta["messages_summarized"] > 0
     assert meta["pre_tokens"] > meta["post_tokens"]
+    # Claude Code's status lines around each: "compacting" while the summary is made, then null
+    statuses = [e["status"] for e in events if e.get("subtype") == "status"]
+    assert statuses == ["compacting", None] * len(boundaries)
+    first = events.index(boundaries[0])
+    assert [e.get("status") for e in events[first - 2 : first]] == ["compacting", None]
     reads = [r for r in meta["tool_results"] if r["tool"] == "Read"]
     assert reads and all(r["target"].startswith("data/f") and r["tokens"] > 500 for r in reads)
     assert {r["fate"] for r in reads} <= {"folded", "summarized"} and "folded" in {

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import psutil
+import psutil  # type: ignore[import-untyped]
 import pytest
 
 from codeloop.permissions.sandbox import probe
@@ -47,7 +47,7 @@ def sleeps(duration: str) -> list[psutil.Process]:
 
 def gone(proc: psutil.Process) -> bool:
     try:
-        return proc.status() == psutil.STATUS_ZOMBIE
+        return bool(proc.status() == psutil.STATUS_ZOMBIE)
     except psutil.NoSuchProcess:
         return True
 

@@ -5,23 +5,38 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codeloop.context.compact import (
+    SummaryModel,
     compact_history,
     drop_oldest,
     fit,
+    is_summary_request,
     latest_user_request,
     unanswered_start,
 )
 from codeloop.context.microcompact import KeepRecent, microcompact
 from codeloop.context.pipeline import ContextManager, ContextSettings
 from codeloop.context.tokens import ContextLimits, Shares
-from codeloop.events import CompactBoundary, Event, Notice, RequestEnd, ResultsFolded
+from codeloop.deps import LoopDeps
+from codeloop.events import (
+    CompactBoundary,
+    Compacting,
+    Event,
+    LoopEnd,
+    Notice,
+    RequestEnd,
+    ResultsFolded,
+)
+from codeloop.loop import LoopParams, query_loop
+from codeloop.models.base import ModelRequest, StreamEvent
 from codeloop.models.scripted import ScriptedModel
+from codeloop.permissions.policy import Policy
 from codeloop.testing.scenario import fault, turn
 from codeloop.tools.base import Workspace
 from codeloop.types import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
@@ -115,6 +130,26 @@ async def test_reported_usage_past_the_threshold_triggers_compaction(tmp_path: P
     manager.record_usage(sent, reply, Usage(input_tokens=35_000))
     prepared = await manager.prepare((*sent, reply, Message.user("and now?")))
     assert len(said(prepared.events)) == 1 and len(model.requests) == 1
+
+
+async def test_a_fold_keeps_the_reported_count_and_still_compacts(tmp_path: Path) -> None:
+    """The API counts this history at 2.5 times the estimate (a dense tokenizer): microcompact's
+    fold takes the estimate under the threshold, but not the real count, and the compaction
+    that calls for still happens."""
+    history: tuple[Message, ...] = (Message.user("go"),)
+    for i in range(8):  # 8 × ~3 000 estimated tokens
+        history += read(f"/src/m{i}.py", "x = 1\n" * 2_000, f"t{i}")
+    model = ScriptedModel([turn(SUMMARY)])
+    manager = _manager(tmp_path, model)
+    sent, reply = history[:-2], history[-2]
+    manager.record_usage(sent, reply, Usage(input_tokens=5 * manager.count((*sent, reply)) // 2))
+    reported = manager.count(history)
+    prepared = await manager.prepare(history)
+    folded, boundary = said(prepared.events)
+    assert isinstance(folded, ResultsFolded) and isinstance(boundary, CompactBoundary)
+    assert boundary.tokens_before < reported  # the fold took off its share of the real count
+    assert boundary.tokens_before >= LIMITS.autocompact_at
+    assert len(model.requests) == 1
 
 
 async def test_with_autocompact_off_a_full_window_blocks(tmp_path: Path) -> None:
@@ -265,3 +300,42 @@ async def test_a_compaction_that_cannot_get_under_the_threshold_is_not_repeated(
     manager.record_usage(first.messages, reply, Usage(input_tokens=40_000))
     third = await manager.prepare((*first.messages, reply, Message.user("later")))
     assert len(said(third.events)) == 1 and len(model.requests) == 2
+
+
+async def test_the_loop_says_compacting_while_the_summary_is_being_made(tmp_path: Path) -> None:
+    """The Compacting event reaches the frontend before the summary call ends: the summary
+    model here waits for the loop's listener to have seen it (else the test times out)."""
+    history: tuple[Message, ...] = ()
+    for i in range(10):
+        history += (Message.user(f"question {i}"), Message("assistant", (TextBlock("w" * 14_000),)))
+    seen = asyncio.Event()
+    summaries, main = ScriptedModel([turn(SUMMARY)]), ScriptedModel([turn("Answer.")])
+
+    async def summary(request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        await asyncio.wait_for(seen.wait(), 30)
+        async for event in summaries.stream(request):
+            yield event
+
+    def route(request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        return summary(request) if is_summary_request(request) else main.stream(request)
+
+    manager = ContextManager(
+        SummaryModel(route, "scripted-model", "system", ()),
+        LIMITS,
+        Workspace(cwd=tmp_path),
+        tmp_path / "tool-results",
+    )
+    params = LoopParams(
+        (*history, Message.user("and now?")), "scripted-model", {}, manager.workspace
+    )
+    deps = LoopDeps(route, Policy("bypassPermissions").can_use_tool, context=manager)
+    told: list[Event | LoopEnd] = []
+    async for event in query_loop(params, deps):
+        if isinstance(event, Compacting | CompactBoundary | LoopEnd):
+            told.append(event)
+        if isinstance(event, Compacting):
+            seen.set()
+    assert [type(e) for e in told] == [Compacting, CompactBoundary, LoopEnd]
+    assert isinstance(told[0], Compacting) and told[0].trigger == "auto"
+    assert told[0].tokens >= LIMITS.autocompact_at
+    assert isinstance(told[-1], LoopEnd) and told[-1].reason == "completed"

@@ -10,7 +10,7 @@ import sys
 import textwrap
 import time
 
-import psutil
+import psutil  # type: ignore[import-untyped]
 
 from codeloop.reaper import Reaper
 
@@ -35,7 +35,7 @@ OWNER = textwrap.dedent(
 
 def _dead(pid: int) -> bool:
     try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+        return bool(psutil.Process(pid).status() == psutil.STATUS_ZOMBIE)
     except psutil.NoSuchProcess:
         return True
 

@@ -9,7 +9,15 @@ import sys
 from typing import Any
 
 from codeloop.cli.render.report import SUBTYPES, SessionView, StderrReport
-from codeloop.events import AssistantTurn, CompactBoundary, Event, LoopEnd, Retrying, UserTurn
+from codeloop.events import (
+    AssistantTurn,
+    CompactBoundary,
+    Compacting,
+    Event,
+    LoopEnd,
+    Retrying,
+    UserTurn,
+)
 from codeloop.transcript import assistant_message
 from codeloop.types import block_to_dict
 
@@ -85,8 +93,15 @@ class StreamJsonRenderer(JsonRenderer):
             }
         )
 
+    _compacting = False  # a "compacting" status line is out: the next event ends it
+
     def event(self, event: Event) -> None:
         session_id = self.session.session_id
+        if self._compacting and not isinstance(event, Compacting):
+            # Claude Code's status lines: "compacting" while the summary is made, then null.
+            # The loop's next event comes once the compaction is over, however it ended.
+            self._compacting = False
+            _line(_status(None, session_id))
         if isinstance(event, AssistantTurn):
             message = assistant_message(
                 event.message, event.model, event.usage, event.stop_reason, event.message_id
@@ -110,6 +125,9 @@ class StreamJsonRenderer(JsonRenderer):
                     "session_id": session_id,
                 }
             )
+        elif isinstance(event, Compacting):
+            self._compacting = True
+            _line(_status("compacting", session_id))
         elif isinstance(event, CompactBoundary):
             metadata = {
                 "trigger": event.trigger,
@@ -129,6 +147,10 @@ class StreamJsonRenderer(JsonRenderer):
                 }
             )
         super().event(event)
+
+
+def _status(status: str | None, session_id: str) -> dict[str, Any]:
+    return {"type": "system", "subtype": "status", "status": status, "session_id": session_id}
 
 
 def _snake(record: dict[str, Any]) -> dict[str, Any]:
