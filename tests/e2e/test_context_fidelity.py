@@ -16,7 +16,7 @@ import pytest
 from codeloop.testing.fake_server import FakeModelServer, RecordedRequest
 from codeloop.testing.long_session import summary_turns
 from codeloop.testing.reading import last_read, reading_turns, write_file
-from codeloop.testing.scenario import Scenario
+from codeloop.testing.scenario import Scenario, tool_use, turn
 from tests.e2e.cli import PROVIDER_MODELS, provider_env, run_cli
 
 TURNS = 120
@@ -68,3 +68,18 @@ def test_every_request_shows_the_file_just_read_whole(
         _, result = found
         missing = [line for line in (first, middle, last) if line not in result]
         assert missing == [], f"request {i + 1}: the Read of file {i} lacks {missing}"
+
+
+def test_a_window_too_small_for_one_turn_is_reported_once_at_start(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("hello\n")
+    scenario = Scenario(turns=(turn(tool_use("Read", {"file_path": "a.txt"})), turn("ok")))
+    with FakeModelServer(scenario) as server:
+        env = provider_env(server, "anthropic", tmp_path) | {
+            "CODELOOP_HOME": str(tmp_path / "home"),
+            "CODELOOP_CONTEXT_WINDOW": "6000",
+        }
+        run = run_cli(["-p", "hi", "--model", PROVIDER_MODELS["anthropic"]], cwd=tmp_path, env=env)
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.count("is too small for this session") == 1
+    assert "context window (6,000 tokens)" in run.stderr and "CODELOOP_CONTEXT_WINDOW" in run.stderr
+    assert "Traceback" not in run.stderr
