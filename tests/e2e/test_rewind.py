@@ -23,6 +23,7 @@ import pytest
 from codeloop.testing.fake_server import FakeModelServer
 from codeloop.testing.scenario import Scenario, Turn, tool_use, turn
 from codeloop.testing.tree import tree_digest
+from codeloop.transcript import claim
 from tests.e2e.cli import CliRun, provider_env, run_cli
 
 MODEL = "anthropic:claude-sonnet-4-5"
@@ -278,3 +279,25 @@ def test_conversation_rewind_cuts_the_history_and_can_be_undone(tmp_path: Path, 
     assert undone.returncode == 0, undone.stdout + undone.stderr
     assert "Conversation: 7 messages → 10." in undone.stdout
     assert (repo / "src" / "new_module.py").exists()
+
+
+def test_a_session_another_process_runs_is_not_rewound_under_it(tmp_path: Path) -> None:
+    repo, home = make_repo(tmp_path), tmp_path / "home"
+    run = run_session(repo, home, [*editing_turns()[:2], turn("Done.")], "edit")
+    assert run.returncode == 0, run.stderr
+    edited = tree_digest(repo)
+    (path,) = (home / "data" / "projects").glob("*/*.jsonl")  # the session's transcript
+    held = claim(path)  # as a live codeloop run holds it
+    assert held is not None
+    try:
+        busy = rewind(repo, home, "--to", "1")
+        assert busy.returncode == 1
+        assert "being run by another codeloop process" in busy.stderr
+        assert "nothing was changed" in busy.stderr and "Traceback" not in busy.stderr
+        assert tree_digest(repo) == edited
+        assert rewind(repo, home, "--to", "1", "--dry-run").returncode == 0  # looking is fine
+    finally:
+        os.close(held)
+    done = rewind(repo, home, "--to", "1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert tree_digest(repo) != edited

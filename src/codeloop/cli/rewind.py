@@ -23,7 +23,7 @@ from codeloop.cli.args import Parser, positive_int
 from codeloop.errors import SessionError
 from codeloop.session_store import SessionStore
 from codeloop.settings import load_settings
-from codeloop.transcript import TranscriptWriter
+from codeloop.transcript import TranscriptWriter, claim
 
 EXAMPLES = """\
 examples:
@@ -64,11 +64,28 @@ def run_rewind(argv: Sequence[str]) -> int:
         return 1
 
 
+def _claim(transcript: Path, session_id: str) -> int:
+    """The session's transcript, locked before anything is rewound: a session another codeloop
+    process is running is not rewound under it."""
+    try:
+        claimed = claim(transcript)
+    except OSError as exc:
+        raise SessionError(f"cannot open the session {transcript}: {exc.strerror}") from None
+    if claimed is None:
+        raise SessionError(
+            f"session {session_id} is being run by another codeloop process: rewind it once "
+            "that run has ended (nothing was changed)"
+        )
+    return claimed
+
+
 def _run(args: argparse.Namespace) -> int:
     project = Path.cwd().resolve()
     store = SessionStore(project, os.environ)
     transcript = store.find(args.session) if args.session else store.latest()
     session_id = transcript.stem
+    changing = args.to is not None and not args.dry_run
+    claimed = _claim(transcript, session_id) if changing else None
     checkpoints = _open(store.directory / session_id / "checkpoints", project)
     try:
         if args.to is None:
@@ -85,14 +102,17 @@ def _run(args: argparse.Namespace) -> int:
             dry_run=args.dry_run,
             force=args.force,
         )
-        if done.messages is not None and not args.dry_run:
-            writer = TranscriptWriter(transcript, session_id, project, history)
+        if done.messages is not None and claimed is not None:
+            writer = TranscriptWriter(transcript, session_id, project, history, claimed=claimed)
+            claimed = None  # the writer closes it
             try:
                 writer.compact(done.messages, trigger=REWIND_TRIGGER)
             finally:
                 writer.close()
     finally:
         checkpoints.close()
+        if claimed is not None:
+            os.close(claimed)
     return _report(
         done, project, dry_run=args.dry_run, files=not args.conversation, force=args.force
     )
