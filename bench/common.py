@@ -7,9 +7,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from codeloop.testing.fake_server import FakeModelServer, RecordedRequest
@@ -26,6 +27,9 @@ class CliMeasurement:
     peak_rss_mb: float
     requests: list[RecordedRequest]
     stderr: str
+    cpu_s: float = 0.0  # user + system CPU time of the process: what load on the machine hides
+    # (requests the server had seen, RSS in MB), sampled while the process ran (rss_every).
+    rss_samples: list[tuple[int, float]] = field(default_factory=list)
 
     @property
     def to_first_request(self) -> float:
@@ -42,9 +46,18 @@ def run_cli(
     args: Sequence[str],
     cwd: Path | None = None,
     env: dict[str, str] | None = None,
+    *,
+    program: Sequence[str] | None = None,
+    keep_bodies: bool = True,
+    rss_every: float | None = None,
 ) -> CliMeasurement:
-    """One `codeloop -p` process against a fresh fake server; peak RSS from wait4."""
-    with FakeModelServer(scenario) as server, tempfile.TemporaryDirectory() as home:
+    """One `codeloop -p` process (or `program`, another agent's command line, given `args`
+    alone) against a fresh fake server; peak RSS and CPU time from wait4, and with `rss_every`
+    the RSS every so many seconds as the session goes on."""
+    with (
+        FakeModelServer(scenario, keep_bodies=keep_bodies) as server,
+        tempfile.TemporaryDirectory() as home,
+    ):
         full_env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": home,
@@ -53,21 +66,56 @@ def run_cli(
             **(env or {}),
         }
         work = cwd or Path(home)
-        argv = [sys.executable, "-m", "codeloop", "--model", MODEL, *args]
+        base = program or [sys.executable, "-m", "codeloop", "--model", MODEL]
+        argv = [*base, *args]
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             started = time.monotonic()
             proc = subprocess.Popen(
                 argv, cwd=work, env=full_env, stdin=subprocess.DEVNULL, stdout=out, stderr=err
             )
+            samples: list[tuple[int, float]] = []
+            done = threading.Event()
+            sampler = threading.Thread(
+                target=_sample_rss, args=(proc.pid, server, rss_every, samples, done)
+            )
+            if rss_every is not None:
+                sampler.start()
             # wait4 gives this one child's peak RSS (ru_maxrss, in KiB on Linux).
             _, status, rusage = os.wait4(proc.pid, 0)
             ended = time.monotonic()
+            done.set()
+            if sampler.is_alive():
+                sampler.join()
             proc.returncode = os.waitstatus_to_exitcode(status)
             err.seek(0)
             stderr = err.read().decode(errors="replace")
         return CliMeasurement(
-            started, ended, proc.returncode, rusage.ru_maxrss / 1024, list(server.requests), stderr
+            started,
+            ended,
+            proc.returncode,
+            rusage.ru_maxrss / 1024,
+            list(server.requests),
+            stderr,
+            rusage.ru_utime + rusage.ru_stime,
+            samples,
         )
+
+
+def _sample_rss(
+    pid: int,
+    server: FakeModelServer,
+    every: float | None,
+    samples: list[tuple[int, float]],
+    done: threading.Event,
+) -> None:
+    page_mb = os.sysconf("SC_PAGE_SIZE") / 2**20
+    while every is not None and not done.wait(every):
+        try:
+            with open(f"/proc/{pid}/statm", encoding="ascii") as statm:
+                resident = int(statm.read().split()[1])
+        except (OSError, ValueError, IndexError):
+            return
+        samples.append((len(server.requests), resident * page_mb))
 
 
 def median(values: Sequence[float]) -> float:

@@ -20,7 +20,7 @@ from codeloop.context.memory import system_reminder
 from codeloop.context.pipeline import ContextManager
 from codeloop.context.system_prompt import PromptContext
 from codeloop.costs import Ledger, model_usage
-from codeloop.deps import LoopDeps, TrimOnly
+from codeloop.deps import CallModel, LoopDeps, TrimOnly
 from codeloop.events import (
     AssistantTurn,
     CompactBoundary,
@@ -36,14 +36,15 @@ from codeloop.extensions.agents import GENERAL, Agents
 from codeloop.hooks import HookRunner, instructions_loaded
 from codeloop.loop import LoopParams, query_loop
 from codeloop.mcp.manager import McpManager
-from codeloop.models.base import ModelClient
+from codeloop.models.base import BlockStart, ModelClient, ModelRequest, StreamEvent
 from codeloop.models.retry import RetryPolicy
 from codeloop.permissions.policy import Policy
 from codeloop.subagents import AgentRunner
 from codeloop.token_budget import parse_budget_marker
 from codeloop.tools.base import AnyTool, ToolResult, Workspace
+from codeloop.tools.registry import preload
 from codeloop.transcript import TranscriptWriter
-from codeloop.types import ImageBlock, Message, TextBlock, Usage, new_uuid
+from codeloop.types import ImageBlock, Message, TextBlock, ToolUseBlock, Usage, new_uuid
 from codeloop.usage.record import RequestLog
 
 if TYPE_CHECKING:
@@ -154,6 +155,7 @@ class Session:
         self.user_context: tuple[Message, ...] = ()
         self.observers: list[SessionObserver] = []
         self._requests = RequestLog()
+        self._preloaded = False
 
     async def start_servers(self) -> bool:
         """Start the MCP servers now (the first prompt does it otherwise); False when
@@ -312,13 +314,32 @@ class Session:
 
     def run_deps(self) -> LoopDeps:
         """The loop's collaborators: the given ones, with the session's own."""
+        call_model = self.deps.call_model
         return replace(
             self.deps,
+            call_model=call_model if self._preloaded else self._preloading(call_model),
             can_use_tool=self.config.policy.can_use_tool,
             context=self.context or TrimOnly(),
             hooks=self.hooks,
             spawn_agent=self._run_subagent,
         )
+
+    def _preloading(self, call_model: CallModel) -> CallModel:
+        """The model's stream, watched for the session's first tool call: the tools load in a
+        background thread while its input streams (registry.preload), not when it has."""
+
+        async def call(request: ModelRequest) -> AsyncIterator[StreamEvent]:
+            async for event in call_model(request):
+                if (
+                    isinstance(event, BlockStart)
+                    and isinstance(event.block, ToolUseBlock)
+                    and not self._preloaded
+                ):
+                    self._preloaded = True
+                    preload(self.tools.values())
+                yield event
+
+        return call
 
     async def compact(self, instructions: str | None = None) -> CompactResult:
         """Summarise the history now (the manual compact command), keeping the latest request

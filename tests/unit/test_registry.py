@@ -4,8 +4,22 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
+from pathlib import Path
 
-from codeloop.tools.registry import declared_specs, default_tools, on_demand_tool
+from codeloop.events import ToolStarted
+from codeloop.models.scripted import ScriptedModel
+from codeloop.permissions.policy import Policy
+from codeloop.session import Session, SessionConfig
+from codeloop.testing.scenario import tool_use, turn
+from codeloop.tools.base import Workspace
+from codeloop.tools.registry import (
+    LazyTool,
+    declared_specs,
+    default_tools,
+    on_demand_tool,
+    preload,
+)
 
 
 def test_stored_specs_match_what_the_tools_declare() -> None:
@@ -41,3 +55,38 @@ def test_a_lazy_tool_loads_and_runs_on_first_use() -> None:
     args = read.parse({"file_path": "x"})
     assert read.is_read_only(args)
     assert type(read).__name__ == "LazyTool"
+
+
+def test_preload_loads_every_lazy_tool_in_a_thread_of_its_own() -> None:
+    tools = default_tools()
+    lazy = [tool for tool in tools.values() if isinstance(tool, LazyTool)]
+    thread = preload(tools.values())
+    assert thread is not threading.current_thread()
+    thread.join()
+    assert lazy and all(tool.loaded for tool in lazy)
+    assert tools["Bash"].parse({"command": "true"}).command == "true"
+
+
+async def test_the_tools_load_when_the_model_starts_its_first_call(tmp_path: Path) -> None:
+    """Grep is never called, so only the preload can have loaded it; a text answer (no call)
+    loads nothing."""
+    calls = [turn(tool_use("Bash", {"command": "echo hi"})), turn("done")]
+    for script, expect_loaded in ((calls, True), ([turn("just text")], False)):
+        session = Session(
+            ScriptedModel(script),
+            default_tools(),
+            Workspace(cwd=tmp_path),
+            SessionConfig("claude-sonnet-4-5", "test", 1024, policy=Policy("bypassPermissions")),
+        )
+        grep = session.tools["Grep"]
+        assert isinstance(grep, LazyTool)
+        async for event in session.submit("go"):
+            if isinstance(event, ToolStarted):  # the call streamed whole: preload is under way
+                assert any(t.name == "codeloop-preload" for t in threading.enumerate()) or (
+                    grep.loaded
+                )
+        for thread in threading.enumerate():
+            if thread.name == "codeloop-preload":
+                thread.join()
+        assert grep.loaded is expect_loaded
+        await session.aclose()

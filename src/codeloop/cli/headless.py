@@ -56,9 +56,11 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
 
     session = build_session(session_options(args))
 
-    from codeloop.models.local import DEFAULT_MODEL, DEMO_NOTICE
+    from codeloop.models.factory import DEFAULT_MODELS
 
-    if session.config.model == DEFAULT_MODEL:
+    if session.config.model == DEFAULT_MODELS["local"]:
+        from codeloop.models.local import DEMO_NOTICE  # the local model's module is heavy
+
         print(DEMO_NOTICE, file=sys.stderr)
     verbose = args.verbose or sys.stderr.isatty()
     out = renderer_for(args.output_format, session, verbose=verbose)

@@ -8,6 +8,7 @@ running `codeloop --help`) costs nothing until a request is really on its way.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,7 @@ class HttpTransport:
         timeout: float,
         auth_hint: str,
     ) -> None:
+        load_httpx()
         import httpx
 
         self.base_url = base_url.rstrip("/")
@@ -127,6 +129,19 @@ class HttpTransport:
             model=model,
             auth_hint=self._auth_hint,
         )
+
+
+def load_httpx() -> None:
+    """httpx, without its command-line client: httpx imports that (click, rich and pygments:
+    a third of its import time, and megabytes) whenever they happen to be installed, and a
+    program using httpx as a library never runs it. `httpx._main` stays importable after."""
+    if "httpx" not in sys.modules:
+        blocked = sys.modules.setdefault("httpx._main", None) is None
+        try:
+            import httpx  # noqa: F401
+        finally:
+            if blocked and sys.modules.get("httpx._main", False) is None:
+                del sys.modules["httpx._main"]
 
 
 def _payload(body: Mapping[str, Any] | bytes) -> dict[str, Any]:

@@ -98,6 +98,7 @@ class RecordedRequest:
     # The usage the response reported, as far as it got on the wire (Anthropic's fields; an
     # OpenAI answer's cached prompt tokens as cache reads): what the client was billed.
     usage: Usage = field(default_factory=Usage)
+    size: int = 0  # bytes of the request body
 
 
 def _dumps(data: Any) -> bytes:
@@ -469,6 +470,7 @@ class _Handler(BaseHTTPRequestHandler):
             body=body,
             arrived=arrived,
             client_port=self.client_address[1],
+            size=len(raw),
         )
         fake = self.server.fake
         fake._record(record)
@@ -477,6 +479,8 @@ class _Handler(BaseHTTPRequestHandler):
         except (_ClientGone, OSError):
             self.close_connection = True
         finally:
+            if not fake.keep_bodies:
+                record.body = None
             fake._finish(record)
 
     def _respond(self, record: RecordedRequest, size: int) -> None:
@@ -684,6 +688,7 @@ class FakeModelServer:
         port: int = 0,
         max_prompt_tokens: int | None = None,
         summaries: Scenario | Iterable[Turn] | None = None,
+        keep_bodies: bool = True,
     ) -> None:
         self.conversations: dict[str, ScenarioPlayer] = {}
         self.summaries: ScenarioPlayer | None = None
@@ -702,6 +707,9 @@ class FakeModelServer:
         # Requests whose body is larger than this many tokens (4 characters each) get the
         # provider's "prompt is too long" error, as a real context window would.
         self.max_prompt_tokens = max_prompt_tokens
+        # False: a request's body is dropped once answered (its size stays), so a session of
+        # thousands of big requests does not fill the memory of the process serving it.
+        self.keep_bodies = keep_bodies
         self._port = port
         self._cond = threading.Condition()
         self._requests: list[RecordedRequest] = []

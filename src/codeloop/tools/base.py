@@ -188,6 +188,10 @@ class Tool(ABC, Generic[InputT]):
     @abstractmethod
     async def call(self, args: InputT, ctx: ToolContext) -> ToolResult: ...
 
+    def warm(self) -> None:
+        """Load now what the first call would load (a parser, a grammar); it runs in a
+        background thread while the session's first model call is in flight."""
+
     def parse(self, raw: dict[str, Any]) -> InputT:
         from pydantic import ValidationError
 

@@ -95,6 +95,12 @@ class BashTool(Tool[BashInput]):
 
         return is_read_only_command(args.command)
 
+    def warm(self) -> None:
+        """Every call is parsed first (the permission check): load the grammar."""
+        from codeloop.permissions.readonly import is_read_only_command
+
+        is_read_only_command("true")
+
     async def call(self, args: BashInput, ctx: ToolContext) -> ToolResult:
         if args.run_in_background:
             return ToolResult.error(

@@ -1,9 +1,11 @@
 """The built-in tools, in the order models see them, each loaded on first use.
 
-A tool's module (and pydantic with it, ~100 ms) is imported only when the tool is first called:
-the first request needs nothing but the tools' specs, and those come from specs.json, which
+A tool's module (and pydantic with it, ~100 ms) is not imported before the first request: that
+needs nothing but the tools' specs, and those come from specs.json, which
 `tests/unit/test_registry.py` keeps identical to what the tools declare. After changing a tool's
-description or input, regenerate it: `python -m codeloop.tools.registry`.
+description or input, regenerate it: `python -m codeloop.tools.registry`. `preload` then loads
+the tools in a background thread while the first model call is in flight, so the first tool
+call does not wait for them either.
 """
 
 from __future__ import annotations
@@ -12,12 +14,13 @@ import functools
 import importlib
 import json
 import sys
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from codeloop.models.base import ToolSpec
-from codeloop.tools.base import AnyTool, ToolContext, ToolResult
+from codeloop.tools.base import AnyTool, Tool, ToolContext, ToolResult
 
 BUILTINS: tuple[tuple[str, str], ...] = (
     ("Bash", "codeloop.tools.bash:BashTool"),
@@ -43,6 +46,7 @@ class LazyTool:
     def __init__(self, spec: ToolSpec, load: ToolFactory) -> None:
         self._spec = spec
         self._load = load
+        self._tool: AnyTool | None = None
 
     @property
     def name(self) -> str:
@@ -52,9 +56,24 @@ class LazyTool:
     def description(self) -> str:
         return self._spec.description
 
-    @functools.cached_property
+    @property
     def tool(self) -> AnyTool:
-        return self._load()
+        """The real tool, built once (`preload` may be building it in its thread)."""
+        if self._tool is None:
+            with _LOADING:
+                if self._tool is None:
+                    self._tool = self._load()
+        return self._tool
+
+    @property
+    def loaded(self) -> bool:
+        return self._tool is not None
+
+    def warm(self) -> None:
+        """Load the tool and what its first call needs (`Tool.warm`)."""
+        tool = self.tool
+        if isinstance(tool, Tool):
+            tool.warm()
 
     def spec(self) -> ToolSpec:
         return self._spec
@@ -70,6 +89,28 @@ class LazyTool:
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
         return await self.tool.call(args, ctx)
+
+
+_LOADING = threading.RLock()  # reentrant: a tool's factory may build another lazy tool
+
+
+def preload(tools: Iterable[AnyTool]) -> threading.Thread:
+    """Load these tools in a background thread (call it once the first request is on its way):
+    the model takes longer to answer than the imports take, and a tool called meanwhile waits
+    only for what is not loaded yet. A tool that fails to load fails again, and is reported,
+    when it is called."""
+    lazy = [tool for tool in tools if isinstance(tool, LazyTool)]
+
+    def load() -> None:
+        for tool in lazy:
+            try:
+                tool.warm()
+            except Exception:  # noqa: S110 - the call reports it (see the docstring)
+                pass
+
+    thread = threading.Thread(target=load, name="codeloop-preload", daemon=True)
+    thread.start()
+    return thread
 
 
 def described(tool: AnyTool, description: str) -> AnyTool:
