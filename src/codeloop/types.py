@@ -7,9 +7,12 @@ share messages between iterations without copying them defensively.
 
 from __future__ import annotations
 
+import json
+import operator
 import uuid as _uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 Role = Literal["user", "assistant"]
 StopReason = Literal["end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal"]
@@ -75,6 +78,9 @@ def new_uuid() -> str:
     return str(_uuid.uuid4())
 
 
+T = TypeVar("T")
+
+
 @dataclass(frozen=True, slots=True)
 class Message:
     role: Role
@@ -83,10 +89,29 @@ class Message:
     # Synthetic messages the loop adds (recovery prompts, reminders): sent to the model, not
     # shown to the user as if they had typed them.
     is_meta: bool = False
+    # What `cached` computed from this message; not part of it (equality, repr and replace()
+    # leave it out: a replaced message starts afresh).
+    _derived: dict[str, Any] | None = field(
+        default=None, init=False, repr=False, compare=False, hash=False
+    )
 
     @staticmethod
     def user(text: str, *, is_meta: bool = False) -> Message:
         return Message("user", (TextBlock(text),), is_meta=is_meta)
+
+    def cached(self, key: str, compute: Callable[[Message], T]) -> T:
+        """`compute(self)`, computed once per message: a message never changes, so neither
+        does what is derived from it alone (its token estimate, its JSON on the wire). That is
+        what keeps a turn's work independent of the length of the history before it."""
+        derived = self._derived
+        if derived is None:
+            derived = {}
+            object.__setattr__(self, "_derived", derived)
+        if key in derived:
+            value: T = derived[key]
+            return value
+        value = derived[key] = compute(self)
+        return value
 
     @property
     def text(self) -> str:
@@ -208,6 +233,32 @@ def message_to_dict(message: Message) -> dict[str, Any]:
     return {"role": message.role, "content": [block_to_dict(b) for b in message.content]}
 
 
+def message_json(message: Message) -> bytes:
+    """`message_to_dict` as compact UTF-8 JSON, made once per message: requests and the
+    transcript splice it in rather than encode the history again."""
+    return message.cached("json", _encode_message)
+
+
+def dumps(data: Any) -> bytes:
+    """Compact UTF-8 JSON, the form requests and transcripts are written in."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _encode_message(message: Message) -> bytes:
+    return dumps(message_to_dict(message))
+
+
+def shared_prefix(a: Sequence[object], b: Sequence[object]) -> int:
+    """How many leading items `a` and `b` share as the same objects (compared in C, so a
+    history of thousands of messages costs microseconds): histories grow by appending, and
+    what is derived from a prefix holds while the prefix does."""
+    same = list(map(operator.is_, a, b))
+    try:
+        return same.index(False)
+    except ValueError:
+        return len(same)
+
+
 def message_from_dict(data: dict[str, Any]) -> Message:
     raw = data.get("content", "")
     blocks: tuple[ContentBlock, ...]
@@ -235,7 +286,10 @@ __all__ = [
     "Usage",
     "block_from_dict",
     "block_to_dict",
+    "dumps",
     "message_from_dict",
+    "message_json",
     "message_to_dict",
     "new_uuid",
+    "shared_prefix",
 ]

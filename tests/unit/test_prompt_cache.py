@@ -6,7 +6,7 @@ import itertools
 import json
 from typing import Any
 
-from codeloop.models.anthropic import AnthropicClient, request_body
+from codeloop.models.anthropic import AnthropicClient, encode_body, request_body
 from codeloop.models.base import MessageDelta, MessageStart, ModelRequest, ToolSpec
 from codeloop.testing.fake_server import FakeModelServer
 from codeloop.testing.scenario import UsageSpec, turn
@@ -143,3 +143,22 @@ async def test_usage_reports_cache_reads_and_writes() -> None:
             total = total.merged(event.usage)
     assert total.cache_creation_input_tokens == 900
     assert total.cache_read_input_tokens == 4000
+
+
+def test_the_encoded_body_is_the_request_body_with_each_message_encoded_once() -> None:
+    """The wire bytes splice in each message's JSON, made once: every request of a session
+    still carries exactly request_body's breakpoints, and a marker put on a message for one
+    request never sticks to it in the next."""
+    for history in conversation(4) * 2:  # the second pass reuses every message's cached JSON
+        for stream in (False, True):
+            request = ModelRequest(
+                "claude-sonnet-4-5", history, system="sys", tools=TOOLS, stream=stream
+            )
+            expected = request_body(request) | ({"stream": True} if stream else {})
+            assert json.loads(encode_body(request)) == expected
+
+
+def test_an_override_of_the_messages_is_encoded_as_given() -> None:
+    history = conversation(1)[-1]
+    request = ModelRequest("m", history, extra={"messages": [{"role": "user", "content": "x"}]})
+    assert json.loads(encode_body(request))["messages"] == [{"role": "user", "content": "x"}]

@@ -31,9 +31,5 @@ def test_the_http_client_comes_without_httpx_command_line_tool() -> None:
 
 
 def test_httpx_command_line_tool_is_still_importable_after() -> None:
-    code = (
-        "from codeloop.models.transport import load_httpx\n"
-        "load_httpx()\n"
-        "import httpx._main\n"
-    )
+    code = "from codeloop.models.transport import load_httpx\nload_httpx()\nimport httpx._main\n"
     assert loaded_after(code, ("httpx", "httpx._main")) == ["httpx", "httpx._main"]

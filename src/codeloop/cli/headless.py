@@ -56,11 +56,9 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
 
     session = build_session(session_options(args))
 
-    from codeloop.models.factory import DEFAULT_MODELS
+    from codeloop.models.local import DEFAULT_MODEL, DEMO_NOTICE
 
-    if session.config.model == DEFAULT_MODELS["local"]:
-        from codeloop.models.local import DEMO_NOTICE  # the local model's module is heavy
-
+    if session.config.model == DEFAULT_MODEL:
         print(DEMO_NOTICE, file=sys.stderr)
     verbose = args.verbose or sys.stderr.isatty()
     out = renderer_for(args.output_format, session, verbose=verbose)

@@ -35,6 +35,7 @@ from codeloop.types import (
     ToolResultBlock,
     ToolUseBlock,
     Usage,
+    shared_prefix,
 )
 
 # Framing the wire format adds around each message and each block (role, type, ids).
@@ -83,6 +84,11 @@ def result_tokens(content: str | tuple[TextBlock | ImageBlock, ...]) -> int:
 
 
 def estimate_message(message: Message) -> int:
+    """Counted once per message (Message.cached): every request counts the whole history."""
+    return message.cached("tokens", _estimate_message)
+
+
+def _estimate_message(message: Message) -> int:
     return MESSAGE_OVERHEAD + sum(estimate_block(block) for block in message.content)
 
 
@@ -206,7 +212,7 @@ def count_tokens(
     if anchor is None or anchor.tokens <= 0:
         return estimate
     n = len(anchor.messages)
-    if len(messages) >= n and all(a is b for a, b in zip(messages, anchor.messages, strict=False)):
+    if len(messages) >= n and shared_prefix(messages, anchor.messages) == n:
         moved = anchor.tokens + estimate_messages(messages[n:])
     else:
         moved = anchor.tokens + estimate_messages(messages) - estimate_messages(anchor.messages)

@@ -9,7 +9,7 @@ messages); the usage reports cache reads and writes.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any
 
@@ -31,12 +31,15 @@ from codeloop.models.sse import HEARTBEAT
 from codeloop.models.transport import HttpTransport, event_json
 from codeloop.types import (
     ContentBlock,
+    Message,
     RedactedThinkingBlock,
     StopReason,
     TextBlock,
     ThinkingBlock,
     ToolUseBlock,
     Usage,
+    dumps,
+    message_json,
     message_to_dict,
 )
 
@@ -92,8 +95,8 @@ class AnthropicClient:
         )
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        body = request_body(request)
-        return message_events(self._http, MESSAGES_PATH, body, request, request_headers(request))
+        headers = {"content-type": "application/json", **request_headers(request)}
+        return message_events(self._http, MESSAGES_PATH, encode_body(request), request, headers)
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -133,8 +136,34 @@ async def message_events(
 
 def request_body(request: ModelRequest) -> dict[str, Any]:
     """The Messages API request (without `stream`, which the caller adds when streaming), with
-    prompt-cache breakpoints (see `_mark_cache_points`)."""
+    prompt-cache breakpoints (see `cache_points`)."""
     messages = [message_to_dict(m) for m in request.messages]
+    for index in cache_points(request.messages):
+        _mark(messages[index])
+    return _body(request, messages)
+
+
+def encode_body(request: ModelRequest) -> bytes:
+    """`request_body(request)`, with `stream` when streaming, as JSON bytes. A message's JSON
+    is made once for the session (Message.cached) and spliced in: only the messages carrying
+    a cache breakpoint are encoded for this request, so the cost of a request does not grow
+    with the history before it."""
+    marker = "\x00messages\x00"
+    body = _body(request, marker)
+    if request.stream:
+        body["stream"] = True
+    if body["messages"] is not marker:  # a requestOverrides body replaced them
+        return dumps(body)
+    parts = [message_json(message) for message in request.messages]
+    for index in cache_points(request.messages):
+        marked = message_to_dict(request.messages[index])
+        if _mark(marked):
+            parts[index] = dumps(marked)
+    head, tail = dumps(body).split(dumps(marker), 1)
+    return b"".join((head, b"[", b",".join(parts), b"]", tail))
+
+
+def _body(request: ModelRequest, messages: object) -> dict[str, Any]:
     body: dict[str, Any] = {
         "model": request.model,
         "max_tokens": request.max_tokens,
@@ -149,7 +178,6 @@ def request_body(request: ModelRequest) -> dict[str, Any]:
         ]
         tools[-1]["cache_control"] = EPHEMERAL
         body["tools"] = tools
-    _mark_cache_points(messages)
     if request.temperature is not None:
         body["temperature"] = request.temperature
     if request.adaptive_thinking:
@@ -170,9 +198,10 @@ def request_headers(request: ModelRequest) -> dict[str, str]:
     return {**headers, **request.headers}
 
 
-def _mark_cache_points(messages: list[dict[str, Any]]) -> None:
-    """Cache breakpoints on the latest messages: the last one (this request's prefix is written
-    to the cache) and the one that was last in the previous request (its prefix is read back).
+def cache_points(messages: Sequence[Message]) -> set[int]:
+    """Where the cache breakpoints go among the latest messages: the last one (this request's
+    prefix is written to the cache) and the one that was last in the previous request (its
+    prefix is read back).
 
     With the system prompt's and the last tool's, that is the API's limit of four. The
     previous request's last breakpoint stays where it was, so the second request of a session
@@ -180,17 +209,23 @@ def _mark_cache_points(messages: list[dict[str, Any]]) -> None:
     the older marker they drop (markers are not part of what the cache compares).
     """
     if not messages:
-        return
+        return set()
     points = {len(messages) - 1}
-    last_assistant = max(
-        (i for i, m in enumerate(messages) if m["role"] == "assistant"), default=None
+    last_assistant = next(
+        (i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "assistant"), None
     )
     if last_assistant:
         points.add(last_assistant - 1)
-    for index in points:
-        block = _cacheable_block(messages[index])
-        if block is not None:
-            block["cache_control"] = EPHEMERAL
+    return points
+
+
+def _mark(message: dict[str, Any]) -> bool:
+    """A breakpoint on the message's last block that may carry one; False if none may."""
+    block = _cacheable_block(message)
+    if block is None:
+        return False
+    block["cache_control"] = EPHEMERAL
+    return True
 
 
 def _cacheable_block(message: dict[str, Any]) -> dict[str, Any] | None:

@@ -10,6 +10,7 @@ call does not wait for them either.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import json
@@ -103,10 +104,8 @@ def preload(tools: Iterable[AnyTool]) -> threading.Thread:
 
     def load() -> None:
         for tool in lazy:
-            try:
+            with contextlib.suppress(Exception):  # the call reports it (see the docstring)
                 tool.warm()
-            except Exception:  # noqa: S110 - the call reports it (see the docstring)
-                pass
 
     thread = threading.Thread(target=load, name="codeloop-preload", daemon=True)
     thread.start()
