@@ -11,13 +11,15 @@ import json
 import sys
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from codeloop.models.base import Fatal, ModelError, Transient
 from codeloop.models.http_errors import error_from_response, error_from_transport
 from codeloop.models.sse import SSEEvent, aiter_sse
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     import httpx
 
 # Connecting should be quick even when answering is slow; a dead host must not hang a turn.
@@ -135,13 +137,14 @@ def load_httpx() -> None:
     """httpx, without its command-line client: httpx imports that (click, rich and pygments:
     a third of its import time, and megabytes) whenever they happen to be installed, and a
     program using httpx as a library never runs it. `httpx._main` stays importable after."""
-    if "httpx" not in sys.modules:
-        blocked = sys.modules.setdefault("httpx._main", None) is None
+    modules = cast("dict[str, ModuleType | None]", sys.modules)  # None blocks an import
+    if "httpx" not in modules:
+        blocked = modules.setdefault("httpx._main", None) is None
         try:
             import httpx  # noqa: F401
         finally:
-            if blocked and sys.modules.get("httpx._main", False) is None:
-                del sys.modules["httpx._main"]
+            if blocked and modules.get("httpx._main", False) is None:
+                del modules["httpx._main"]
 
 
 def _payload(body: Mapping[str, Any] | bytes) -> dict[str, Any]:
