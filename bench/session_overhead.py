@@ -19,7 +19,12 @@ installed (`npm install @anthropic-ai/claude-code`; `--claude PATH`), against th
 server on 127.0.0.1 with a dummy key and its non-essential traffic off; it is not run over
 the long session, whose summary requests the scripted server could not tell from turns.
 
-    python -m bench.session_overhead [--runs 10] [--turns 1000] [--claude PATH]
+`--baseline DIR` runs another checkout's codeloop (DIR/src, e.g. a worktree of main before a
+change) interleaved with this one, in every row and over the long session: before and after
+side by side, under the same load.
+
+    python -m bench.session_overhead [--runs 10] [--turns 1000] [--long-runs 2]
+                                     [--claude PATH] [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -54,8 +59,14 @@ WORDS = ("alpha", "beta", "gamma", "delta", "token", "value", "index", "buffer",
 Agent = Callable[[Scenario, Sequence[str], Path], CliMeasurement]
 
 
-def codeloop(scenario: Scenario, args: Sequence[str], cwd: Path) -> CliMeasurement:
-    return run_cli(scenario, ["-p", "go", *args], cwd=cwd)
+def codeloop(source: Path | None = None) -> Agent:
+    """This checkout's codeloop, or the one in `source` (a checkout: its src/ comes first)."""
+    env = {"PYTHONPATH": str(source / "src")} if source is not None else {}
+
+    def run(scenario: Scenario, args: Sequence[str], cwd: Path) -> CliMeasurement:
+        return run_cli(scenario, ["-p", "go", *args], cwd=cwd, env=env)
+
+    return run
 
 
 def claude_code(binary: str) -> Agent:
@@ -136,10 +147,7 @@ def stat(values: Sequence[float], unit: str = "ms", scale: float = 1000) -> str:
     return f"{median(values) * scale:7.1f} / {min(values) * scale:6.1f} {unit}"
 
 
-def side_by_side(runs: int, claude: str | None) -> None:
-    agents: dict[str, Agent] = {"codeloop": codeloop}
-    if claude:
-        agents["Claude Code"] = claude_code(claude)
+def side_by_side(runs: int, agents: dict[str, Agent]) -> None:
     rows: dict[str, dict[str, list[float]]] = {}
 
     def note(row: str, agent: str, value: float) -> None:
@@ -148,7 +156,7 @@ def side_by_side(runs: int, claude: str | None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         project = git_project(Path(tmp) / "project")
         for _ in range(runs):
-            note("floor", "codeloop", floor_start())
+            note("floor", next(iter(agents)), floor_start())
             for name, agent in agents.items():
                 one = checked(name, agent(echo_session(1), ["--output-format", "json"], project), 1)
                 note("start", name, one.to_first_request)
@@ -178,7 +186,12 @@ def side_by_side(runs: int, claude: str | None) -> None:
         print(f"  {label:38}{cells}    {goal}")
 
 
-def long_session(turns: int) -> None:
+def long_session(turns: int, runs: int, sources: dict[str, Path | None]) -> None:
+    """Each codeloop `runs` times over the same session, interleaved; per tenth of the session
+    the median gap of each run, then the median over runs."""
+    per: dict[str, list[list[float]]] = {name: [] for name in sources}
+    last: dict[str, CliMeasurement] = {}
+    loads = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         files = result_files(root)
@@ -186,57 +199,75 @@ def long_session(turns: int) -> None:
             turn(tool_use("Read", {"file_path": str(files[i % FILES])})) for i in range(turns - 1)
         ]
         scenario = Scenario(turns=(*steps, turn("done")))
-        m = run_cli(
-            scenario,
-            ["-p", "go", "--output-format", "json"],
-            cwd=root,
-            env={"CODELOOP_CONTEXT_WINDOW": "200000"},
-            keep_bodies=False,
-            rss_every=0.5,
-        )
-    checked("codeloop", m, turns)
-    gaps = m.gaps()
+        for _ in range(runs):
+            for name, source in sources.items():
+                env = {"CODELOOP_CONTEXT_WINDOW": "200000"}
+                if source is not None:
+                    env["PYTHONPATH"] = str(source / "src")
+                m = run_cli(
+                    scenario,
+                    ["-p", "go", "--output-format", "json"],
+                    cwd=root,
+                    env=env,
+                    keep_bodies=False,
+                    rss_every=0.5,
+                )
+                checked(name, m, turns)
+                per[name].append(deciles(m.gaps()))
+                last[name] = m
+                loads.append(os.getloadavg()[0])
+    print(
+        f"\nLong session: -p, {turns} turns of ~30 KB Read results, 200K window, {runs} runs "
+        f"each interleaved (load average {min(loads):.1f}-{max(loads):.1f})"
+    )
+    print(f"  {'':38}" + "".join(f"{n:>22}" for n in sources) + "    goal")
+    medians = {name: [median(col) for col in zip(*rows, strict=True)] for name, rows in per.items()}
+    for i in range(10):
+        cells = "".join(f"{medians[n][i] * 1000:19.1f} ms" for n in sources)
+        print(f"  {f'gap, tenth {i + 1} (median)':38}{cells}")
+    ratios = "".join(f"{medians[n][-1] / medians[n][0]:22.2f}" for n in sources)
+    print(f"  {'last tenth / first tenth':38}{ratios}    <= 1.5, last < 10 ms")
+    for label, value in (
+        ("request body, last (KB)", lambda m: m.requests[-1].size / 1000),
+        ("RSS at turn 100 (MB)", lambda m: rss_at(m, turns // 10)),
+        ("RSS at the end (MB)", lambda m: rss_at(m, turns)),
+        ("whole run, CPU (s)", lambda m: m.cpu_s),
+    ):
+        print(f"  {label:38}" + "".join(f"{value(last[n]):22.1f}" for n in sources))
+
+
+def deciles(gaps: Sequence[float]) -> list[float]:
     tenth = len(gaps) / 10
-    deciles = [median(gaps[round(i * tenth) : round((i + 1) * tenth)]) for i in range(10)]
-    print(
-        f"codeloop -p, {turns} turns of ~30 KB Read results, 200K window (load average "
-        f"{os.getloadavg()[0]:.1f})"
-    )
-    print(
-        "  gap by tenth of the session (median, ms): "
-        + " ".join(f"{d * 1000:.1f}" for d in deciles)
-    )
-    print(f"  last / first tenth: {deciles[-1] / deciles[0]:.2f}   goal <= 1.5, last < 10 ms")
-    sizes = [r.size for r in m.requests]
-    print(
-        f"  request body: {sizes[0] / 1000:.0f} KB first, {max(sizes) / 1000:.0f} KB largest, "
-        f"{sizes[-1] / 1000:.0f} KB last"
-    )
-    rss = m.rss_samples
-    if rss:
-        marks = [
-            next((mb for n, mb in rss if n >= turns * i // 10), rss[-1][1]) for i in range(1, 11)
-        ]
-        print(
-            "  RSS by tenth (MB): "
-            + " ".join(f"{mb:.0f}" for mb in marks)
-            + f"   peak {m.peak_rss_mb:.0f} MB"
-        )
-    print(f"  whole run: {m.ended - m.started:.1f} s wall, {m.cpu_s:.1f} s CPU")
+    return [median(gaps[round(i * tenth) : round((i + 1) * tenth)]) for i in range(10)]
+
+
+def rss_at(m: CliMeasurement, requests: int) -> float:
+    """The RSS sampled once the server had seen `requests` requests (the last sample else)."""
+    if not m.rss_samples:
+        return m.peak_rss_mb
+    return next((mb for n, mb in m.rss_samples if n >= requests), m.rss_samples[-1][1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10, help="interleaved runs of each agent")
     parser.add_argument("--turns", type=int, default=1000, help="turns of the long session")
+    parser.add_argument("--long-runs", type=int, default=2, help="runs of the long session")
     parser.add_argument("--claude", default=shutil.which("claude"), help="Claude Code's binary")
+    parser.add_argument("--baseline", type=Path, help="another checkout, run side by side")
     parser.add_argument("--skip-long", action="store_true", help="only the side-by-side table")
     args = parser.parse_args()
-    side_by_side(args.runs, args.claude)
+    sources: dict[str, Path | None] = {"codeloop": None}
+    if args.baseline:
+        sources[f"baseline {args.baseline.name}"] = args.baseline.resolve()
+    agents = {name: codeloop(source) for name, source in sources.items()}
+    if args.claude:
+        agents["Claude Code"] = claude_code(args.claude)
+    side_by_side(args.runs, agents)
     if not args.claude:
         print("  (Claude Code not found: install it with npm, or pass --claude PATH)")
     if not args.skip_long:
-        long_session(args.turns)
+        long_session(args.turns, args.long_runs, sources)
 
 
 if __name__ == "__main__":
