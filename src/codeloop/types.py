@@ -8,9 +8,8 @@ share messages between iterations without copying them defensively.
 from __future__ import annotations
 
 import json
-import operator
 import uuid as _uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
@@ -248,17 +247,6 @@ def _encode_message(message: Message) -> bytes:
     return dumps(message_to_dict(message))
 
 
-def shared_prefix(a: Sequence[object], b: Sequence[object]) -> int:
-    """How many leading items `a` and `b` share as the same objects (compared in C, so a
-    history of thousands of messages costs microseconds): histories grow by appending, and
-    what is derived from a prefix holds while the prefix does."""
-    same = list(map(operator.is_, a, b))
-    try:
-        return same.index(False)
-    except ValueError:
-        return len(same)
-
-
 def message_from_dict(data: dict[str, Any]) -> Message:
     raw = data.get("content", "")
     blocks: tuple[ContentBlock, ...]
@@ -291,5 +279,4 @@ __all__ = [
     "message_json",
     "message_to_dict",
     "new_uuid",
-    "shared_prefix",
 ]

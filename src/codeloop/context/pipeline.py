@@ -32,7 +32,14 @@ from codeloop.context.compact import (
     compact_history,
 )
 from codeloop.context.microcompact import KeepRecent, microcompact, plain_target
-from codeloop.context.tokens import ContextLimits, Shares, UsageAnchor, count_tokens, estimate_text
+from codeloop.context.tokens import (
+    ContextLimits,
+    HistoryTokens,
+    Shares,
+    UsageAnchor,
+    count_tokens,
+    estimate_text,
+)
 from codeloop.events import (
     Announce,
     Compacting,
@@ -113,6 +120,7 @@ class ContextManager:
         self._anchor: UsageAnchor | None = None
         # Results folded or saved since the last compaction, by tool_use id.
         self._taken: dict[str, ResultRecord] = {}
+        self._history_tokens = HistoryTokens()
         # Where the last automatic compaction left the count (measured at the next request).
         self._compacted_to: int | None = None
         self._measure_after_compact = False
@@ -146,7 +154,8 @@ class ContextManager:
         self._anchor = UsageAnchor.after(sent, reply, usage)
 
     def count(self, messages: tuple[Message, ...]) -> int:
-        return count_tokens(messages, self._overhead, self._anchor)
+        history = self._history_tokens(messages)
+        return count_tokens(messages, self._overhead, self._anchor, history=history)
 
     async def prepare(
         self,

@@ -22,6 +22,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from codeloop.history_fold import HistoryFold, shared_prefix
 from codeloop.models.base import ToolSpec
 from codeloop.models.catalog import ModelInfo, model_info
 from codeloop.text import CHARS_PER_TOKEN, estimate_text
@@ -35,7 +36,6 @@ from codeloop.types import (
     ToolResultBlock,
     ToolUseBlock,
     Usage,
-    shared_prefix,
 )
 
 # Framing the wire format adds around each message and each block (role, type, ids).
@@ -94,6 +94,13 @@ def _estimate_message(message: Message) -> int:
 
 def estimate_messages(messages: Iterable[Message]) -> int:
     return sum(estimate_message(message) for message in messages)
+
+
+class HistoryTokens(HistoryFold[int]):
+    """`estimate_messages` of a history, kept as it grows (history_fold.py)."""
+
+    def __init__(self) -> None:
+        super().__init__(0, lambda total, message: total + estimate_message(message))
 
 
 def estimate_overhead(system: str, tools: Iterable[ToolSpec]) -> int:
@@ -201,14 +208,19 @@ class UsageAnchor:
 
 
 def count_tokens(
-    messages: tuple[Message, ...], overhead: int, anchor: UsageAnchor | None = None
+    messages: tuple[Message, ...],
+    overhead: int,
+    anchor: UsageAnchor | None = None,
+    *,
+    history: int | None = None,
 ) -> int:
     """The prompt size these messages make: the estimate, or, when the API reported a larger
     count for the last prompt (a tokenizer denser than 4 characters a token), that count moved
     by the estimated difference between that prompt and these messages: what came after it
     added, what microcompact folded since taken off. A fold never makes the real count
-    forgotten (and a compaction it would call for skipped); a compaction drops the anchor."""
-    estimate = overhead + estimate_messages(messages)
+    forgotten (and a compaction it would call for skipped); a compaction drops the anchor. `history` is
+    `estimate_messages(messages)` when the caller keeps it (`HistoryTokens`)."""
+    estimate = overhead + (estimate_messages(messages) if history is None else history)
     if anchor is None or anchor.tokens <= 0:
         return estimate
     n = len(anchor.messages)
@@ -222,6 +234,7 @@ def count_tokens(
 __all__ = [
     "CHARS_PER_TOKEN",
     "ContextLimits",
+    "HistoryTokens",
     "Shares",
     "UsageAnchor",
     "context_limits",

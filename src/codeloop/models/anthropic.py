@@ -9,10 +9,11 @@ messages); the usage reports cache reads and writes.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any
 
+from codeloop.history_fold import HistoryFold
 from codeloop.models.base import (
     BlockDelta,
     BlockStart,
@@ -93,10 +94,12 @@ class AnthropicClient:
             timeout=timeout,
             auth_hint=AUTH_HINT,
         )
+        self._encoded = encoded_messages()
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         headers = {"content-type": "application/json", **request_headers(request)}
-        return message_events(self._http, MESSAGES_PATH, encode_body(request), request, headers)
+        body = encode_body(request, self._encoded.each)
+        return message_events(self._http, MESSAGES_PATH, body, request, headers)
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -134,6 +137,11 @@ async def message_events(
     mapper.finish()
 
 
+def encoded_messages() -> HistoryFold[bytes]:
+    """Each message's JSON, kept as a history grows: `encode_body`'s `encoded`."""
+    return HistoryFold(b"", lambda _, message: message_json(message))
+
+
 def request_body(request: ModelRequest) -> dict[str, Any]:
     """The Messages API request (without `stream`, which the caller adds when streaming), with
     prompt-cache breakpoints (see `cache_points`)."""
@@ -143,18 +151,22 @@ def request_body(request: ModelRequest) -> dict[str, Any]:
     return _body(request, messages)
 
 
-def encode_body(request: ModelRequest) -> bytes:
+def encode_body(
+    request: ModelRequest,
+    encoded: Callable[[Sequence[Message]], Sequence[bytes]] | None = None,
+) -> bytes:
     """`request_body(request)`, with `stream` when streaming, as JSON bytes. A message's JSON
     is made once for the session (Message.cached) and spliced in: only the messages carrying
     a cache breakpoint are encoded for this request, so the cost of a request does not grow
-    with the history before it."""
+    with the history before it. `encoded` gives each message's JSON (a client keeps them as
+    the history grows: history_fold.py)."""
     marker = "\x00messages\x00"
     body = _body(request, marker)
     if request.stream:
         body["stream"] = True
     if body["messages"] is not marker:  # a requestOverrides body replaced them
         return dumps(body)
-    parts = [message_json(message) for message in request.messages]
+    parts = list(encoded(request.messages) if encoded else map(message_json, request.messages))
     for index in cache_points(request.messages):
         marked = message_to_dict(request.messages[index])
         if _mark(marked):

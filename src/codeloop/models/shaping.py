@@ -14,14 +14,15 @@ asked for, and each server's quirks, applied to every request of every provider 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from codeloop.history_fold import HistoryFold
 from codeloop.models.base import MediaError, ModelClient, ModelRequest, StreamEvent
 from codeloop.models.catalog import CONTEXT_1M_BETA, LONG_CONTEXT_SUFFIX, lookup
-from codeloop.models.thinking import ThinkingConfig, apply_thinking
-from codeloop.types import ImageBlock, ToolResultBlock
+from codeloop.models.thinking import ThinkingConfig, apply_thinking, effort_after, prompt_effort
+from codeloop.types import ImageBlock, Message, ToolResultBlock
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,11 @@ class RequestShape:
     thinking: ThinkingConfig = field(default_factory=ThinkingConfig)
     overrides: tuple[Override, ...] = ()
 
-    def apply(self, request: ModelRequest, provider: str) -> ModelRequest:
+    def apply(
+        self, request: ModelRequest, provider: str, scans: HistoryScans | None = None
+    ) -> ModelRequest:
+        """`scans` reads the history (from scratch unless a client keeps them, `HistoryScans`)."""
+        scans = scans or HistoryScans(prompt_effort, has_images)
         model = request.model
         betas = request.betas
         if model.lower().endswith(LONG_CONTEXT_SUFFIX):
@@ -77,15 +82,33 @@ class RequestShape:
             if lookup(model).extended_window:
                 betas = (*betas, CONTEXT_1M_BETA)
         info = lookup(model)
-        if info.known and not info.images and _has_images(request):
+        if info.known and not info.images and scans.images(request.messages):
             raise MediaError(f"{model} reads no images; this request carries one")
-        shaped = apply_thinking(replace(request, model=model, betas=betas), info, self.thinking)
+        shaped = replace(request, model=model, betas=betas)
+        shaped = apply_thinking(shaped, info, self.thinking, scans.effort)
         extra, headers = dict(shaped.extra), dict(shaped.headers)
         for override in self.overrides:
             if override.matches(provider, model):
                 extra = _merged(extra, override.body)
                 headers.update(override.headers)
         return replace(shaped, extra=extra, headers=headers)
+
+
+@dataclass(frozen=True)
+class HistoryScans:
+    """What shaping reads from the whole history: the latest prompt's effort keyword, and
+    whether any image is in it."""
+
+    effort: Callable[[Sequence[Message]], str | None]
+    images: Callable[[Sequence[Message]], bool]
+
+    @staticmethod
+    def kept() -> HistoryScans:
+        """Both kept as the history grows (history_fold.py): a request costs its new messages."""
+        return HistoryScans(
+            HistoryFold(None, effort_after),
+            HistoryFold(False, lambda seen, message: seen or _has_image(message)),
+        )
 
 
 class ShapedClient:
@@ -95,16 +118,21 @@ class ShapedClient:
         self.inner = inner
         self.shape = shape
         self.provider = inner.provider
+        self._scans = HistoryScans.kept()
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        return self.inner.stream(self.shape.apply(request, self.provider))
+        return self.inner.stream(self.shape.apply(request, self.provider, self._scans))
 
     async def aclose(self) -> None:
         await self.inner.aclose()
 
 
-def _has_images(request: ModelRequest) -> bool:
-    blocks = [block for message in request.messages for block in message.content]
+def has_images(messages: Sequence[Message]) -> bool:
+    return any(_has_image(message) for message in messages)
+
+
+def _has_image(message: Message) -> bool:
+    blocks = list(message.content)
     for block in blocks:
         if isinstance(block, ToolResultBlock) and not isinstance(block.content, str):
             blocks.extend(block.content)

@@ -10,7 +10,9 @@ offered, so they think between tool calls); adaptive models get adaptive thinkin
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from codeloop.models.base import ModelRequest
@@ -41,9 +43,15 @@ class ThinkingConfig:
         return self.effort is not None or self.budget is not None or self.always
 
 
-def apply_thinking(request: ModelRequest, info: ModelInfo, config: ThinkingConfig) -> ModelRequest:
-    """`request` with the thinking fields its model takes for `config` and the prompt."""
-    level = _stronger(config.effort, prompt_effort(request.messages))
+def apply_thinking(
+    request: ModelRequest,
+    info: ModelInfo,
+    config: ThinkingConfig,
+    read_effort: Callable[[Sequence[Message]], str | None] | None = None,
+) -> ModelRequest:
+    """`request` with the thinking fields its model takes for `config` and the prompt (whose
+    level `read_effort` reads: `prompt_effort`, or a fold of it kept as the history grows)."""
+    level = _stronger(config.effort, (read_effort or prompt_effort)(request.messages))
     budget = config.budget
     match info.thinking:
         case "extended":
@@ -79,17 +87,22 @@ def apply_thinking(request: ModelRequest, info: ModelInfo, config: ThinkingConfi
     return request
 
 
-def prompt_effort(messages: tuple[Message, ...]) -> str | None:
+def prompt_effort(messages: Sequence[Message]) -> str | None:
     """`think hard` → medium, `ultrathink` → high, read from the user's latest prompt."""
-    for message in reversed(messages):
-        if message.role != "user" or message.is_meta:
-            continue
-        texts = [b.text for b in message.content if isinstance(b, TextBlock)]
-        if not texts:
-            continue  # tool results: the prompt is further back
-        text = "\n".join(texts)
-        return next((level for level, pattern in _KEYWORDS if pattern.search(text)), None)
-    return None
+    return functools.reduce(effort_after, messages, None)
+
+
+def effort_after(level: str | None, message: Message) -> str | None:
+    """The prompt's level once `message` is in the history: a prompt of the user's sets it
+    (tool results and the loop's own messages leave it), so a history folds to its latest
+    prompt's (a `HistoryFold` step)."""
+    if message.role != "user" or message.is_meta:
+        return level
+    texts = [b.text for b in message.content if isinstance(b, TextBlock)]
+    if not texts:
+        return level  # tool results: the prompt is further back
+    text = "\n".join(texts)
+    return next((found for found, pattern in _KEYWORDS if pattern.search(text)), None)
 
 
 def effort_for_budget(budget: int) -> str:

@@ -21,6 +21,7 @@ from codeloop.context.tokens import (
     estimate_overhead,
     result_tokens,
 )
+from codeloop.history_fold import shared_prefix
 from codeloop.models.base import ModelRequest, ToolSpec
 from codeloop.types import Message, ToolResultBlock, ToolUseBlock
 
@@ -84,11 +85,7 @@ class SegmentCache:
             a is b for a, b in zip(self._overhead, overhead, strict=True)
         )
         messages = request.messages
-        shared = 0
-        if same:
-            limit = min(len(messages), len(self._messages))
-            while shared < limit and messages[shared] is self._messages[shared]:
-                shared += 1
+        shared = shared_prefix(messages, self._messages) if same else 0
         added: list[Segment] = []
         if not same:
             self._overhead = overhead

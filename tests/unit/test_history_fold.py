@@ -1,0 +1,120 @@
+"""What is kept as a history grows equals what a scan of the whole history finds, after any
+sequence of appends, compactions, resumes, rewinds and folds of old results."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from codeloop.context.tokens import HistoryTokens, estimate_messages
+from codeloop.history_fold import HistoryFold, shared_prefix
+from codeloop.models.anthropic import encode_body, encoded_messages, request_body
+from codeloop.models.base import ModelRequest
+from codeloop.models.shaping import HistoryScans, has_images
+from codeloop.models.thinking import prompt_effort
+from codeloop.types import (
+    ImageBlock,
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    message_from_dict,
+    message_to_dict,
+)
+
+PROMPTS = ("fix it", "think hard about it", "ultrathink", "日本語のテスト")
+
+
+def appended(kind: int, n: int) -> tuple[Message, ...]:
+    """One step of a session: a prompt, a tool round (small, big or an image), a reminder."""
+    call = ToolUseBlock(f"t{n}", "Read", {"file_path": f"/src/f{n % 3}.py"})
+    match kind:
+        case 0:
+            return (Message.user(PROMPTS[n % len(PROMPTS)]),)
+        case 1 | 2:
+            text = "line of output\n" * (20 if kind == 1 else 900)
+            result = ToolResultBlock(f"t{n}", text)
+            return Message("assistant", (TextBlock("Reading."), call)), Message("user", (result,))
+        case 3:
+            image = ToolResultBlock(f"t{n}", (ImageBlock("image/png", "iVBORw0KGgo="),))
+            return Message("assistant", (call,)), Message("user", (image,))
+        case _:
+            return (Message.user("<system-reminder>ok</system-reminder>", is_meta=True),)
+
+
+def step(history: tuple[Message, ...], op: tuple[str, int], n: int) -> tuple[Message, ...]:
+    name, arg = op
+    if name == "append":
+        return (*history, *appended(arg, n))
+    if name == "rewind":
+        return history[: arg % (len(history) + 1)]
+    if name == "compact":  # a summary, then the latest messages as new objects
+        kept = [read_back(m) for m in history[-(arg % 4) :]]
+        return (Message.user("Summary of the conversation so far.", is_meta=True), *kept)
+    if name == "resume":  # every message read back from its transcript: equal, not the same
+        return tuple(read_back(m) for m in history)
+    if not history:  # fold: one old message replaced (microcompact, a media strip)
+        return history
+    i = arg % len(history)
+    return (*history[:i], replace(history[i], content=(TextBlock("[Folded]"),)), *history[i + 1 :])
+
+
+def read_back(message: Message) -> Message:
+    """The message as a transcript gives it back: equal, a new object."""
+    copy = message_from_dict(message_to_dict(message))
+    return replace(copy, uuid=message.uuid, is_meta=message.is_meta)
+
+
+OPS = st.lists(
+    st.tuples(
+        st.sampled_from(("append", "append", "append", "rewind", "compact", "resume", "fold")),
+        st.integers(0, 50),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(OPS)
+def test_kept_state_equals_a_scan_from_scratch(ops: list[tuple[str, int]]) -> None:
+    tokens = HistoryTokens()
+    scans = HistoryScans.kept()
+    encoded = encoded_messages()
+    history: tuple[Message, ...] = ()
+    for n, op in enumerate(ops):
+        history = step(history, op, n)
+        assert tokens(history) == estimate_messages(history)
+        assert scans.effort(history) == prompt_effort(history)
+        assert scans.images(history) == has_images(history)
+        request = ModelRequest("claude-sonnet-4-5", history, system="sys")
+        wire = json.loads(encode_body(request, encoded.each))
+        assert wire == request_body(request) | {"stream": True}
+
+
+def test_a_fold_redoes_only_what_follows_the_shared_prefix() -> None:
+    seen: list[Message] = []
+
+    def count(total: int, message: Message) -> int:
+        seen.append(message)
+        return total + 1
+
+    fold = HistoryFold(0, count)
+    history = tuple(Message.user(str(i)) for i in range(5))
+    assert fold(history) == 5 and len(seen) == 5
+    longer = (*history, Message.user("5"))
+    assert fold(longer) == 6 and seen[5:] == [longer[5]]
+    assert fold(longer[:3]) == 3 and len(seen) == 6  # a rewind: nothing redone
+    changed = (*longer[:2], Message.user("new"), *longer[3:])
+    assert fold(changed) == 6 and seen[6:] == list(changed[2:])
+
+
+def test_shared_prefix_is_by_identity() -> None:
+    a = Message.user("x")
+    b = replace(a)
+    assert a == b and a is not b
+    assert shared_prefix((a, a), (a, b)) == 1
+    assert shared_prefix((a,), (a, a)) == 1
+    assert shared_prefix((), (a,)) == 0
