@@ -24,7 +24,7 @@ change) interleaved with this one, in every row and over the long session: befor
 side by side, under the same load.
 
     python -m bench.session_overhead [--runs 10] [--turns 1000] [--long-runs 2]
-                                     [--claude PATH] [--baseline DIR]
+                                     [--claude PATH] [--baseline DIR ...]
 """
 
 from __future__ import annotations
@@ -57,11 +57,12 @@ FILES = 40
 WORDS = ("alpha", "beta", "gamma", "delta", "token", "value", "index", "buffer", "parse", "emit")
 
 Agent = Callable[[Scenario, Sequence[str], Path], CliMeasurement]
+CHECKOUT = Path(__file__).resolve().parents[1]
 
 
-def codeloop(source: Path | None = None) -> Agent:
-    """This checkout's codeloop, or the one in `source` (a checkout: its src/ comes first)."""
-    env = {"PYTHONPATH": str(source / "src")} if source is not None else {}
+def codeloop(source: Path = CHECKOUT) -> Agent:
+    """The codeloop of a checkout (its src/ first on the path): this one, or a baseline."""
+    env = {"PYTHONPATH": str(source / "src")}
 
     def run(scenario: Scenario, args: Sequence[str], cwd: Path) -> CliMeasurement:
         return run_cli(scenario, ["-p", "go", *args], cwd=cwd, env=env)
@@ -186,7 +187,7 @@ def side_by_side(runs: int, agents: dict[str, Agent]) -> None:
         print(f"  {label:38}{cells}    {goal}")
 
 
-def long_session(turns: int, runs: int, sources: dict[str, Path | None]) -> None:
+def long_session(turns: int, runs: int, sources: dict[str, Path]) -> None:
     """Each codeloop `runs` times over the same session, interleaved; per tenth of the session
     the median gap of each run, then the median over runs."""
     per: dict[str, list[list[float]]] = {name: [] for name in sources}
@@ -201,9 +202,7 @@ def long_session(turns: int, runs: int, sources: dict[str, Path | None]) -> None
         scenario = Scenario(turns=(*steps, turn("done")))
         for _ in range(runs):
             for name, source in sources.items():
-                env = {"CODELOOP_CONTEXT_WINDOW": "200000"}
-                if source is not None:
-                    env["PYTHONPATH"] = str(source / "src")
+                env = {"CODELOOP_CONTEXT_WINDOW": "200000", "PYTHONPATH": str(source / "src")}
                 m = run_cli(
                     scenario,
                     ["-p", "go", "--output-format", "json"],
@@ -250,20 +249,23 @@ def rss_at(m: CliMeasurement, requests: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=10, help="interleaved runs of each agent")
+    parser.add_argument("--runs", type=int, default=10, help="interleaved runs (0: no table)")
     parser.add_argument("--turns", type=int, default=1000, help="turns of the long session")
     parser.add_argument("--long-runs", type=int, default=2, help="runs of the long session")
     parser.add_argument("--claude", default=shutil.which("claude"), help="Claude Code's binary")
-    parser.add_argument("--baseline", type=Path, help="another checkout, run side by side")
+    parser.add_argument(
+        "--baseline", type=Path, action="append", default=[], help="another checkout (repeatable)"
+    )
     parser.add_argument("--skip-long", action="store_true", help="only the side-by-side table")
     args = parser.parse_args()
-    sources: dict[str, Path | None] = {"codeloop": None}
-    if args.baseline:
-        sources[f"baseline {args.baseline.name}"] = args.baseline.resolve()
+    sources = {"codeloop": CHECKOUT}
+    for baseline in args.baseline:
+        sources[baseline.name] = baseline.resolve()
     agents = {name: codeloop(source) for name, source in sources.items()}
     if args.claude:
         agents["Claude Code"] = claude_code(args.claude)
-    side_by_side(args.runs, agents)
+    if args.runs:
+        side_by_side(args.runs, agents)
     if not args.claude:
         print("  (Claude Code not found: install it with npm, or pass --claude PATH)")
     if not args.skip_long:
