@@ -30,6 +30,8 @@ class CliMeasurement:
     cpu_s: float = 0.0  # user + system CPU time of the process: what load on the machine hides
     # (requests the server had seen, RSS in MB), sampled while the process ran (rss_every).
     rss_samples: list[tuple[int, float]] = field(default_factory=list)
+    # (requests the server had seen, CPU seconds the process had used), sampled alike.
+    cpu_samples: list[tuple[int, float]] = field(default_factory=list)
 
     @property
     def to_first_request(self) -> float:
@@ -74,9 +76,10 @@ def run_cli(
                 argv, cwd=work, env=full_env, stdin=subprocess.DEVNULL, stdout=out, stderr=err
             )
             samples: list[tuple[int, float]] = []
+            cpu: list[tuple[int, float]] = []
             done = threading.Event()
             sampler = threading.Thread(
-                target=_sample_rss, args=(proc.pid, server, rss_every, samples, done)
+                target=_sample, args=(proc.pid, server, rss_every, samples, cpu, done)
             )
             if rss_every is not None:
                 sampler.start()
@@ -98,24 +101,32 @@ def run_cli(
             stderr,
             rusage.ru_utime + rusage.ru_stime,
             samples,
+            cpu,
         )
 
 
-def _sample_rss(
+def _sample(
     pid: int,
     server: FakeModelServer,
     every: float | None,
-    samples: list[tuple[int, float]],
+    rss: list[tuple[int, float]],
+    cpu: list[tuple[int, float]],
     done: threading.Event,
 ) -> None:
+    """RSS and CPU time (utime + stime, in clock ticks) from /proc, with the request count."""
     page_mb = os.sysconf("SC_PAGE_SIZE") / 2**20
+    tick = os.sysconf("SC_CLK_TCK")
     while every is not None and not done.wait(every):
         try:
             with open(f"/proc/{pid}/statm", encoding="ascii") as statm:
                 resident = int(statm.read().split()[1])
+            with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
         except (OSError, ValueError, IndexError):
             return
-        samples.append((len(server.requests), resident * page_mb))
+        seen = len(server.requests)
+        rss.append((seen, resident * page_mb))
+        cpu.append((seen, (int(fields[11]) + int(fields[12])) / tick))
 
 
 def median(values: Sequence[float]) -> float:

@@ -191,6 +191,7 @@ def long_session(turns: int, runs: int, sources: dict[str, Path]) -> None:
     """Each codeloop `runs` times over the same session, interleaved; per tenth of the session
     the median gap of each run, then the median over runs."""
     per: dict[str, list[list[float]]] = {name: [] for name in sources}
+    cpu: dict[str, list[list[float]]] = {name: [] for name in sources}
     last: dict[str, CliMeasurement] = {}
     loads = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -209,10 +210,11 @@ def long_session(turns: int, runs: int, sources: dict[str, Path]) -> None:
                     cwd=root,
                     env=env,
                     keep_bodies=False,
-                    rss_every=0.5,
+                    rss_every=0.05,
                 )
                 checked(name, m, turns)
                 per[name].append(deciles(m.gaps()))
+                cpu[name].append(cpu_deciles(m, turns))
                 last[name] = m
                 loads.append(os.getloadavg()[0])
     print(
@@ -220,12 +222,16 @@ def long_session(turns: int, runs: int, sources: dict[str, Path]) -> None:
         f"each interleaved (load average {min(loads):.1f}-{max(loads):.1f})"
     )
     print(f"  {'':38}" + "".join(f"{n:>22}" for n in sources) + "    goal")
-    medians = {name: [median(col) for col in zip(*rows, strict=True)] for name, rows in per.items()}
-    for i in range(10):
-        cells = "".join(f"{medians[n][i] * 1000:19.1f} ms" for n in sources)
-        print(f"  {f'gap, tenth {i + 1} (median)':38}{cells}")
-    ratios = "".join(f"{medians[n][-1] / medians[n][0]:22.2f}" for n in sources)
-    print(f"  {'last tenth / first tenth':38}{ratios}    <= 1.5, last < 10 ms")
+    for what, table, goal in (
+        ("gap", per, "<= 1.5, last < 10 ms"),
+        ("CPU per turn", cpu, "(what load hides least)"),
+    ):
+        medians = {n: [median(col) for col in zip(*rows, strict=True)] for n, rows in table.items()}
+        for i in range(10):
+            cells = "".join(f"{medians[n][i] * 1000:19.1f} ms" for n in sources)
+            print(f"  {f'{what}, tenth {i + 1} (median)':38}{cells}")
+        ratios = "".join(f"{medians[n][-1] / medians[n][0]:22.2f}" for n in sources)
+        print(f"  {f'{what}: last tenth / first':38}{ratios}    {goal}")
     for label, value in (
         ("request body, last (KB)", lambda m: m.requests[-1].size / 1000),
         ("RSS at turn 100 (MB)", lambda m: rss_at(m, turns // 10)),
@@ -238,6 +244,18 @@ def long_session(turns: int, runs: int, sources: dict[str, Path]) -> None:
 def deciles(gaps: Sequence[float]) -> list[float]:
     tenth = len(gaps) / 10
     return [median(gaps[round(i * tenth) : round((i + 1) * tenth)]) for i in range(10)]
+
+
+def cpu_deciles(m: CliMeasurement, turns: int) -> list[float]:
+    """CPU seconds per turn over each tenth of the session, from the samples around it."""
+    samples = m.cpu_samples
+    out = []
+    for i in range(10):
+        first, last = turns * i // 10, turns * (i + 1) // 10
+        start = next(((n, c) for n, c in reversed(samples) if n <= first), (0, 0.0))
+        end = next(((n, c) for n, c in samples if n >= last), samples[-1] if samples else (0, 0))
+        out.append((end[1] - start[1]) / max(end[0] - start[0], 1))
+    return out
 
 
 def rss_at(m: CliMeasurement, requests: int) -> float:

@@ -218,8 +218,8 @@ def count_tokens(
     count for the last prompt (a tokenizer denser than 4 characters a token), that count moved
     by the estimated difference between that prompt and these messages: what came after it
     added, what microcompact folded since taken off. A fold never makes the real count
-    forgotten (and a compaction it would call for skipped); a compaction drops the anchor. `history` is
-    `estimate_messages(messages)` when the caller keeps it (`HistoryTokens`)."""
+    forgotten (and a compaction it would call for skipped); a compaction drops the anchor.
+    `history` is `estimate_messages(messages)` when the caller keeps it (`HistoryTokens`)."""
     estimate = overhead + (estimate_messages(messages) if history is None else history)
     if anchor is None or anchor.tokens <= 0:
         return estimate
