@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from codeloop.context.tokens import HistoryTokens, estimate_messages
 from codeloop.history_fold import HistoryFold, shared_prefix
+from codeloop.models import openai
 from codeloop.models.anthropic import encode_body, encoded_messages, request_body
 from codeloop.models.base import ModelRequest
 from codeloop.models.shaping import HistoryScans, has_images
@@ -83,6 +84,7 @@ def test_kept_state_equals_a_scan_from_scratch(ops: list[tuple[str, int]]) -> No
     tokens = HistoryTokens()
     scans = HistoryScans.kept()
     encoded = encoded_messages()
+    chat_encoded = openai.encoded_messages()
     history: tuple[Message, ...] = ()
     for n, op in enumerate(ops):
         history = step(history, op, n)
@@ -92,6 +94,8 @@ def test_kept_state_equals_a_scan_from_scratch(ops: list[tuple[str, int]]) -> No
         request = ModelRequest("claude-sonnet-4-5", history, system="sys")
         wire = json.loads(encode_body(request, encoded.each))
         assert wire == request_body(request) | {"stream": True}
+        chat = json.loads(openai.encode_body(request, "max_tokens", chat_encoded.each))
+        assert chat == openai.request_body(request) | openai.STREAMING
 
 
 def test_a_fold_redoes_only_what_follows_the_shared_prefix() -> None:

@@ -17,6 +17,7 @@ from codeloop.types import (
     ToolResultBlock,
     ToolUseBlock,
     Usage,
+    spliced,
 )
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
@@ -162,3 +163,8 @@ def test_an_override_of_the_messages_is_encoded_as_given() -> None:
     history = conversation(1)[-1]
     request = ModelRequest("m", history, extra={"messages": [{"role": "user", "content": "x"}]})
     assert json.loads(encode_body(request))["messages"] == [{"role": "user", "content": "x"}]
+
+
+def test_an_empty_body_splices_its_messages_as_the_only_field() -> None:
+    assert json.loads(spliced({}, "messages", [b"1", b"2"])) == {"messages": [1, 2]}
+    assert json.loads(spliced({"a": "}"}, "messages", [])) == {"a": "}", "messages": []}

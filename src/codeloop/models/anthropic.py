@@ -42,6 +42,7 @@ from codeloop.types import (
     dumps,
     message_json,
     message_to_dict,
+    spliced,
 )
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -160,19 +161,18 @@ def encode_body(
     a cache breakpoint are encoded for this request, so the cost of a request does not grow
     with the history before it. `encoded` gives each message's JSON (a client keeps them as
     the history grows: history_fold.py)."""
-    marker = "\x00messages\x00"
-    body = _body(request, marker)
+    if "messages" in request.extra:  # a requestOverrides body replaces them
+        return dumps(request_body(request) | ({"stream": True} if request.stream else {}))
+    body = _body(request, None)
+    del body["messages"]
     if request.stream:
         body["stream"] = True
-    if body["messages"] is not marker:  # a requestOverrides body replaced them
-        return dumps(body)
     parts = list(encoded(request.messages) if encoded else map(message_json, request.messages))
     for index in cache_points(request.messages):
         marked = message_to_dict(request.messages[index])
         if _mark(marked):
             parts[index] = dumps(marked)
-    head, tail = dumps(body).split(dumps(marker), 1)
-    return b"".join((head, b"[", b",".join(parts), b"]", tail))
+    return spliced(body, "messages", parts)
 
 
 def _body(request: ModelRequest, messages: object) -> dict[str, Any]:

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import aclosing
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from codeloop.history_fold import HistoryFold
 from codeloop.models.base import (
     BlockDelta,
     BlockStart,
@@ -41,6 +43,8 @@ from codeloop.types import (
     ToolResultBlock,
     ToolUseBlock,
     Usage,
+    dumps,
+    spliced,
 )
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -78,15 +82,14 @@ class OpenAIClient:
         # and would generate without a limit. So each server gets the name it honours.
         official = urlsplit(base_url).hostname == "api.openai.com"
         self._max_tokens_field = "max_completion_tokens" if official else "max_tokens"
+        self._encoded = encoded_messages()
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        body = request_body(request, max_tokens_field=self._max_tokens_field)
+        body = encode_body(request, self._max_tokens_field, self._encoded.each)
+        headers = {"content-type": "application/json", **request.headers}
         converter = ChunkConverter(self._http.url(COMPLETIONS_PATH))
         if request.stream:
-            streaming = {**body, "stream": True, "stream_options": {"include_usage": True}}
-            sse = self._http.post_sse(
-                COMPLETIONS_PATH, streaming, model=request.model, headers=request.headers
-            )
+            sse = self._http.post_sse(COMPLETIONS_PATH, body, model=request.model, headers=headers)
             async with aclosing(sse) as events:
                 async for raw in events:
                     data = raw.data.strip()
@@ -101,7 +104,7 @@ class OpenAIClient:
                         yield KeepAlive()
         else:
             completion = await self._http.post_json(
-                COMPLETIONS_PATH, body, model=request.model, headers=request.headers
+                COMPLETIONS_PATH, body, model=request.model, headers=headers
             )
             for event in converter.feed(completion_as_chunk(completion)):
                 yield event
@@ -133,6 +136,43 @@ def request_body(request: ModelRequest, *, max_tokens_field: str = "max_tokens")
         body["reasoning_effort"] = request.effort
     body.update(request.extra)
     return body
+
+
+STREAMING = {"stream": True, "stream_options": {"include_usage": True}}
+
+
+def encode_body(
+    request: ModelRequest,
+    max_tokens_field: str = "max_tokens",
+    encoded: Callable[[Sequence[Message]], Sequence[bytes]] | None = None,
+) -> bytes:
+    """`request_body`, with the streaming fields when streaming, as JSON bytes: each message's
+    part made once (Message.cached) and spliced in, as the Anthropic client does. `encoded`
+    gives those parts (a client keeps them as the history grows: history_fold.py)."""
+    streaming = STREAMING if request.stream else {}
+    if "messages" in request.extra:  # a requestOverrides body replaces them
+        return dumps(request_body(request, max_tokens_field=max_tokens_field) | streaming)
+    body = request_body(replace(request, messages=(), system=""), max_tokens_field=max_tokens_field)
+    del body["messages"]
+    system = [dumps({"role": "system", "content": request.system})] if request.system else []
+    parts = encoded(request.messages) if encoded else map(chat_json, request.messages)
+    return spliced(body | streaming, "messages", [*system, *(p for p in parts if p)])
+
+
+def encoded_messages() -> HistoryFold[bytes]:
+    """Each message's Chat Completions part, kept as a history grows: `encode_body`'s."""
+    return HistoryFold(b"", lambda _, message: chat_json(message))
+
+
+def chat_json(message: Message) -> bytes:
+    """A message as its Chat Completions messages, encoded and comma-joined (b"" for none),
+    made once per message."""
+    return message.cached("chat json", _chat_json)
+
+
+def _chat_json(message: Message) -> bytes:
+    convert = _assistant_message if message.role == "assistant" else _user_messages
+    return b",".join(dumps(part) for part in convert(message))
 
 
 def tool_to_function(tool: ToolSpec) -> dict[str, Any]:
