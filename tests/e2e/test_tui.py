@@ -424,3 +424,59 @@ def test_keys_mode_cycle_queue_status_line_and_exit(tmp_path: Path) -> None:
         assert term.exit_status() == 0
         sent = user_texts(server.requests[-1].body)
     assert "second, typed meanwhile" in sent
+
+
+def test_escape_twice_rewinds_the_files_and_the_conversation(tmp_path: Path) -> None:
+    """Esc Esc on an empty input opens /rewind: a picker of the checkpoints, then what to
+    restore; the Write and the shell command are both undone, and the next prompt goes on
+    from the conversation as it was."""
+    (tmp_path / "notes.txt").write_text("original\n")
+    write = tool_use("Write", {"file_path": "new.txt", "content": "new\n"})
+    scenario = Scenario(
+        turns=(
+            turn("Rewriting.", write),
+            turn("And the notes.", tool_use("Bash", {"command": "rm notes.txt"})),
+            turn("Done both."),
+            turn("Fresh start."),
+        )
+    )
+    args = [*MODEL, "--permission-mode", "bypassPermissions"]
+    with ui(scenario, tmp_path, args) as (server, term):
+        term.send("fix the notes")
+        term.wait_for("Done both.")
+        assert (tmp_path / "new.txt").exists() and not (tmp_path / "notes.txt").exists()
+        term.keys("Escape")
+        term.wait_for("Press Esc again to rewind")
+        term.keys("Escape")
+        screen = term.wait_for("Rewind to before which change?")
+        (oldest,) = re.findall(r"(\d+)\. +1 .*before Write: new\.txt", screen)
+        term.write(oldest)
+        screen = term.wait_for("path(s) to set back")
+        assert "1. Restore the code and the conversation" in screen
+        term.write("1")
+        screen = term.wait_for("To undo this rewind: /rewind")
+        assert "Rewinding to checkpoint 1" in screen
+        assert (tmp_path / "notes.txt").read_text() == "original\n"
+        assert not (tmp_path / "new.txt").exists()
+        term.send("what now?")
+        term.wait_for("Fresh start.")
+        sent = server.requests[-1].body
+    said = json.dumps(sent["messages"])
+    assert "fix the notes" in said and "what now?" in said
+    assert "Rewriting." not in said and "Done both." not in said
+
+
+def test_rewind_runs_headless_on_a_continued_session(tmp_path: Path) -> None:
+    scenario = Scenario(turns=(turn(tool_use("Bash", {"command": "touch made.txt"})), turn("Ok.")))
+    with FakeModelServer(scenario) as server:
+        env = env_for(server, tmp_path)
+        args = [*MODEL, "--permission-mode", "bypassPermissions"]
+        made = run_cli(["-p", "make it", *args], cwd=tmp_path, env=env)
+        assert made.returncode == 0, made.stderr
+        assert (tmp_path / "made.txt").exists()
+        picked = run_cli(["-p", "/rewind", *args, "--continue"], cwd=tmp_path, env=env)
+        done = run_cli(["-p", "/rewind 1 files", *args, "--continue"], cwd=tmp_path, env=env)
+    assert picked.returncode == 2 and "/rewind N" in picked.stderr
+    assert done.returncode == 0, done.stderr
+    assert "Rewinding to checkpoint 1" in done.stdout and "remove   made.txt" in done.stdout
+    assert not (tmp_path / "made.txt").exists()

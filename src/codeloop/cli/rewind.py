@@ -11,13 +11,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from codeloop.checkpoints import CheckpointError, Checkpoints, Limits
 from codeloop.checkpoints.journal import JOURNAL, Journal
-from codeloop.checkpoints.restore import Change
+from codeloop.checkpoints.report import changed_line, report, summary
 from codeloop.checkpoints.rewind import REWIND_TRIGGER, Rewound, messages_from, rewind
 from codeloop.cli.args import Parser, positive_int
 from codeloop.errors import SessionError
@@ -137,78 +136,18 @@ def _open(directory: Path, project: Path) -> Checkpoints:
 def _print_list(checkpoints: Checkpoints, session_id: str, project: Path) -> None:
     print(f"Checkpoints of session {session_id}, oldest first:")
     for cp in checkpoints.list():
-        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(cp.created))
-        prompt = f'  "{cp.prompt}"' if cp.prompt and cp.kind == "turn" else ""
-        print(f"  {cp.number:>3}  {when}  before {cp.label or 'a write'}{prompt}")
-        changed = checkpoints.changed_by(cp)
-        if changed is None:
-            print("              (the turn did not finish: what it changed is not known)")
-        elif changed:
-            names = [_relative(Path(p), project) for p in changed]
-            more = f" and {len(names) - 3} more" if len(names) > 3 else ""
-            print(f"              changed {', '.join(names[:3])}{more}")
+        print(f"  {summary(cp)}")
+        changed = changed_line(checkpoints, cp, project)
+        if changed:
+            print(f"              {changed}")
     print("Rewind with: codeloop rewind --to N  (add --dry-run to see what it changes first)")
 
 
 def _report(done: Rewound, project: Path, *, dry_run: bool, files: bool, force: bool) -> int:
-    target, result, plan = done.target, done.files, done.files.plan
-    head = "Would rewind" if dry_run else "Rewinding"
-    print(f"{head} to checkpoint {target.number} (before {target.label or 'a write'}).")
-    if files:
-        to_do = plan.to_apply(force)
-        _section("Files:", [f"{c.action:<8} {_shown(c, project)}{_mode_note(c)}" for c in to_do])
-        if not to_do:
-            print("Files: nothing to change.")
-        _section(
-            "Your own changes since, kept as they are:",
-            [_shown(c, project) for c in plan.kept],
-        )
-        _section(
-            "Left as they are (never stored):",
-            [f"{_shown(c, project)}: {why}" for c, why in plan.unrestorable],
-        )
-        for note in plan.notes:
-            print(f"Note: {note}")
-    if done.messages is not None:
-        print(f"Conversation: {done.messages_before} messages → {len(done.messages)}.")
-    if files and plan.conflicts and not force:
-        names = ", ".join(_shown(c, project) for c in plan.conflicts)
-        print(f"The rewind would overwrite your own changes to: {names}.", file=sys.stderr)
-        if not dry_run:
-            print(
-                "codeloop: nothing was changed; add --force to overwrite them (the rewind can "
-                "itself be rewound)",
-                file=sys.stderr,
-            )
-            return 1
-    if dry_run:
-        return 0
-    failed = result.applied.failed if result.applied else []
-    for change, why in failed:
-        print(
-            f"codeloop: could not {change.action} {_shown(change, project)}: {why}", file=sys.stderr
-        )
-    if result.undo is not None:
-        print(f"Done. To undo this rewind: codeloop rewind --to {result.undo.number}")
-    return 1 if failed else 0
-
-
-def _section(title: str, lines: Sequence[str]) -> None:
-    if lines:
-        print(title)
-        for line in lines:
-            print(f"  {line}")
-
-
-def _shown(change: Change, project: Path) -> str:
-    return _relative(Path(change.where), project)
-
-
-def _relative(where: Path, project: Path) -> str:
-    return str(where.relative_to(project)) if where.is_relative_to(project) else str(where)
-
-
-def _mode_note(change: Change) -> str:
-    if change.action != "chmod" or change.now is None or change.then is None:
-        return ""
-    return f" ({change.now.mode:o} → {change.then.mode:o})"
+    said = report(done, project, dry_run=dry_run, files=files, force=force)
+    for kind, line in said.lines:
+        if kind == "out":
+            print(line)
+        else:
+            print(line if kind == "warning" else f"codeloop: {line}", file=sys.stderr)
+    return said.status

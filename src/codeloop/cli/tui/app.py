@@ -94,6 +94,7 @@ class TerminalUI(Controller):
         self.picker: Picker | None = None
         self.first_prompt = first_prompt
         self._exit_armed = 0.0
+        self._rewind_armed = 0.0  # a first Esc on an empty input: a second opens /rewind
         self._started = time.monotonic()
         self._status_line = ""
         self._status_task: asyncio.Task[None] | None = None
@@ -335,6 +336,8 @@ class TerminalUI(Controller):
         now = time.monotonic()
         if now < self._exit_armed:
             return [("class:hint", "Press Ctrl+C again to exit")]
+        if now < self._rewind_armed:
+            return [("class:hint", "Press Esc again to rewind (/rewind)")]
         if not self.ready:
             return [("class:footer", "starting…")]
         if self._status_line:
@@ -521,6 +524,18 @@ class TerminalUI(Controller):
                 self.exit()
                 return
             self._exit_armed = now + EXIT_WINDOW
+            asyncio.get_running_loop().call_later(EXIT_WINDOW, self.app.invalidate)
+
+        idle = Condition(lambda: self.ready and not self.presenter.busy and not self.buffer.text)
+
+        @kb.add("escape", filter=in_input & ~asking & idle)
+        def _escape_twice(event: KeyPressEvent) -> None:
+            now = time.monotonic()
+            if now < self._rewind_armed:
+                self._rewind_armed = 0.0
+                self.queue.put_nowait("/rewind")
+                return
+            self._rewind_armed = now + EXIT_WINDOW
             asyncio.get_running_loop().call_later(EXIT_WINDOW, self.app.invalidate)
 
         @kb.add("c-d", filter=in_input)
