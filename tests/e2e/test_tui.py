@@ -20,6 +20,7 @@ from codeloop.testing.fake_server import FakeModelServer
 from codeloop.testing.scenario import Scenario, tool_use, turn
 from tests.e2e.cli import provider_env, run_cli
 from tests.e2e.tmux import Terminal
+from tests.mcp_servers import python_server, write_mcp_json
 
 MODEL = ["--model", "claude-sonnet-4-5"]
 
@@ -480,3 +481,43 @@ def test_rewind_runs_headless_on_a_continued_session(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "Rewinding to checkpoint 1" in done.stdout and "remove   made.txt" in done.stdout
     assert not (tmp_path / "made.txt").exists()
+
+
+def test_a_project_mcp_server_is_asked_about_once_and_shown_by_mcp(tmp_path: Path) -> None:
+    """The first session in a project whose .mcp.json brings servers asks about each before
+    starting it; the answers are kept, so the next session asks nothing; /mcp lists the
+    servers with their status and tools, and reconnects one."""
+    started = tmp_path / "started"
+    write_mcp_json(
+        tmp_path,
+        {
+            "demo": python_server("--name", "demo", "--pid-file", str(started)),
+            "shady": python_server("--name", "shady", "--pid-file", str(tmp_path / "shady")),
+        },
+    )
+    with FakeModelServer(Scenario(turns=())) as server:
+        env = env_for(server, tmp_path)
+        with Terminal(MODEL, cwd=tmp_path, env=env) as term:
+            screen = term.wait_for("you have not approved yet: demo")
+            assert "1. Yes, use this server" in screen
+            term.write("1")
+            term.wait_for("you have not approved yet: shady")
+            term.write("3")
+            term.ready()
+            term.send("/mcp")
+            screen = term.wait_for("Reconnect one with /mcp reconnect")
+            assert re.search(r"demo \(project\): ✓ connected \(\d+ tools\)", screen), screen
+            assert "tools: echo, add" in screen and "shady" not in screen.split("MCP servers:")[1]
+            pids = started.read_text().split()
+            term.send("/mcp reconnect demo")
+            term.wait_for("demo: ✓ connected")
+            assert len(started.read_text().split()) == len(pids) + 1  # started again
+            term.keys("C-d")
+            assert term.exit_status() == 0
+        saved = json.loads((tmp_path / ".codeloop" / "settings.local.json").read_text())
+        assert saved["enabledMcpjsonServers"] == ["demo"]
+        assert saved["disabledMcpjsonServers"] == ["shady"]
+        assert not (tmp_path / "shady").exists()
+        with Terminal(MODEL, cwd=tmp_path, env=env) as term:
+            term.ready()
+            assert "not approved yet" not in term.history()

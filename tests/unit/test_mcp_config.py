@@ -14,6 +14,7 @@ from codeloop.mcp.names import tool_name
 from codeloop.mcp.sources import (
     McpApproval,
     add_server,
+    awaiting_approval,
     cli_servers,
     configured_servers,
     declared_servers,
@@ -177,6 +178,18 @@ def test_remembered_approval_is_read_back(world: tuple[Path, dict[str, str]]) ->
     settings = load_settings(project, env=env)
     approval = McpApproval.of(settings)
     assert approval.enabled == ("a",) and approval.disabled == ("b",)
+
+
+def test_only_undecided_project_servers_await_approval(world: tuple[Path, dict[str, str]]) -> None:
+    project, env = world
+    servers = {name: {"command": name} for name in ("new", "yes", "no")}
+    write(project / ".mcp.json", {"mcpServers": servers})
+    remember_approval(project, ["yes"], ["no"])
+    approval = McpApproval.of(load_settings(project, env=env))
+    assert [s.name for s in awaiting_approval(project, env, approval)] == ["new"]
+    remember_approval(project, [], [], enable_all=True)
+    approval = McpApproval.of(load_settings(project, env=env))
+    assert awaiting_approval(project, env, approval) == []
 
 
 def test_a_missing_variable_costs_its_server_with_a_warning(

@@ -151,10 +151,10 @@ class Registry:
 def default_registry() -> Registry:
     """The built-in commands, the custom command files and the MCP servers' prompts: what
     every frontend offers."""
-    from codeloop.commands import builtin, custom, mcp_prompts, rewind
+    from codeloop.commands import builtin, custom, mcp_prompts, rewind, servers
 
     registry = Registry()
-    for command in (*builtin.COMMANDS, rewind.COMMAND):
+    for command in (*builtin.COMMANDS, rewind.COMMAND, servers.COMMAND):
         registry.add(command)
     registry.add_provider(custom.provide)
     registry.add_provider(mcp_prompts.provide)

@@ -112,6 +112,11 @@ class Connection:
                     raise
                 self._failed(describe(exc))
 
+    async def restart(self) -> None:
+        """Stop the server, if it runs, and start it again (the UI's /mcp)."""
+        self.status = "pending"
+        await self.connect()
+
     async def _run(self, ready: asyncio.Future[None]) -> None:
         try:
             async with contextlib.AsyncExitStack() as stack:

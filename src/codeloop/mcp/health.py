@@ -47,13 +47,14 @@ async def check_servers(
     try:
         await asyncio.gather(*(c.connect() for c in connections))
         for conn in connections:
-            out[conn.name] = _status(conn)
+            out[conn.name] = status_line(conn)
     finally:
         await asyncio.gather(*(c.aclose() for c in connections))
     return out
 
 
-def _status(conn: Connection) -> str:
+def status_line(conn: Connection) -> str:
+    """How a server is doing, for `codeloop mcp list` and the UI's /mcp."""
     if conn.status == "connected":
         return f"✓ connected ({len(conn.tools)} tools)"
     if conn.status == "needs-auth":

@@ -156,6 +156,12 @@ class McpManager:
 
         return specs
 
+    async def reconnect(self, name: str) -> None:
+        """Start one server again; its tools are offered anew from the next request."""
+        await self.start()
+        await self.connections[name].restart()
+        self._rebuild()
+
     def statuses(self) -> list[ServerStatus]:
         out = []
         for config in self.configs:

@@ -243,9 +243,10 @@ def cli_servers(value: str, cwd: Path) -> list[ServerConfig]:
 
 def project_approval(
     approval: McpApproval, cwd: Path, env: Mapping[str, str]
-) -> Callable[[str], bool]:
+) -> Callable[[str], bool | None]:
     """Whether a project server may start: the settings' choices, with those Claude Code keeps
-    in `~/.claude.json` for the project."""
+    in `~/.claude.json` for the project. None: nobody has said yet (an interactive session
+    asks, the first time)."""
     enable_all = approval.enable_all
     enabled, disabled = set(approval.enabled), set(approval.disabled)
     try:
@@ -258,10 +259,23 @@ def project_approval(
         if isinstance(state.get(key), list):
             names.update(n for n in state[key] if isinstance(n, str))
 
-    def approved(name: str) -> bool:
-        return name not in disabled and (bool(enable_all) or name in enabled)
+    def approved(name: str) -> bool | None:
+        if name in disabled:
+            return False
+        return True if enable_all or name in enabled else None
 
     return approved
+
+
+def awaiting_approval(
+    cwd: Path, env: Mapping[str, str], approval: McpApproval
+) -> list[ServerConfig]:
+    """The project's servers (`.mcp.json`) neither approved nor refused yet: what an
+    interactive session asks about before it starts them."""
+    declared, _ = declared_servers(cwd, env)
+    decided = project_approval(approval, cwd, env)
+    servers = effective(declared).values()
+    return [s for s in servers if s.scope == "project" and decided(s.name) is None]
 
 
 def approval_hint(names: Sequence[str]) -> str:
@@ -273,10 +287,15 @@ def approval_hint(names: Sequence[str]) -> str:
     )
 
 
-def remember_approval(cwd: Path, approved: Sequence[str], rejected: Sequence[str]) -> Path:
-    """Keep an interactive answer about project servers in `.codeloop/settings.local.json`."""
+def remember_approval(
+    cwd: Path, approved: Sequence[str], rejected: Sequence[str], *, enable_all: bool = False
+) -> Path:
+    """Keep an interactive answer about project servers in `.codeloop/settings.local.json`
+    (`enable_all`: every server the project has or will have)."""
     path = cwd / ".codeloop" / "settings.local.json"
     data = read_json_object(path)
+    if enable_all:
+        data["enableAllProjectMcpServers"] = True
     for key, names in (("enabledMcpjsonServers", approved), ("disabledMcpjsonServers", rejected)):
         have = data.get(key)
         if not isinstance(have, list):

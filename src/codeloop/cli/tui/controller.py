@@ -16,6 +16,7 @@ from codeloop.cli.tui.presenter import Presenter
 from codeloop.commands import CommandContext, CommandError, Registry, Submit, parse
 
 if TYPE_CHECKING:
+    from codeloop.mcp.config import ServerConfig
     from codeloop.options import Options
     from codeloop.permissions.policy import Answer, PermissionRequest
     from codeloop.session import Session
@@ -66,8 +67,41 @@ class Controller(ABC):
         return self._session is not None
 
     async def open(self) -> None:
+        if not self.options.strict_mcp_config:
+            await self._approve_project_servers()
         self._session = await self._build(self.options)
         self._show_startup(self._session)
+
+    async def _approve_project_servers(self) -> None:
+        """The first time the project's `.mcp.json` brings a server, ask before it starts;
+        the answer is kept (.codeloop/settings.local.json). Esc: ask again next time."""
+        from codeloop.mcp.sources import remember_approval
+
+        pending = await asyncio.to_thread(_awaiting_approval, self.options)
+        approved: list[str] = []
+        refused: list[str] = []
+        for index, server in enumerate(pending):
+            what = server.url if server.remote else " ".join([server.command, *server.args])
+            picked = await self.choose(
+                f"The project's .mcp.json has an MCP server you have not approved yet: "
+                f"{server.name} ({what}). Start it?",
+                [
+                    "Yes, use this server",
+                    "Yes, and every server of this project's .mcp.json",
+                    "No, not this server",
+                ],
+            )
+            if picked == 1:
+                cwd = _cwd(self.options)
+                names = [s.name for s in pending[index:]]
+                path = remember_approval(cwd, [*approved, *names], refused, enable_all=True)
+                self.presenter.note("info", f"Project MCP servers approved (in {path})")
+                return
+            if picked is not None:
+                (approved if picked == 0 else refused).append(server.name)
+        if approved or refused:
+            path = remember_approval(_cwd(self.options), approved, refused)
+            self.presenter.note("info", f"Your answer about the project's MCP servers: {path}")
 
     async def reopen(self, changes: Mapping[str, Any]) -> None:
         """A new session from the same options: `{}` a fresh one, `resume` an earlier one,
@@ -159,6 +193,24 @@ class Controller(ABC):
         if self._session is not None:
             session, self._session = self._session, None
             await session.aclose()
+
+
+def _cwd(options: Options) -> Path:
+    return (options.cwd or Path.cwd()).resolve()
+
+
+def _awaiting_approval(options: Options) -> list[ServerConfig]:
+    """The project's MCP servers nobody approved or refused yet, by the settings the session
+    will read."""
+    import os
+
+    from codeloop.mcp.sources import McpApproval, awaiting_approval
+    from codeloop.settings import load_settings
+
+    env = os.environ if options.env is None else options.env
+    cwd = _cwd(options)
+    settings = load_settings(cwd, cli=options.settings, env=env, sources=options.setting_sources)
+    return awaiting_approval(cwd, env, McpApproval.of(settings))
 
 
 def _build_session(options: Options) -> Session:
