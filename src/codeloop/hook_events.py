@@ -48,13 +48,7 @@ EVENTS: dict[str, EventSpec] = {
         EventSpec("Setup", "trigger", types=_COMMAND_ONLY, env_file=True),
         EventSpec("InstructionsLoaded", "load_reason", types=_NO_MODEL),
         EventSpec("UserPromptSubmit", blocks=True, stdout_is_context=True, default_timeout=30.0),
-        EventSpec(
-            "UserPromptExpansion",
-            "command_name",
-            blocks=True,
-            stdout_is_context=True,
-            not_fired="slash commands expand in the interactive UI only",
-        ),
+        EventSpec("UserPromptExpansion", "command_name", blocks=True, stdout_is_context=True),
         EventSpec(
             "MessageDisplay",
             types=_NO_MODEL,

@@ -17,7 +17,7 @@ import psutil  # type: ignore[import-untyped]
 import pytest
 
 from codeloop.testing.fake_server import FakeModelServer
-from codeloop.testing.scenario import Scenario, tool_use, turn
+from codeloop.testing.scenario import Scenario, UsageSpec, tool_use, turn
 from tests.e2e.cli import provider_env, run_cli
 from tests.e2e.tmux import Terminal
 from tests.mcp_servers import python_server, write_mcp_json
@@ -521,3 +521,70 @@ def test_a_project_mcp_server_is_asked_about_once_and_shown_by_mcp(tmp_path: Pat
         with Terminal(MODEL, cwd=tmp_path, env=env) as term:
             term.ready()
             assert "not approved yet" not in term.history()
+
+
+def test_usage_shows_where_the_tokens_went_and_the_footer_the_cache_rate(tmp_path: Path) -> None:
+    cached = UsageSpec(input_tokens=100, cache_read_input_tokens=300, output_tokens=20)
+    scenario = Scenario(
+        turns=(
+            turn("Listing.", tool_use("Bash", {"command": "echo hi"}), usage=cached),
+            turn("Listed.", usage=cached),
+        )
+    )
+    args = [*MODEL, "--allowedTools", "Bash(echo:*)"]
+    with ui(scenario, tmp_path, args) as (_server, term):
+        term.send("list")
+        term.wait_for("Listed.")
+        screen = term.wait_for("cache 75%")  # 600 of 800 prompt tokens read from the cache
+        term.send("/usage")
+        screen = term.wait_for("cache hit rate: 75%")
+        assert "for 2 model requests" in screen
+        assert re.search(r"claude-sonnet-4-5\s*│\s*2", screen), screen  # by model: 2 requests
+        assert "Bash" in screen.split("cache hit rate")[1]  # by tool
+        term.send("/usage nonsense")
+        term.wait_for("/usage: /usage [turn|tool|subagent|model|file ...], not nonsense")
+
+
+EXPANSION_HOOK = """\
+import json, sys
+data = json.load(sys.stdin)
+with open("expansions.jsonl", "a") as log:
+    log.write(json.dumps(data) + "\\n")
+if "Eve" in data["command_args"]:
+    print(json.dumps({"decision": "block", "reason": "no greetings for Eve"}))
+else:
+    print("Greeting day: Tuesday")
+"""
+
+
+def test_a_command_expansion_runs_the_user_prompt_expansion_hooks(tmp_path: Path) -> None:
+    """A command that expands into a prompt goes through UserPromptExpansion hooks (matched
+    by its name): one can refuse it, or add context the model reads; -p and the UI alike."""
+    _greet_command(tmp_path)
+    (tmp_path / "hook.py").write_text(EXPANSION_HOOK)
+    hook = {"type": "command", "command": f"python3 {tmp_path / 'hook.py'}"}
+    settings = {"hooks": {"UserPromptExpansion": [{"matcher": "greet", "hooks": [hook]}]}}
+    (tmp_path / ".claude" / "settings.json").write_text(json.dumps(settings))
+    scenario = Scenario(turns=(turn("Hello, Bob!"), turn("Hello, Ann!")))
+    with FakeModelServer(scenario) as server:
+        env = env_for(server, tmp_path)
+        refused = run_cli(["-p", "/greet Eve", *MODEL], cwd=tmp_path, env=env)
+        done = run_cli(["-p", "/greet Bob", *MODEL], cwd=tmp_path, env=env)
+        sent = json.dumps(server.requests[-1].body["messages"])
+        with Terminal(MODEL, cwd=tmp_path, env=env) as term:
+            term.ready()
+            term.send("/greet Eve")
+            term.wait_for("refused it: no greetings for Eve")
+            term.send("/greet Ann")
+            term.wait_for("Hello, Ann!")
+        requests = len(server.requests)
+    assert refused.returncode != 0 and "no greetings for Eve" in refused.stderr
+    assert done.returncode == 0, done.stderr
+    assert "Say hello to Bob." in sent and "Greeting day: Tuesday" in sent
+    assert requests == 2  # the refused ones never reached the model
+    seen = [json.loads(line) for line in (tmp_path / "expansions.jsonl").read_text().splitlines()]
+    assert [s["command_args"] for s in seen] == ["Eve", "Bob", "Eve", "Ann"]
+    first = seen[1]
+    assert first["hook_event_name"] == "UserPromptExpansion"
+    assert first["expansion_type"] == "slash_command" and first["command_name"] == "greet"
+    assert first["prompt"].startswith("Say hello to Bob.")

@@ -15,6 +15,7 @@ from codeloop.commands import (
     Submit,
     default_registry,
     parse,
+    run_command,
 )
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ async def expand_command(session: Session, prompt: str) -> Expanded:
         )
     ui = HeadlessFrontend(session)
     try:
-        submit = await command.handler(CommandContext(ui, registry), args)
+        ran = await run_command(command, CommandContext(ui, registry), args)
     except CommandError as exc:
         raise type(exc)(f"/{command.name}: {exc}") from None
-    return Expanded(submit, "\n".join(ui.shown))
+    return Expanded(ran.submit, "\n".join(ui.shown), "\n".join(ran.notices))

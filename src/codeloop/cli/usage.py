@@ -22,6 +22,7 @@ from codeloop.usage.ledger import SessionLedger, read_ledger
 from codeloop.usage.report import Group, Report, Tally, build_report, contributors
 
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.table import Table
 
 VIEWS = ("turn", "tool", "subagent", "model", "file")
@@ -203,16 +204,29 @@ def _result_in_parent(report: Report, agent_id: str) -> Tally:
 # --- tables ----------------------------------------------------------------------------------
 
 
-def _print(report: Report, views: Sequence[str]) -> None:
-    from rich.console import Console
+def _print(report: Report, views: Sequence[str], console: Console | None = None) -> None:
+    if console is None:
+        from rich.console import Console
 
-    console = Console(highlight=False)
+        console = Console(highlight=False)
     for line in summary_lines(report):
         console.print(line)
     rows = _rows(report)
     for view in views:
         console.print()
         console.print(_TABLES[view](rows[view]))
+
+
+def usage_text(report: Report, views: Sequence[str], width: int) -> str:
+    """The same as `codeloop usage` prints, as plain text `width` columns wide (the UI's
+    /usage)."""
+    import io
+
+    from rich.console import Console as Plain
+
+    out = io.StringIO()
+    _print(report, views, Plain(file=out, width=width, color_system=None, highlight=False))
+    return "\n".join(line.rstrip() for line in out.getvalue().splitlines())
 
 
 def summary_lines(report: Report) -> list[str]:

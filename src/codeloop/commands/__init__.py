@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -148,13 +148,52 @@ class Registry:
         return next((c for n, c in commands.items() if n.lower() == lowered), None)
 
 
+@dataclass(frozen=True)
+class Ran:
+    """A command's outcome: the prompt it expanded into (None: it answered itself), and what
+    its UserPromptExpansion hooks told the user."""
+
+    submit: Submit | None
+    notices: tuple[str, ...] = ()
+
+
+async def run_command(command: Command, ctx: CommandContext, args: str) -> Ran:
+    """Run a command. A prompt it expands into (a command file, a skill, an MCP prompt, /init)
+    goes through the UserPromptExpansion hooks first, matched by the command's name: they can
+    refuse it (CommandError), or add context for the model."""
+    submit = await command.handler(ctx, args)
+    hooks = ctx.session.hooks
+    if submit is None or hooks is None:
+        return Ran(submit)
+    from codeloop.context.memory import system_reminder
+    from codeloop.types import TextBlock
+
+    outcome = await hooks.run(
+        "UserPromptExpansion",
+        {
+            "expansion_type": "mcp_prompt" if command.source == "mcp" else "slash_command",
+            "command_name": command.name,
+            "command_args": args,
+            "command_source": "builtin" if command.source == "built-in" else command.source,
+            "prompt": submit.prompt,
+        },
+    )
+    if outcome.blocked or outcome.stop:
+        why = outcome.reason if outcome.blocked else outcome.stop_reason
+        raise CommandError(f"a UserPromptExpansion hook refused it: {why}")
+    if context := outcome.for_model():
+        added = TextBlock(system_reminder(context))
+        submit = replace(submit, attachments=(*submit.attachments, added))
+    return Ran(submit, outcome.system_messages)
+
+
 def default_registry() -> Registry:
     """The built-in commands, the custom command files and the MCP servers' prompts: what
     every frontend offers."""
-    from codeloop.commands import builtin, custom, mcp_prompts, rewind, servers
+    from codeloop.commands import builtin, custom, mcp_prompts, rewind, servers, usage
 
     registry = Registry()
-    for command in (*builtin.COMMANDS, rewind.COMMAND, servers.COMMAND):
+    for command in (*builtin.COMMANDS, rewind.COMMAND, servers.COMMAND, usage.COMMAND):
         registry.add(command)
     registry.add_provider(custom.provide)
     registry.add_provider(mcp_prompts.provide)
@@ -169,8 +208,10 @@ __all__ = [
     "Frontend",
     "Handler",
     "Provider",
+    "Ran",
     "Registry",
     "Submit",
     "default_registry",
     "parse",
+    "run_command",
 ]

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codeloop.cli.tui.presenter import Presenter
-from codeloop.commands import CommandContext, CommandError, Registry, Submit, parse
+from codeloop.commands import CommandContext, CommandError, Registry, Submit, parse, run_command
 
 if TYPE_CHECKING:
     from codeloop.mcp.config import ServerConfig
@@ -158,7 +158,10 @@ class Controller(ABC):
         self.presenter.begin(text, status=f"Running /{command.name}")
         self.flush()
         try:
-            submit = await command.handler(CommandContext(self, self.registry), parsed[1])
+            ran = await run_command(command, CommandContext(self, self.registry), parsed[1])
+            for notice in ran.notices:
+                self.presenter.note("warning", notice)
+            submit = ran.submit
         except CommandError as exc:
             self.presenter.note("error", f"/{command.name}: {exc}")
             submit = None

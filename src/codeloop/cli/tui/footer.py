@@ -1,6 +1,6 @@
-"""The line under the input: model, folder, permission mode, context used, cost — or, when
-the settings have a `statusLine` command, that command's first line of output (Claude Code's
-contract: the session as JSON on stdin)."""
+"""The line under the input: model, folder, permission mode, context used, cost, the prompt
+cache's hit rate — or, when the settings have a `statusLine` command, that command's first
+line of output (Claude Code's contract: the session as JSON on stdin)."""
 
 from __future__ import annotations
 
@@ -29,11 +29,16 @@ def footer(session: Session, width: int) -> str:
         f"context {parts.percent:.0f}%",
         f"${session.cost_usd:.2f}",
     ]
+    usage = session.usage
+    prompt = usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
+    cache = f"cache {usage.cache_read_input_tokens / prompt:.0%}" if prompt else ""
+    if cache:
+        fields.append(cache)  # how much of what was sent came from the prompt cache
     text = " · ".join(fields)
-    if len(text) > width:  # narrow: drop the folder first, then the model
-        text = " · ".join(f for f in fields if f != folder)
+    if len(text) > width:  # narrow: drop the folder and the cache rate first, then the model
+        text = " · ".join(f for f in fields if f not in (folder, cache))
     if len(text) > width:
-        text = " · ".join(fields[2:])
+        text = " · ".join(f for f in fields[2:] if f != cache)
     return text[:width]
 
 
