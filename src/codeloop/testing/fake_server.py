@@ -34,13 +34,13 @@ from codeloop.models.assembler import MessageAssembler
 from codeloop.models.base import (
     BlockDelta,
     BlockStart,
-    BlockStop,
     KeepAlive,
     MessageDelta,
     MessageStart,
     MessageStop,
     StreamEvent,
 )
+from codeloop.models.wire_events import anthropic_event
 from codeloop.testing.cloud_wire import (
     TOKEN_PATH,
     bedrock_chunks,
@@ -193,49 +193,11 @@ def _sse(name: str, data: dict[str, Any]) -> bytes:
 
 
 def _anthropic_event(event: StreamEvent) -> bytes:
-    match event:
-        case MessageStart(id_, model, usage):
-            message: dict[str, Any] = {
-                "id": id_,
-                "type": "message",
-                "role": "assistant",
-                "model": model,
-                "content": [],
-                "stop_reason": None,
-                "stop_sequence": None,
-                "usage": usage.to_dict(),
-            }
-            start = _sse("message_start", {"type": "message_start", "message": message})
-            return start + _sse("ping", {"type": "ping"})
-        case BlockStart(index, block):
-            opening = block_to_dict(block)
-            return _sse(
-                "content_block_start",
-                {"type": "content_block_start", "index": index, "content_block": opening},
-            )
-        case BlockDelta(index, kind, value):
-            field = {"text": "text", "input_json": "partial_json"}.get(kind, kind)
-            delta = {"type": f"{kind}_delta", field: value}
-            return _sse(
-                "content_block_delta",
-                {"type": "content_block_delta", "index": index, "delta": delta},
-            )
-        case BlockStop(index):
-            return _sse("content_block_stop", {"type": "content_block_stop", "index": index})
-        case MessageDelta(stop_reason, usage, stop_sequence):
-            return _sse(
-                "message_delta",
-                {
-                    "type": "message_delta",
-                    "delta": {"stop_reason": stop_reason, "stop_sequence": stop_sequence},
-                    "usage": usage.to_dict(),
-                },
-            )
-        case MessageStop():
-            return _sse("message_stop", {"type": "message_stop"})
-        case KeepAlive():
-            return _sse("ping", {"type": "ping"})
-    raise TypeError(f"not a stream event: {event!r}")
+    data = anthropic_event(event)
+    sent = _sse(data["type"], data)
+    if isinstance(event, MessageStart):  # Anthropic pings right after the message starts
+        sent += _sse("ping", {"type": "ping"})
+    return sent
 
 
 def _billed(provider: Provider, usage: Usage) -> Usage:
