@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from codeloop.hook_events import ALL_TYPES, EVENTS, HOOK_EVENTS, spec_of
 
 Warn = Callable[[str, str], None]  # (where, problem)
+# A hook that is a function (an Agent SDK's callback, the Python API's): it gets the event's
+# input object and answers with the object a command hook would print.
+HookCallback = Callable[[dict[str, Any]], Awaitable[Any]]
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,10 @@ class HookCommand:
     # A plugin's root: the hook gets CLAUDE_PLUGIN_ROOT (and it is substituted in `command`).
     plugin_root: Path | None = None
     plugin_data: Path | None = None
+    # type "callback": the function (`command` names it), and what its failure means: no
+    # decision ("continue"), or a block.
+    callback: HookCallback | None = None
+    on_failure: Literal["continue", "block"] = "continue"
 
     @property
     def key(self) -> tuple[Any, ...]:

@@ -5,6 +5,7 @@ it folds a command's, so the three types share one output contract.
 
 from __future__ import annotations
 
+import asyncio
 import fnmatch
 import json
 import os
@@ -40,6 +41,26 @@ class HookRun:
     stdout: str
     stderr: str
     timed_out: bool = False
+
+
+async def run_callback(hook: HookCommand, body: Mapping[str, Any], *, time_limit: float) -> HookRun:
+    """A function hook: its answer is folded as a command's JSON output would be. One that
+    raises, times out or answers something else decides nothing, or blocks with
+    `on_failure="block"`; it never hangs the run."""
+    assert hook.callback is not None
+    try:
+        answer = await asyncio.wait_for(hook.callback(dict(body)), time_limit)
+    except TimeoutError:
+        why = f"timed out after {time_limit:g} s"
+    except Exception as exc:
+        why = f"failed: {type(exc).__name__}: {exc}" if str(exc) else f"failed: {exc!r}"
+    else:
+        if isinstance(answer, Mapping):
+            return HookRun(hook.label, 0, json.dumps(dict(answer), default=str), "")
+        why = f"answered {type(answer).__name__}, not an object"
+    if hook.on_failure == "block":
+        return HookRun(hook.label, 2, "", f"hook callback {hook.label} {why}")
+    return HookRun(hook.label, None, "", why, why.startswith("timed out"))
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from codeloop.hook_handlers import (
     Judge,
     ensure_file,
     hook_env,
+    run_callback,
     run_command,
     run_http,
     run_prompt,
@@ -304,6 +305,8 @@ class HookRunner:
     ) -> HookRun:
         spec = spec_of(event)
         timeout = hook.timeout or self.default_timeout or spec.default_timeout
+        if hook.type == "callback":
+            return await run_callback(hook, body, time_limit=timeout)
         extra = {}
         if spec.env_file and self.env_file is not None:
             ensure_file(self.env_file)

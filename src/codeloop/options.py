@@ -76,6 +76,7 @@ from codeloop.types import Message, new_uuid
 
 if TYPE_CHECKING:
     from codeloop.checkpoints import Checkpoints
+    from codeloop.mcp.tunnel import Tunnel
 
 
 @dataclass
@@ -130,6 +131,8 @@ class Options:
     strict_mcp_config: bool = False
     # More servers for a library caller (mcp/config.py parse_servers builds them).
     mcp_servers: Sequence[ServerConfig] = ()
+    # How "sdk" servers are reached: the Agent SDK driving this session (mcp/tunnel.py).
+    mcp_tunnel: Tunnel | None = None
 
 
 @dataclass(frozen=True)
@@ -281,6 +284,7 @@ def _mcp(
         strict=options.strict_mcp_config,
         extra=[*plugin_mcp, *options.mcp_servers],
         window=context_limits(model, env).window,
+        tunnel=options.mcp_tunnel,
     )
     warnings += notes
     return manager

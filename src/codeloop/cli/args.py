@@ -4,6 +4,7 @@ permission flags (the same for one headless run and for every task of a batch)."
 from __future__ import annotations
 
 import argparse
+import os
 from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
@@ -123,8 +124,12 @@ def session_options(args: argparse.Namespace, *, interactive: bool = False) -> O
         agent=args.agent,
         allowed_tools=args.allowed_tools,
         disallowed_tools=args.disallowed_tools,
-        system_prompt=args.system_prompt,
-        append_system_prompt=args.append_system_prompt,
+        system_prompt=(
+            _text_of(args.system_prompt_file, "--system-prompt-file")
+            if args.system_prompt_file
+            else args.system_prompt
+        ),
+        append_system_prompt=_appended(args),
         max_turns=args.max_turns,
         settings=args.settings,
         sandbox=args.sandbox,
@@ -139,7 +144,30 @@ def session_options(args: argparse.Namespace, *, interactive: bool = False) -> O
         fork_session=args.fork_session,
         mcp_config=args.mcp_config,
         strict_mcp_config=args.strict_mcp_config,
+        env=(
+            {**os.environ, "MAX_THINKING_TOKENS": str(args.max_thinking_tokens)}
+            if args.max_thinking_tokens
+            else None
+        ),
     )
+
+
+def _appended(args: argparse.Namespace) -> str | None:
+    parts = [args.append_system_prompt or ""]
+    if args.append_system_prompt_file:
+        parts.append(_text_of(args.append_system_prompt_file, "--append-system-prompt-file"))
+    return "\n\n".join(p for p in parts if p) or None
+
+
+def _text_of(path: str, flag: str) -> str:
+    from pathlib import Path
+
+    from codeloop.errors import UsageError
+
+    try:
+        return Path(path).expanduser().read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"{flag} {path}: cannot read it ({exc.strerror})") from None
 
 
 def setting_sources(raw: str | None) -> list[str] | None:
@@ -153,3 +181,84 @@ def setting_sources(raw: str | None) -> list[str] | None:
     if unknown:
         raise UsageError(f"--setting-sources: {', '.join(unknown)}: use user, project, local")
     return names
+
+
+def add_sdk_flags(parser: argparse.ArgumentParser) -> None:
+    """What the Agent SDKs pass (and Claude Code's streaming input mode): stdin carries the
+    prompts and the control protocol (cli/sdk_protocol/)."""
+    parser.add_argument(
+        "--input-format",
+        choices=("text", "stream-json"),
+        default="text",
+        help="stream-json: read prompts and control requests as JSON lines on stdin, for the "
+        "Claude Agent SDKs (needs --output-format stream-json)",
+    )
+    parser.add_argument(
+        "--include-partial-messages",
+        action="store_true",
+        help="stream-json: also each model stream's events as they arrive (stream_event lines)",
+    )
+    parser.add_argument(
+        "--replay-user-messages",
+        action="store_true",
+        help="stream-json input: echo each prompt read from stdin as a user line",
+    )
+    parser.add_argument(
+        "--permission-prompt-tool",
+        metavar="NAME",
+        help="who answers permission prompts: stdio (the SDK driving codeloop, through "
+        "can_use_tool requests)",
+    )
+    parser.add_argument(
+        "--json-schema",
+        metavar="SCHEMA",
+        help="make the final answer JSON valid for this JSON Schema (the result's "
+        "structured_output)",
+    )
+    parser.add_argument(
+        "--tools",
+        metavar="TOOLS",
+        help='the built-in tools offered: "default" (all), "" (none) or a list, e.g. "Read,Grep"',
+    )
+    parser.add_argument(
+        "--system-prompt-file", metavar="FILE", help="replace the system prompt with FILE's text"
+    )
+    parser.add_argument(
+        "--append-system-prompt-file", metavar="FILE", help="add FILE's text to the system prompt"
+    )
+    parser.add_argument(
+        "--max-thinking-tokens",
+        type=positive_int,
+        metavar="TOKENS",
+        help="thinking budget (as MAX_THINKING_TOKENS)",
+    )
+    # Claude Code flags codeloop accepts and names as not acted on (the SDKs pass them).
+    for flag in UNSUPPORTED_SDK_FLAGS:
+        parser.add_argument(flag, dest=_dest(flag), help=argparse.SUPPRESS)
+    for flag in UNSUPPORTED_SDK_SWITCHES:
+        parser.add_argument(flag, dest=_dest(flag), action="store_true", help=argparse.SUPPRESS)
+
+
+# Taking a value / a switch: accepted so that an SDK session starts, reported as ignored.
+UNSUPPORTED_SDK_FLAGS = (
+    "--betas",
+    "--thinking",
+    "--thinking-display",
+    "--task-budget",
+    "--resume-session-at",
+    "--resume-drops-turn",
+)
+UNSUPPORTED_SDK_SWITCHES = ("--include-hook-events", "--session-mirror")
+
+
+def _dest(flag: str) -> str:
+    return "unsupported_" + flag.lstrip("-").replace("-", "_")
+
+
+def unsupported_flags(args: argparse.Namespace) -> list[str]:
+    """The accepted-but-ignored flags this run was given, for one warning each."""
+    return [
+        flag
+        for flag in (*UNSUPPORTED_SDK_FLAGS, *UNSUPPORTED_SDK_SWITCHES)
+        if getattr(args, _dest(flag), None) not in (None, False)
+    ]

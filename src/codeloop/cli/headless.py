@@ -10,15 +10,20 @@ import os
 import signal
 import sys
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TextIO
 
+from codeloop.cli.args import unsupported_flags
 from codeloop.cli.render import renderer_for
+from codeloop.cli.render.json_lines import StreamJsonRenderer
 from codeloop.errors import UsageError
 from codeloop.events import LoopEnd
 from codeloop.types import Message, TextBlock, Usage
 
 if TYPE_CHECKING:
     from codeloop.cli.headless_commands import Expanded
+    from codeloop.session import Session
+    from codeloop.structured_output import StructuredOutput
 
 
 def run_headless(args: argparse.Namespace) -> int:
@@ -54,14 +59,28 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
     from codeloop.cli.args import session_options
     from codeloop.options import build_session
 
+    structured = schema_output(args)
     session = build_session(session_options(args))
+    try:
+        fit_session(session, args, structured)
+    except BaseException:
+        await session.aclose()
+        raise
 
     from codeloop.models.local import DEFAULT_MODEL, DEMO_NOTICE
 
     if session.config.model == DEFAULT_MODEL:
         print(DEMO_NOTICE, file=sys.stderr)
     verbose = args.verbose or sys.stderr.isatty()
-    out = renderer_for(args.output_format, session, verbose=verbose)
+    out = renderer_for(
+        args.output_format,
+        session,
+        verbose=verbose,
+        structured=structured,
+        partial=args.include_partial_messages,
+    )
+    if isinstance(out, StreamJsonRenderer):
+        session.deps = replace(session.deps, call_model=out.tap(session.deps.call_model))
     _install_interrupt(session)
     end: LoopEnd | None = None
     try:
@@ -76,10 +95,7 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
             print("codeloop: interrupted", file=sys.stderr)
             return 130
         if args.output_format == "stream-json":  # the init line lists every slash command
-            from codeloop.commands import default_registry
-
-            names = [c.name for c in default_registry().commands(session)]
-            session.inventory["slash_commands"] = names
+            list_slash_commands(session)
         out.start()
         expanded = await _expand(session, prompt)
         if expanded.submit is None:  # a built-in command: its output is the answer
@@ -108,6 +124,49 @@ async def _expand(session: Any, prompt: str) -> Expanded:
     if expanded.notice:
         print(f"codeloop: {expanded.notice}", file=sys.stderr)
     return expanded
+
+
+def list_slash_commands(session: Session) -> None:
+    """Every slash command (built-in, custom, MCP prompts) in the inventory, for the init
+    line of stream-json and of the SDK protocol."""
+    from codeloop.commands import default_registry
+
+    session.inventory["slash_commands"] = [c.name for c in default_registry().commands(session)]
+
+
+def schema_output(args: argparse.Namespace) -> StructuredOutput | None:
+    """--json-schema, checked before anything starts."""
+    if args.json_schema is None:
+        return None
+    from codeloop.structured_output import StructuredOutput, parse_schema
+
+    return StructuredOutput(parse_schema(args.json_schema))
+
+
+def fit_session(
+    session: Session, args: argparse.Namespace, structured: StructuredOutput | None
+) -> None:
+    """What the flags change on a built session: the tools offered (--tools), the structured
+    answer's tool (--json-schema), and a warning for each flag codeloop does not act on."""
+    if args.tools is not None:
+        keep_tools(session, args.tools)
+    for flag in unsupported_flags(args):
+        print(f"codeloop: warning: {flag} is not supported; ignored", file=sys.stderr)
+    if structured is not None:
+        structured.attach(session)
+
+
+def keep_tools(session: Session, spec: str) -> None:
+    """--tools: "default" keeps every built-in tool, "" none, else the ones listed."""
+    if spec.strip() == "default":
+        return
+    names = [name.strip() for name in spec.replace(" ", ",").split(",") if name.strip()]
+    unknown = [name for name in names if name not in session.builtin_tools]
+    if unknown:
+        known = ", ".join(session.builtin_tools)
+        raise UsageError(f"--tools: unknown tool {unknown[0]!r} (tools: {known})")
+    for name in [n for n in session.builtin_tools if n not in names]:
+        del session.builtin_tools[name]
 
 
 def _setup_triggers(args: argparse.Namespace) -> list[str]:

@@ -15,6 +15,7 @@ from codeloop.cli.args import (
     Parser,
     add_mcp_flags,
     add_permission_flags,
+    add_sdk_flags,
     positive_amount,
     positive_int,
 )
@@ -230,6 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="another directory the tools may work in (repeatable)",
     )
     add_mcp_flags(parser)
+    add_sdk_flags(parser)
     parser.add_argument(
         "--verbose", action="store_true", help="show tool calls and retries on stderr"
     )
@@ -308,6 +310,11 @@ def _main(argv: Sequence[str] | None) -> int:
         from codeloop.cli.mcp import run_mcp
 
         return run_mcp(argv[1:])
+    if _streams_input(argv):  # an Agent SDK: prompts and control requests on stdin
+        from codeloop.cli.sdk_protocol import run_sdk
+
+        args, unknown = build_parser().parse_known_args(argv)
+        return run_sdk(args, unknown)
     args = build_parser().parse_args(argv)
     if args.prompt is None and args.init_only:
         args.prompt = ""
@@ -318,6 +325,15 @@ def _main(argv: Sequence[str] | None) -> int:
     from codeloop.cli.headless import run_headless
 
     return run_headless(args)
+
+
+def _streams_input(argv: Sequence[str]) -> bool:
+    """`--input-format stream-json` (either spelling) among the flags."""
+    pairs = zip(argv, [*argv[1:], ""], strict=True)
+    return any(
+        a == "--input-format=stream-json" or (a == "--input-format" and b == "stream-json")
+        for a, b in pairs
+    )
 
 
 if __name__ == "__main__":

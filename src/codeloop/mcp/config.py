@@ -16,16 +16,20 @@ from typing import Any, Literal
 from codeloop import errors
 from codeloop.hook_config import kind as kind_of
 
-Transport = Literal["stdio", "http", "sse"]
-TRANSPORTS: tuple[Transport, ...] = ("stdio", "http", "sse")
+# "sdk": a server inside the program that drives codeloop (an Agent SDK), reached through it.
+Transport = Literal["stdio", "http", "sse", "sdk"]
+TRANSPORTS: tuple[Transport, ...] = ("stdio", "http", "sse", "sdk")
 _TYPE_ALIASES: dict[str, Transport] = {
     "stdio": "stdio",
     "http": "http",
     "streamable-http": "http",
     "streamableHttp": "http",
     "sse": "sse",
+    "sdk": "sdk",
 }
-_KNOWN_KEYS = frozenset({"type", "command", "args", "env", "cwd", "url", "headers", "oauth"})
+_KNOWN_KEYS = frozenset(
+    {"type", "command", "args", "env", "cwd", "url", "headers", "oauth", "name"}
+)
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 NAME = re.compile(r"[A-Za-z0-9_-]+")
 
@@ -71,7 +75,7 @@ class ServerConfig:
 
     @property
     def remote(self) -> bool:
-        return self.transport != "stdio"
+        return self.transport in ("http", "sse")
 
     def expanded(self, env: Mapping[str, str], *, partial: bool = False) -> ServerConfig:
         """A copy with `${VAR}` replaced from `env`; ConfigError names a variable that is not
@@ -150,7 +154,9 @@ def parse_server(
         raise ConfigError(f"{where}: type {kind!r} is not one of {known}")
     transport = _TYPE_ALIASES[kind]
     base = ServerConfig(name, transport, scope=scope, source=source)
-    if transport == "stdio":
+    if transport == "sdk":
+        config = base
+    elif transport == "stdio":
         command = raw.get("command")
         if not isinstance(command, str) or not command.strip():
             raise ConfigError(f"{where}: a stdio server needs a 'command'")

@@ -28,6 +28,7 @@ from mcp.shared.exceptions import McpError
 
 from codeloop import __version__
 from codeloop.mcp.config import ServerConfig, Timeouts
+from codeloop.mcp.tunnel import Tunnel, tunnel_transport
 
 Status = Literal["pending", "connected", "failed", "needs-auth"]
 STDERR_TAIL_LINES = 12
@@ -61,8 +62,11 @@ class Connection:
         timeouts: Timeouts,
         auth: AuthFactory | None = None,
         on_change: Changed | None = None,
+        tunnel: Tunnel | None = None,
     ) -> None:
         self.config = config
+        # How an "sdk" server is reached: through the program that drives this session.
+        self._tunnel = tunnel
         self.name = config.name
         self._env = env
         self._cwd = cwd
@@ -151,6 +155,13 @@ class Connection:
 
     def _transport(self) -> contextlib.AbstractAsyncContextManager[tuple[Any, Any]]:
         config = self.config
+        if config.transport == "sdk":
+            if self._tunnel is None:
+                raise ServerLost(
+                    f"{config.name} is an SDK server: only an Agent SDK driving codeloop can "
+                    "serve it"
+                )
+            return tunnel_transport(self._tunnel, config.name)
         if config.transport == "stdio":
             # Kept open for the connection's life (its tail explains failures); closed by
             # _shutdown.

@@ -24,6 +24,7 @@ from codeloop.tools.base import AnyTool
 
 if TYPE_CHECKING:
     from codeloop.mcp.connection import AuthFactory, Connection
+    from codeloop.mcp.tunnel import Tunnel
 
 # Tools the manager offers besides the servers' own; --allowedTools accepts their names.
 MANAGER_TOOLS = ("ListMcpResourcesTool", "ReadMcpResourceTool", SEARCH_TOOL)
@@ -36,6 +37,7 @@ class ServerStatus:
     error: str | None
     tools: tuple[str, ...]
     scope: str
+    transport: str = "stdio"
 
 
 class McpManager:
@@ -49,8 +51,10 @@ class McpManager:
         window: int = 200_000,
         search: SearchMode | None = None,
         auth: AuthFactory | None = None,
+        tunnel: Tunnel | None = None,
     ) -> None:
         self.configs = list(configs)
+        self._tunnel = tunnel
         self._env = env
         self._cwd = cwd
         self._timeouts = timeouts
@@ -86,6 +90,7 @@ class McpManager:
                 timeouts=timeouts,
                 auth=self._auth,
                 on_change=self._changed,
+                tunnel=self._tunnel,
             )
         await asyncio.gather(*(c.connect() for c in self.connections.values()))
         for conn in self.connections.values():
@@ -168,8 +173,9 @@ class McpManager:
             conn = self.connections.get(config.name)
             status = conn.status if conn else "pending"
             tools = tuple(t for t, server in self._server_tools.items() if server == config.name)
+            error = conn.error if conn else None
             out.append(
-                ServerStatus(config.name, status, conn.error if conn else None, tools, config.scope)
+                ServerStatus(config.name, status, error, tools, config.scope, config.transport)
             )
         return out
 

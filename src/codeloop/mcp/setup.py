@@ -14,6 +14,8 @@ from codeloop.mcp.sources import McpApproval, approval_hint, configured_servers
 if TYPE_CHECKING:
     import httpx
 
+    from codeloop.mcp.tunnel import Tunnel
+
 DEFAULT_CONNECT_MS = 30_000
 DEFAULT_TOOL_MS = 600_000
 
@@ -28,6 +30,7 @@ def session_mcp(
     strict: bool = False,
     extra: Sequence[ServerConfig] = (),
     window: int = 200_000,
+    tunnel: Tunnel | None = None,
 ) -> McpManager | None:
     """The manager for a session's servers, or None when none is configured. A bad
     --mcp-config raises ConfigError; everything else becomes one of `warnings`."""
@@ -51,6 +54,7 @@ def session_mcp(
         window=window,
         search=search_mode(env, warnings),
         auth=oauth_factory(env),
+        tunnel=tunnel,
     )
 
 

@@ -89,6 +89,10 @@ class Answer:
     kind: Literal["allow_once", "allow_always", "deny"]
     message: str = ""  # deny: what the model is told
     rules: tuple[str, ...] = ()  # allow_always: rules to keep; default: the suggestions
+    # allow: run the call with this input instead (it is decided again, as a hook's would be).
+    updated_input: dict[str, Any] | None = None
+    # deny: stop the run too.
+    interrupt: bool = False
 
 
 AskUser = Callable[[PermissionRequest], Awaitable[Answer]]
@@ -168,6 +172,19 @@ class Policy:
             if rule not in book.rules["allow"]:
                 book.add("allow", rule)
                 self._granted.append(rule)
+
+    def add_rules(
+        self, kind: Literal["allow", "deny", "ask"], texts: Sequence[str], source: str
+    ) -> None:
+        """Rules for the rest of the session, kept nowhere (an SDK's `updatedPermissions`
+        with destination session, the Python API's custom tools)."""
+        rules = [Rule.parse(text, source) for text in texts]
+        if self._book is None:
+            allow, deny, ask = self._lists
+            {"allow": allow, "deny": deny, "ask": ask}[kind].extend(rules)
+            return
+        for rule in rules:
+            self._book.add(kind, rule)
 
     def clear_grants(self) -> None:
         if self._book is not None:
@@ -262,7 +279,7 @@ class Policy:
             request = PermissionRequest(tool.name, _input_of(args), decision, ctx.tool_use_id)
             answer = await self.ask_user(request)
             if answer.kind == "allow_once":
-                return PermissionDecision(True)
+                return PermissionDecision(True, updated_input=answer.updated_input)
             if answer.kind == "allow_always":
                 try:
                     self.allow_always(answer.rules or decision.suggestions)
@@ -270,7 +287,8 @@ class Policy:
                     self.warnings.append(f"Could not save the permission rule: {exc}")
                 return PermissionDecision(True)
             message = answer.message or "The user denied this tool call."
-            return self._deny(tool, args, ctx, f"Permission to use {tool.name} denied: {message}")
+            denied = self._deny(tool, args, ctx, f"Permission to use {tool.name} denied: {message}")
+            return dataclasses.replace(denied, interrupt=answer.interrupt)
         if decision.behavior == "deny":
             message = f"Permission to use {tool.name} denied: {decision.explain()}."
             if decision.rule is None and decision.fix:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from codeloop.cli.render.json_lines import JsonRenderer, StreamJsonRenderer
+from codeloop.cli.render.json_lines import JsonRenderer, StreamJsonRenderer, StructuredResult
 from codeloop.cli.render.report import SessionView
 from codeloop.cli.render.text import TextRenderer
 from codeloop.events import Event, LoopEnd
@@ -23,9 +23,18 @@ class Renderer(Protocol):
     def finish(self, end: LoopEnd, elapsed: float) -> int: ...
 
 
-def renderer_for(fmt: str, session: SessionView, *, verbose: bool) -> Renderer:
+def renderer_for(
+    fmt: str,
+    session: SessionView,
+    *,
+    verbose: bool,
+    structured: StructuredResult | None = None,
+    partial: bool = False,
+) -> Renderer:
+    """`structured`: the --json-schema answer, for the result; `partial`: stream-json also
+    shows the model's stream events (the caller routes the model calls through `tap`)."""
     if fmt == "json":
-        return JsonRenderer(session)
+        return JsonRenderer(session, structured=structured)
     if fmt == "stream-json":
-        return StreamJsonRenderer(session)
+        return StreamJsonRenderer(session, structured=structured, partial=partial)
     return TextRenderer(session, verbose=verbose)

@@ -1,79 +1,169 @@
 """json: Claude Code's result object at the end; stream-json: one object per line as things
-happen (init, each message, retries, compactions), then the same result."""
+happen (init, each message, retries, compactions, partial messages), then the same result.
+
+The objects go to a sink (stdout by default): the Agent SDK frontend and the in-process API
+(api.py) take the very same objects, so every consumer reads one encoding. A renderer serves
+any number of prompts: `start()` opens each one (stream-json prints its init line there) and
+`finish()` closes it with that prompt's result.
+"""
 
 from __future__ import annotations
 
 import json
 import re
 import sys
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Protocol
 
+from codeloop import __version__
 from codeloop.cli.render.report import SUBTYPES, SessionView, StderrReport
+from codeloop.deps import CallModel
 from codeloop.events import (
     AssistantTurn,
     CompactBoundary,
     Compacting,
     Event,
     LoopEnd,
+    RequestEnd,
+    RequestStart,
     Retrying,
+    SubAgent,
     UserTurn,
 )
+from codeloop.models.base import KeepAlive, ModelRequest, StreamEvent
+from codeloop.models.wire_events import anthropic_event
 from codeloop.transcript import assistant_message
-from codeloop.types import block_to_dict
+from codeloop.types import Message, block_to_dict, new_uuid
+
+Emit = Callable[[dict[str, Any]], None]
+# The Claude Code version whose protocol this output follows (the SDKs read it from init).
+CLAUDE_CODE_VERSION = "2.1.0"
+# Runs that ended on the model API's failure: Claude Code reports them as subtype "success"
+# with is_error set and the HTTP status, so that SDKs tell them from the agent's own limits.
+API_ERROR_ENDS = frozenset({"model_error", "prompt_too_long", "image_error"})
 
 
-def _line(obj: dict[str, Any]) -> None:
+def write_line(obj: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
     sys.stdout.flush()
 
 
+class StructuredResult(Protocol):
+    """What `--json-schema` left for the result (structured_output.py)."""
+
+    @property
+    def value(self) -> Any: ...
+
+    @property
+    def failed(self) -> str | None: ...
+
+
 class JsonRenderer:
-    def __init__(self, session: SessionView) -> None:
+    def __init__(
+        self,
+        session: SessionView,
+        emit: Emit = write_line,
+        *,
+        structured: StructuredResult | None = None,
+    ) -> None:
         self.session = session
+        self.emit = emit
+        self.structured = structured
         self.report = StderrReport()
+        self._denials_before = 0
+        self._stop_reason: str | None = None
+        self._api_status: int | None = None
+        self.start_turn()
+
+    def start_turn(self) -> None:
+        """What one prompt's result counts from."""
+        self._denials_before = len(self.session.config.policy.denials)
+        self._stop_reason = None
+        self._api_status = None
 
     def start(self) -> None:
-        return None
+        self.start_turn()
 
     def event(self, event: Event) -> None:
+        if isinstance(event, AssistantTurn):
+            self._stop_reason = event.stop_reason
+        elif isinstance(event, RequestEnd) and event.status is not None:
+            self._api_status = event.status
         self.report.event(event)
 
     def finish(self, end: LoopEnd, elapsed: float) -> int:
-        session = self.session
-        subtype = SUBTYPES.get(end.reason, "error_during_execution")
-        is_error = subtype != "success"
-        text = end.final_text
-        _line(
-            {
-                "type": "result",
-                "subtype": subtype,
-                "is_error": is_error,
-                "duration_ms": round(elapsed * 1000),
-                "duration_api_ms": round(session.api_duration_ms),
-                "num_turns": end.turns,
-                "result": text if not is_error or text else (end.error or ""),
-                "session_id": session.session_id,
-                "total_cost_usd": round(session.cost_usd, 6),
-                "usage": session.usage.to_dict(),
-                "modelUsage": session.model_usage(),
-                "terminal_reason": end.reason,
-                "permission_denials": [
-                    {
-                        "tool_name": d.tool_name,
-                        "tool_use_id": d.tool_use_id,
-                        "tool_input": d.tool_input,
-                    }
-                    for d in session.config.policy.denials
-                ],
-            }
-        )
+        self.emit(self.result(end, elapsed))
         return self.report.end(end)
+
+    def result(self, end: LoopEnd, elapsed: float) -> dict[str, Any]:
+        session = self.session
+        api_error = end.reason in API_ERROR_ENDS
+        subtype = "success" if api_error else SUBTYPES.get(end.reason, "error_during_execution")
+        is_error = api_error or subtype != "success"
+        text = end.final_text
+        result: dict[str, Any] = {
+            "type": "result",
+            "subtype": subtype,
+            "is_error": is_error,
+            "duration_ms": round(elapsed * 1000),
+            "duration_api_ms": round(session.api_duration_ms),
+            "num_turns": end.turns,
+            "result": text if not is_error or text else (end.error or ""),
+            "stop_reason": self._stop_reason,
+            "session_id": session.session_id,
+            "total_cost_usd": round(session.cost_usd, 6),
+            "usage": session.usage.to_dict(),
+            "modelUsage": session.model_usage(),
+            "terminal_reason": end.reason,
+            "permission_denials": [
+                {
+                    "tool_name": d.tool_name,
+                    "tool_use_id": d.tool_use_id,
+                    "tool_input": d.tool_input,
+                }
+                for d in session.config.policy.denials[self._denials_before :]
+            ],
+            "uuid": new_uuid(),
+        }
+        if api_error:
+            result["api_error_status"] = self._api_status
+            result["errors"] = [end.error] if end.error else []
+        structured = self.structured
+        if structured is not None and not is_error:
+            if structured.value is not None:
+                result["structured_output"] = structured.value
+            elif structured.failed:
+                result |= {
+                    "subtype": "error_max_structured_output_retries",
+                    "is_error": True,
+                    "errors": [structured.failed],
+                }
+        return result
 
 
 class StreamJsonRenderer(JsonRenderer):
+    """`partial`: also each model stream's events as they arrive (--include-partial-messages),
+    through `tap`."""
+
+    def __init__(
+        self,
+        session: SessionView,
+        emit: Emit = write_line,
+        *,
+        structured: StructuredResult | None = None,
+        partial: bool = False,
+    ) -> None:
+        super().__init__(session, emit, structured=structured)
+        self.partial = partial
+        # The next model stream belongs to the main conversation: it follows a RequestStart
+        # of the main loop (sub-agents' and summaries' streams are not shown).
+        self._main_request = False
+        session.observers.append(_SubagentLines(self))
+
     def start(self) -> None:
+        super().start()
         session = self.session
-        _line(
+        self.emit(
             {
                 "type": "system",
                 "subtype": "init",
@@ -85,11 +175,14 @@ class StreamJsonRenderer(JsonRenderer):
                 "permissionMode": session.config.policy.mode,
                 "apiKeySource": "none",
                 "output_style": "default",
+                "claude_code_version": CLAUDE_CODE_VERSION,
+                "codeloop_version": __version__,
                 # What was loaded: agents, memory files, skills, plugins (options.py).
                 **session.inventory,
                 # Every slash command (built-in, custom, MCP prompts): headless puts the
                 # registry's names in the inventory.
                 "slash_commands": session.inventory.get("slash_commands", []),
+                "uuid": new_uuid(),
             }
         )
 
@@ -101,19 +194,13 @@ class StreamJsonRenderer(JsonRenderer):
             # Claude Code's status lines: "compacting" while the summary is made, then null.
             # The loop's next event comes once the compaction is over, however it ended.
             self._compacting = False
-            _line(_status(None, session_id))
-        if isinstance(event, AssistantTurn):
-            message = assistant_message(
-                event.message, event.model, event.usage, event.stop_reason, event.message_id
-            )
-            message["stop_sequence"] = None  # as the SDKs expect it in a stream-json line
-            _line(_envelope("assistant", message, event.message.uuid, session_id))
-        elif isinstance(event, UserTurn):
-            content = [block_to_dict(b) for b in event.message.content]
-            message = {"role": "user", "content": content}
-            _line(_envelope("user", message, event.message.uuid, session_id))
+            self.emit(_status(None, session_id))
+        if isinstance(event, AssistantTurn | UserTurn):
+            self.emit(message_line(event, session_id))
+        elif isinstance(event, RequestStart):
+            self._main_request = True
         elif isinstance(event, Retrying):
-            _line(
+            self.emit(
                 {
                     "type": "system",
                     "subtype": "api_retry",
@@ -127,7 +214,7 @@ class StreamJsonRenderer(JsonRenderer):
             )
         elif isinstance(event, Compacting):
             self._compacting = True
-            _line(_status("compacting", session_id))
+            self.emit(_status("compacting", session_id))
         elif isinstance(event, CompactBoundary):
             metadata = {
                 "trigger": event.trigger,
@@ -138,7 +225,7 @@ class StreamJsonRenderer(JsonRenderer):
                 "summary": event.summary,
                 "tool_results": [_snake(r.to_dict()) for r in event.results],
             }
-            _line(
+            self.emit(
                 {
                     "type": "system",
                     "subtype": "compact_boundary",
@@ -147,6 +234,46 @@ class StreamJsonRenderer(JsonRenderer):
                 }
             )
         super().event(event)
+
+    def tap(self, call_model: CallModel) -> CallModel:
+        """`call_model`, with the main conversation's stream events emitted as they pass."""
+        if not self.partial:
+            return call_model
+
+        async def tapped(request: ModelRequest) -> AsyncIterator[StreamEvent]:
+            main, self._main_request = self._main_request, False
+            async for event in call_model(request):
+                if main and not isinstance(event, KeepAlive):
+                    self.emit(
+                        {
+                            "type": "stream_event",
+                            "uuid": new_uuid(),
+                            "session_id": self.session.session_id,
+                            "event": anthropic_event(event),
+                            "parent_tool_use_id": None,
+                        }
+                    )
+                yield event
+
+        return tapped
+
+
+class _SubagentLines:
+    """A session observer: a sub-agent's messages, marked with the Task call that runs it."""
+
+    def __init__(self, renderer: StreamJsonRenderer) -> None:
+        self.renderer = renderer
+
+    def prompt(self, message: Message) -> None:
+        return None
+
+    def event(self, event: Event, agent: SubAgent | None) -> None:
+        if agent is not None and isinstance(event, AssistantTurn | UserTurn):
+            session_id = self.renderer.session.session_id
+            self.renderer.emit(message_line(event, session_id, agent.tool_use_id))
+
+    def close(self) -> None:
+        return None
 
 
 def _status(status: str | None, session_id: str) -> dict[str, Any]:
@@ -158,13 +285,25 @@ def _snake(record: dict[str, Any]) -> dict[str, Any]:
     return {re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower(): value for key, value in record.items()}
 
 
-def _envelope(kind: str, message: dict[str, Any], uuid: str, session_id: str) -> dict[str, Any]:
+def message_line(
+    event: AssistantTurn | UserTurn, session_id: str, parent: str | None = None
+) -> dict[str, Any]:
+    """An assistant or user line of stream-json (`parent`: the sub-agent's Task call)."""
+    if isinstance(event, AssistantTurn):
+        kind = "assistant"
+        message = assistant_message(
+            event.message, event.model, event.usage, event.stop_reason, event.message_id
+        )
+        message["stop_sequence"] = None  # as the SDKs expect it in a stream-json line
+    else:
+        kind = "user"
+        message = {"role": "user", "content": [block_to_dict(b) for b in event.message.content]}
     return {
         "type": kind,
         "message": message,
-        "parent_tool_use_id": None,
+        "parent_tool_use_id": parent,
         "session_id": session_id,
-        "uuid": uuid,
+        "uuid": event.message.uuid,
     }
 
 
@@ -175,6 +314,8 @@ def _mcp_servers(session: Any) -> list[dict[str, Any]]:
     out = []
     for server in session.mcp.statuses():
         entry: dict[str, Any] = {"name": server.name, "status": server.status}
+        if server.transport == "sdk":
+            entry["source"] = "sdk"
         if server.error:
             entry["error"] = server.error
         out.append(entry)

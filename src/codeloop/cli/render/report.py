@@ -45,6 +45,9 @@ class SessionView(Protocol):
     @property
     def inventory(self) -> Mapping[str, Any]: ...
 
+    @property
+    def observers(self) -> list[Any]: ...
+
     def model_usage(self) -> dict[str, dict[str, Any]]: ...
 
 
