@@ -131,7 +131,7 @@ async def collect_with_stream_open(prompt: str, opts: ClaudeAgentOptions) -> lis
 async def test_a_pre_tool_use_hook_blocks_the_call(tmp_path: Path) -> None:
     seen: list[dict[str, Any]] = []
 
-    async def guard(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+    async def guard(data: Any, tool_use_id: str | None, context: Any) -> Any:
         seen.append({"tool": data["tool_name"], "id": tool_use_id, "input": data["tool_input"]})
         return {
             "hookSpecificOutput": {
@@ -193,10 +193,12 @@ async def test_interrupt_in_the_middle_of_a_slow_stream(tmp_path: Path) -> None:
             first: list[Any] = []
             async for message in client.receive_response():
                 first.append(message)
-                if isinstance(message, StreamEvent) and not interrupted:
-                    if message.event.get("type") == "content_block_delta":
-                        interrupted = True
-                        await client.interrupt()
+                delta = isinstance(message, StreamEvent) and (
+                    message.event.get("type") == "content_block_delta"
+                )
+                if delta and not interrupted:
+                    interrupted = True
+                    await client.interrupt()
             await client.query("Are you there?")
             second = [m async for m in client.receive_response()]
     stopped = first[-1]
@@ -246,9 +248,7 @@ async def test_structured_output(tmp_path: Path) -> None:
         )
     )
     with FakeModelServer(scenario) as server:
-        opts = options(
-            server, tmp_path, output_format={"type": "json_schema", "schema": schema}
-        )
+        opts = options(server, tmp_path, output_format={"type": "json_schema", "schema": schema})
         messages = await collect("Biggest city of France?", opts)
     result = messages[-1]
     assert isinstance(result, ResultMessage) and result.subtype == "success"
@@ -259,9 +259,7 @@ async def test_structured_output(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("line", ["{not json", "[1, 2]", '{"type": "mystery"}'])
-async def test_a_bad_stdin_line_is_named_and_the_session_goes_on(
-    tmp_path: Path, line: str
-) -> None:
+async def test_a_bad_stdin_line_is_named_and_the_session_goes_on(tmp_path: Path, line: str) -> None:
     async def prompts() -> Any:
         yield {"type": "user", "message": {"role": "user", "content": "hi"}}
 

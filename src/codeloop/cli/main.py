@@ -201,6 +201,28 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run the Setup hooks (matcher maintenance) before the session",
     )
+    _extension_flags(parser)
+    parser.add_argument("--system-prompt", help="replace the built-in system prompt")
+    parser.add_argument("--append-system-prompt", help="add text to the end of the system prompt")
+    parser.add_argument(
+        "--add-dir",
+        dest="add_dirs",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="another directory the tools may work in (repeatable)",
+    )
+    add_mcp_flags(parser)
+    add_sdk_flags(parser)
+    parser.add_argument(
+        "--verbose", action="store_true", help="show tool calls and retries on stderr"
+    )
+    parser.add_argument("--version", action="version", version=f"codeloop {__version__}")
+    return parser
+
+
+def _extension_flags(parser: argparse.ArgumentParser) -> None:
+    """Plugins and agents for this session."""
     parser.add_argument(
         "--plugin-dir",
         dest="plugin_dirs",
@@ -220,23 +242,6 @@ def build_parser() -> argparse.ArgumentParser:
         help='custom agents for this session, e.g. \'{"reviewer": {"description": "Reviews '
         'code", "prompt": "You are a code reviewer", "tools": ["Read", "Grep"]}}\'',
     )
-    parser.add_argument("--system-prompt", help="replace the built-in system prompt")
-    parser.add_argument("--append-system-prompt", help="add text to the end of the system prompt")
-    parser.add_argument(
-        "--add-dir",
-        dest="add_dirs",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="another directory the tools may work in (repeatable)",
-    )
-    add_mcp_flags(parser)
-    add_sdk_flags(parser)
-    parser.add_argument(
-        "--verbose", action="store_true", help="show tool calls and retries on stderr"
-    )
-    parser.add_argument("--version", action="version", version=f"codeloop {__version__}")
-    return parser
 
 
 def _session_flags(parser: argparse.ArgumentParser) -> None:

@@ -1,0 +1,164 @@
+"""What the in-process API yields: the Claude Agent SDK's message types, with its names and
+fields, read from the very objects stream-json prints (cli/render/json_lines.py). Code written
+against the SDK's messages (`isinstance(m, ResultMessage)`, `m.total_cost_usd`, `block.text`)
+reads codeloop's unchanged."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class TextBlock:
+    text: str
+
+
+@dataclass(frozen=True)
+class ThinkingBlock:
+    thinking: str
+    signature: str = ""
+
+
+@dataclass(frozen=True)
+class ToolUseBlock:
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolResultBlock:
+    tool_use_id: str
+    content: str | list[dict[str, Any]] | None = None
+    is_error: bool | None = None
+
+
+ContentBlock = TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock
+
+
+@dataclass(frozen=True)
+class UserMessage:
+    content: str | list[ContentBlock]
+    uuid: str | None = None
+    parent_tool_use_id: str | None = None
+
+
+@dataclass(frozen=True)
+class AssistantMessage:
+    content: list[ContentBlock]
+    model: str
+    parent_tool_use_id: str | None = None
+    usage: dict[str, Any] | None = None
+    message_id: str | None = None
+    stop_reason: str | None = None
+    session_id: str | None = None
+    uuid: str | None = None
+
+
+@dataclass(frozen=True)
+class SystemMessage:
+    """`init` at the start of every prompt (data: the session id, tools, model, MCP servers,
+    permission mode...), and notices, retries, compactions."""
+
+    subtype: str
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ResultMessage:
+    """The end of one prompt: how it ended, what it cost, its answer."""
+
+    subtype: str
+    duration_ms: int
+    duration_api_ms: int
+    is_error: bool
+    num_turns: int
+    session_id: str
+    total_cost_usd: float | None = None
+    usage: dict[str, Any] | None = None
+    result: str | None = None
+    stop_reason: str | None = None
+    structured_output: Any = None
+    model_usage: dict[str, Any] | None = None
+    permission_denials: list[Any] | None = None
+    errors: list[str] | None = None
+    api_error_status: int | None = None
+    terminal_reason: str | None = None
+    uuid: str | None = None
+
+
+@dataclass(frozen=True)
+class StreamEvent:
+    """One event of the model's stream as Anthropic's API sends it (partial messages)."""
+
+    uuid: str
+    session_id: str
+    event: dict[str, Any]
+    parent_tool_use_id: str | None = None
+
+
+Message = UserMessage | AssistantMessage | SystemMessage | ResultMessage | StreamEvent
+
+
+def parse_message(data: dict[str, Any]) -> Message | None:
+    """One stream-json object as its message type (None: a kind the SDK skips too)."""
+    kind = data.get("type")
+    if kind == "assistant":
+        message = data["message"]
+        return AssistantMessage(
+            content=[b for b in map(_block, message["content"]) if b is not None],
+            model=message["model"],
+            parent_tool_use_id=data.get("parent_tool_use_id"),
+            usage=message.get("usage"),
+            message_id=message.get("id"),
+            stop_reason=message.get("stop_reason"),
+            session_id=data.get("session_id"),
+            uuid=data.get("uuid"),
+        )
+    if kind == "user":
+        raw = data["message"]["content"]
+        content: str | list[ContentBlock] = (
+            raw if isinstance(raw, str) else [b for b in map(_block, raw) if b is not None]
+        )
+        return UserMessage(content, data.get("uuid"), data.get("parent_tool_use_id"))
+    if kind == "system":
+        return SystemMessage(str(data.get("subtype", "")), data)
+    if kind == "result":
+        return ResultMessage(
+            subtype=data["subtype"],
+            duration_ms=data["duration_ms"],
+            duration_api_ms=data["duration_api_ms"],
+            is_error=data["is_error"],
+            num_turns=data["num_turns"],
+            session_id=data["session_id"],
+            total_cost_usd=data.get("total_cost_usd"),
+            usage=data.get("usage"),
+            result=data.get("result"),
+            stop_reason=data.get("stop_reason"),
+            structured_output=data.get("structured_output"),
+            model_usage=data.get("modelUsage"),
+            permission_denials=data.get("permission_denials"),
+            errors=data.get("errors"),
+            api_error_status=data.get("api_error_status"),
+            terminal_reason=data.get("terminal_reason"),
+            uuid=data.get("uuid"),
+        )
+    if kind == "stream_event":
+        return StreamEvent(
+            data["uuid"], data["session_id"], data["event"], data.get("parent_tool_use_id")
+        )
+    return None
+
+
+def _block(data: dict[str, Any]) -> ContentBlock | None:
+    kind = data.get("type")
+    if kind == "text":
+        return TextBlock(data["text"])
+    if kind == "thinking":
+        return ThinkingBlock(data["thinking"], data.get("signature", ""))
+    if kind == "tool_use":
+        return ToolUseBlock(data["id"], data["name"], data["input"])
+    if kind == "tool_result":
+        return ToolResultBlock(data["tool_use_id"], data.get("content"), data.get("is_error"))
+    return None
