@@ -127,7 +127,8 @@ class JsonRenderer:
         }
         if api_error:
             result["api_error_status"] = self._api_status
-            result["errors"] = [end.error] if end.error else []
+        if is_error:  # what went wrong, as the SDKs read it
+            result["errors"] = [end.error or end.reason.replace("_", " ")]
         structured = self.structured
         if structured is not None and not is_error:
             if structured.value is not None:

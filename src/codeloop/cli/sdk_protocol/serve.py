@@ -26,8 +26,10 @@ from codeloop.cli.headless import fit_session, list_slash_commands, schema_outpu
 from codeloop.cli.render.json_lines import CLAUDE_CODE_VERSION, write_line
 from codeloop.cli.sdk_protocol.callbacks import callback_hooks, permission_prompt
 from codeloop.cli.sdk_protocol.channel import Channel, ControlError
+from codeloop.cli.sdk_protocol.initialize import from_initialize
 from codeloop.cli.sdk_protocol.turns import Conversation
 from codeloop.errors import CodeloopError, UsageError
+from codeloop.structured_output import StructuredOutput, checked_schema
 
 _EOF = None
 
@@ -52,6 +54,8 @@ class SdkServer:
         self.conversation: Conversation | None = None
         self.prompts: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         self.failure: CodeloopError | None = None
+        # What initialize asked for that the session took (its answer confirms each).
+        self.applied: dict[str, bool] = {}
         self._handlers: dict[str, asyncio.Task[None]] = {}
         self._line = 0
 
@@ -157,6 +161,10 @@ class SdkServer:
             options.agents = _agents(args.agents, (init or {}).get("agents"))
             options.mcp_tunnel = self._tunnel
             structured = schema_output(args)
+            if init is not None:
+                self.applied, schema = from_initialize(options, init)
+                if schema is not None:
+                    structured = StructuredOutput(checked_schema(schema))
             session = build_session(options)
         except CodeloopError as exc:
             self.failure = exc
@@ -247,7 +255,8 @@ class SdkServer:
             if conversation is None:
                 assert self.failure is not None
                 raise self.failure
-            return _server_info(conversation)
+            hooks = {"hooks_applied": True} if request.get("hooks") else {}
+            return {**_server_info(conversation), **self.applied, **hooks}
         conversation = await self.ensure_session(None)
         if conversation is None:
             assert self.failure is not None
