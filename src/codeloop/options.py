@@ -162,6 +162,7 @@ def build_session(options: Options) -> Session:
         agents_json=options.agents,
         plugin_dirs=[(cwd / d).resolve() for d in options.plugin_dirs],
         extra_dirs=add_dirs,  # --add-dir folders' skills load; additionalDirectories' do not
+        sources=options.setting_sources,
     )
     warnings += [Notice("info", note) for note in ext.notes]
     warnings += ext.warnings

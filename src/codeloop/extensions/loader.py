@@ -4,7 +4,7 @@ user, managed folders and the plugins), with one note per file that could not be
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,8 +42,12 @@ def load_extensions(
     agents_json: str | None = None,
     plugin_dirs: Sequence[Path] = (),
     extra_dirs: Sequence[Path] = (),
+    sources: Collection[str] | None = None,
 ) -> Extensions:
+    """`sources` (`--setting-sources`): whether the user's and the project's folders load, as
+    their settings files do (None: both; managed folders and plugins always)."""
     dirs = user_dirs(env)
+    skipped = {"user", "project"} - set(sources) if sources is not None else set()
     managed = managed_dir(env)
     repo = find_repo_root(cwd)
     notes: list[str] = []
@@ -58,16 +62,32 @@ def load_extensions(
         plugins, plugin_notes = load_installed(store, cwd, settings.enabled_plugins, plugin_dirs)
         warnings += plugin_notes
     agents = load_agents(
-        agent_dirs(cwd, repo, dirs.claude, dirs.codeloop, managed),
+        [
+            d
+            for d in agent_dirs(cwd, repo, dirs.claude, dirs.codeloop, managed)
+            if d[1] not in skipped
+        ],
         cli_json=agents_json,
         plugins=component_folders(plugins, "agent_paths"),
     )
     skills = load_skills(
-        skill_roots(cwd, repo, [dirs.claude, dirs.codeloop], managed, extra_dirs),
+        [
+            root
+            for root in skill_roots(cwd, repo, [dirs.claude, dirs.codeloop], managed, extra_dirs)
+            if root[1] not in skipped
+        ],
         plugins=[(p.name, p.root, p.skill_dirs, p.command_paths) for p in plugins],
     )
+    user_styles = {d / "output-styles" for d in (dirs.claude, dirs.codeloop)}
     styles, style_notes = load_styles(
-        style_dirs(cwd, repo, [dirs.claude, dirs.codeloop], managed),
+        [
+            d
+            for d in style_dirs(cwd, repo, [dirs.claude, dirs.codeloop], managed)
+            if not ("user" in skipped and d in user_styles)
+            and not (
+                "project" in skipped and d not in user_styles and not d.is_relative_to(managed)
+            )
+        ],
         component_folders(plugins, "style_paths"),
     )
     style = find(styles, settings.output_style)

@@ -6,9 +6,10 @@ It speaks HTTP/1.1 with keep-alive and chunked streaming, so clients reuse conne
 would in production, and it records every request with monotonic arrival and finish times.
 
 Given a mapping of scenarios instead of one, it holds several conversations at once (a batch
-of tasks): each request is served from the scenario whose key shows first in its messages,
-so each task's prompt names its conversation. Given `summaries`, codeloop's compaction summary
-calls (which come whenever the context manager decides) are answered from that scenario.
+of tasks, or the prompts of one session): each request is served from the scenario whose key
+shows in its latest message naming one, so each prompt names its conversation. Given
+`summaries`, codeloop's compaction summary calls (which come whenever the context manager
+decides) are answered from that scenario.
 """
 
 from __future__ import annotations
@@ -180,6 +181,9 @@ def _fault_error(provider: Provider, fault: Fault) -> _Error:
         case "auth":
             text = msg or "invalid x-api-key"
             return _error(provider, 401, "authentication_error", text, code="invalid_api_key")
+        case "not_found":
+            text = msg or "model: the model does not exist"
+            return _error(provider, 404, "not_found_error", text, code="model_not_found")
     # A mid-stream fault hitting a non-streaming request: the whole answer fails.
     status = 529 if fault.error_type == "overloaded_error" else 500
     return _error(provider, status, fault.error_type, msg or "Overloaded")
@@ -758,20 +762,23 @@ class FakeModelServer:
 
     def player_for(self, body: dict[str, Any], record: RecordedRequest) -> ScenarioPlayer | None:
         """The conversation a request belongs to: the summaries' for a compaction's summary
-        call, else the key found earliest in its messages (the longer key when one contains
-        another), noted on its record."""
+        call, else the key found in its latest message that names one (so each prompt of a
+        multi-turn session can pick its own), earliest in that message (the longer key when one
+        contains another), noted on its record."""
         if self.summaries is not None and _is_summary_call(body):
             record.conversation = "summaries"
             return self.summaries
         if not self.conversations:
             return self.player
         # Chat and Messages bodies say `messages`; the Responses API says `input`.
-        text = json.dumps(body.get("messages", body.get("input")), ensure_ascii=False)
-        found = [(text.find(key), -len(key), key) for key in self.conversations if key in text]
-        if not found:
-            return None
-        record.conversation = min(found)[2]
-        return self.conversations[record.conversation]
+        given = body.get("messages", body.get("input"))
+        for message in reversed(given if isinstance(given, list) else [given]):
+            text = json.dumps(message, ensure_ascii=False)
+            found = [(text.find(k), -len(k), k) for k in self.conversations if k in text]
+            if found:
+                record.conversation = min(found)[2]
+                return self.conversations[record.conversation]
+        return None
 
     def wait_for_requests(
         self, count: int, *, finished: bool = False, timeout: float = 10.0

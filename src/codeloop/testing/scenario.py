@@ -59,13 +59,23 @@ FaultKind = Literal[
     "prompt_too_long",
     "media",
     "auth",
+    # A 404 for the model asked for (a model the API does not know).
+    "not_found",
     "cut",
     "sse_error",
     "stall",
 ]
 # Faults that fail a request before any byte of the answer; the others strike mid-stream.
 REQUEST_FAULTS: frozenset[str] = frozenset(
-    {"overloaded", "rate_limited", "server_error", "prompt_too_long", "media", "auth"}
+    {
+        "overloaded",
+        "rate_limited",
+        "server_error",
+        "prompt_too_long",
+        "media",
+        "auth",
+        "not_found",
+    }
 )
 
 

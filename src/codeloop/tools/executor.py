@@ -294,6 +294,8 @@ class ToolExecutor:
             )
             self._note(moved)
         attached = await self._attachments(tool.name, tool_input, result)
+        if pre is not None and pre.additional_context:  # a PreToolUse hook's word for the model
+            attached = "\n\n".join((*pre.additional_context, *([attached] if attached else [])))
         if hooks is None:
             return _with_feedback(result, attached) if attached else result
         text = result.content if isinstance(result.content, str) else ""
