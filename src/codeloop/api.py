@@ -29,6 +29,7 @@ from codeloop.messages import Message, ResultMessage, parse_message
 from codeloop.options import Options, build_session
 from codeloop.structured_output import StructuredOutput, checked_schema
 from codeloop.tools.function import FunctionTool
+from codeloop.types import new_uuid
 
 
 @dataclass(frozen=True)
@@ -164,16 +165,19 @@ class Client:
             raise RuntimeError("the client is not connected: call connect() or query() first")
         return self._conversation
 
-    async def query(self, prompt: str) -> None:
-        """Send a prompt; it runs after the ones sent before it."""
+    async def query(self, prompt: str) -> str:
+        """Send a prompt; it runs after the ones sent before it. Its message's uuid comes
+        back: rewind_files() takes it."""
         await self.connect()
-        self._turn = asyncio.create_task(self._run(prompt, self._turn))
+        uuid = new_uuid()
+        self._turn = asyncio.create_task(self._run(prompt, uuid, self._turn))
+        return uuid
 
-    async def _run(self, prompt: str, before: asyncio.Task[None] | None) -> None:
+    async def _run(self, prompt: str, uuid: str, before: asyncio.Task[None] | None) -> None:
         if before is not None:
             await asyncio.gather(before, return_exceptions=True)
         try:
-            await self._live().prompt(prompt)
+            await self._live().prompt(prompt, uuid)
         except Exception as exc:  # surfaces in the caller's receive loop
             self._messages.put_nowait(exc)
 
@@ -203,6 +207,12 @@ class Client:
         """An alias or a model name of the session's provider; None: the starting model."""
         await self.connect()
         self._live().set_model(model)
+
+    async def rewind_files(self, user_message_id: str, *, dry_run: bool = False) -> dict[str, Any]:
+        """Set the files back to how they were when that prompt was sent (the conversation
+        goes on as it is): `filesChanged` names them. A dry run only says what would change.
+        CodeloopError: not a prompt of this session, or checkpoints are off."""
+        return await self._live().rewind_files(user_message_id, dry_run=dry_run)
 
     async def disconnect(self) -> None:
         """Stop what runs and close the session (its MCP servers, hooks, transcript)."""

@@ -174,9 +174,11 @@ class Session:
         *,
         attachments: Sequence[TextBlock | ImageBlock] = (),
         model: str | None = None,
+        uuid: str | None = None,
     ) -> AsyncIterator[Event]:
         """Run one prompt: `attachments` go with it in the same message (files an `@path`
-        names, images); `model` answers this prompt instead of the session's (a command's)."""
+        names, images); `model` answers this prompt instead of the session's (a command's);
+        `uuid` names its message (the Agent SDK's, which rewind_files refers to)."""
         self._abort = asyncio.Event()
         for notice in self._notices:
             yield notice
@@ -212,6 +214,8 @@ class Session:
                 yield Notice("warning", problem)
             added = (*added, *attached.messages)
         message = Message("user", (TextBlock(prompt), *attachments))
+        if uuid is not None:
+            message = replace(message, uuid=uuid)
         for item in (message, *added):
             if (failed := self._persist(item)) is not None:
                 yield failed

@@ -232,3 +232,25 @@ def test_the_public_names_are_exported() -> None:
         assert getattr(codeloop, name) is not None
     with pytest.raises(AttributeError):
         codeloop.not_a_name  # noqa: B018
+
+
+async def test_rewind_files_to_a_prompt(tmp_path: Path) -> None:
+    one = tmp_path / "work" / "one.txt"
+    scenario = Scenario(
+        turns=(
+            turn(tool_use("Write", {"file_path": str(one), "content": "1\n"})),
+            turn("Wrote one."),
+        )
+    )
+    with FakeModelServer(scenario) as server:
+        async with Client(options(server, tmp_path, permission_mode="acceptEdits")) as client:
+            prompt = await client.query("Write one.")
+            [m async for m in client.receive_response()]
+            assert one.read_text() == "1\n"
+            preview = await client.rewind_files(prompt, dry_run=True)
+            assert preview == {"canRewind": True, "filesChanged": [str(one)]}
+            assert one.exists()  # a dry run changes nothing
+            done = await client.rewind_files(prompt)
+            assert done["filesChanged"] == [str(one)] and not one.exists()
+            with pytest.raises(codeloop.CodeloopError, match="No file checkpoint"):
+                await client.rewind_files("not-a-prompt")

@@ -26,6 +26,7 @@ from claude_agent_sdk import (  # noqa: E402
     SystemMessage,
     TextBlock,
     ToolPermissionContext,
+    UserMessage,
     create_sdk_mcp_server,
     query,
     tool,
@@ -274,3 +275,48 @@ async def test_a_bad_stdin_line_is_named_and_the_session_goes_on(tmp_path: Path,
     notices = [m for m in messages if isinstance(m, SystemMessage) and m.subtype == "notice"]
     assert notices and "stdin line" in notices[0].data["text"]
     assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "Still here."
+
+
+async def test_rewind_files_sets_the_files_back_to_a_prompt(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    mine = work / "mine.txt"
+    mine.write_text("the user's\n")
+    one, two = work / "one.txt", work / "two.txt"
+    scenario = Scenario(
+        turns=(
+            turn(tool_use("Write", {"file_path": str(one), "content": "1\n"})),
+            turn("Wrote one."),
+            turn(tool_use("Write", {"file_path": str(two), "content": "2\n"})),
+            turn("Wrote two."),
+            turn("Still here."),
+        )
+    )
+    with FakeModelServer(scenario) as server:
+        opts = options(
+            server,
+            tmp_path,
+            enable_file_checkpointing=True,
+            permission_mode="acceptEdits",
+            extra_args={"replay-user-messages": None},
+        )
+        prompts: list[str] = []
+        async with ClaudeSDKClient(opts) as client:
+            for text in ("Write one.", "Write two."):
+                await client.query(text)
+                async for message in client.receive_response():
+                    if isinstance(message, UserMessage) and message.content == text:
+                        assert message.uuid
+                        prompts.append(message.uuid)
+            mine.write_text("the user's, edited\n")  # not the agent's: a rewind keeps it
+            with pytest.raises(Exception, match="No file checkpoint found"):
+                await client.rewind_files("not-a-message")
+            await client.rewind_files(prompts[1])
+            assert one.read_text() == "1\n" and not two.exists()
+            await client.rewind_files(prompts[0])
+            assert not one.exists() and not two.exists()
+            assert mine.read_text() == "the user's, edited\n"
+            await client.query("Are you there?")  # the conversation goes on as it was
+            last = [m async for m in client.receive_response()][-1]
+    assert isinstance(last, ResultMessage) and last.result == "Still here."
+    assert "Wrote two." in sent_text(server.requests[-1])

@@ -35,6 +35,8 @@ def drive(
     with FakeModelServer(turns) as server:
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            # A run against a source tree (PYTHONPATH=src) runs that tree's codeloop.
+            **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},
             **sdk_env(server, tmp_path),
             "CODELOOP_TEST_BIN": str(CODELOOP),
             "CODELOOP_TEST_WORK": str(work),
@@ -132,3 +134,27 @@ def test_structured_output(tmp_path: Path, attempts: int) -> None:
     records, _ = drive("structured", turns, tmp_path)
     (result,) = messages(records, "result")
     assert result["subtype"] == "success" and result["structured_output"] == answer
+
+
+def test_rewind_files(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    one, two = work / "one.txt", work / "two.txt"
+    turns = [
+        turn(tool_use("Write", {"file_path": str(one), "content": "1\n"})),
+        turn("Wrote one."),
+        turn(tool_use("Write", {"file_path": str(two), "content": "2\n"})),
+        turn("Wrote two."),
+        turn("Still here."),
+    ]
+    records, _ = drive("rewind", turns, tmp_path)
+    answers = {k: v for r in records if r["kind"] == "rewound" for k, v in r["value"].items()}
+    assert answers["bogus"] == {
+        "canRewind": False,
+        "error": "No file checkpoint found for this message.",
+    }
+    assert answers["dry"]["canRewind"] is True
+    assert sorted(answers["dry"]["filesChanged"]) == [str(one), str(two)]
+    assert answers["real"]["canRewind"] is True
+    assert not one.exists() and not two.exists()
+    assert messages(records, "result")[-1]["result"] == "Still here."

@@ -114,6 +114,26 @@ const scenarios = {
       if (results === 2) await q.setModel("haiku");
     });
   },
+  async rewind() {
+    const options = {
+      ...base,
+      enableFileCheckpointing: true,
+      permissionMode: "acceptEdits",
+      extraArgs: { "replay-user-messages": null },
+    };
+    const prompts = [];
+    let results = 0;
+    const texts = ["Write one.", "Write two.", "Are you there?"];
+    await conversation(texts, options, async (message, q) => {
+      if (message.type === "user" && texts.includes(message.message.content)) {
+        prompts.push(message.uuid);
+      }
+      if (message.type !== "result" || ++results !== 2) return;
+      print("rewound", { bogus: await q.rewindFiles("not-a-message", { dryRun: true }) });
+      print("rewound", { dry: await q.rewindFiles(prompts[0], { dryRun: true }) });
+      print("rewound", { real: await q.rewindFiles(prompts[0]) });
+    });
+  },
   async structured() {
     const schema = {
       type: "object",

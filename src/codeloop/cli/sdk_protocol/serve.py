@@ -273,7 +273,8 @@ class SdkServer:
         if subtype == "mcp_status":
             return {"mcpServers": _mcp_status(session)}
         if subtype == "rewind_files":
-            return await _rewind_files(session, request.get("user_message_id"))
+            dry_run = bool(request.get("dry_run"))
+            return await conversation.rewind_files(request.get("user_message_id"), dry_run=dry_run)
         raise _Unsupported
 
 
@@ -346,18 +347,3 @@ def _mcp_status(session: Any) -> list[dict[str, Any]]:
         }
         for s in session.mcp.statuses()
     ]
-
-
-async def _rewind_files(session: Any, message_id: Any) -> dict[str, Any]:
-    """Put the files back as they were before the turn of `message_id` (the conversation
-    stays as it is, as with Claude Code's rewind_files)."""
-    if session.checkpoints is None:
-        raise UsageError("rewind_files: this session keeps no checkpoints")
-    if not isinstance(message_id, str) or not message_id:
-        raise UsageError("rewind_files: user_message_id is missing")
-    await session.checkpoints.settle()
-    checkpoint = session.checkpoints.for_message(message_id)
-    if checkpoint is None:
-        raise UsageError(f"rewind_files: no checkpoint was taken after message {message_id}")
-    done = await session.rewind(checkpoint.number, conversation=False)
-    return {"checkpoint": checkpoint.number, "files": list(getattr(done, "restored", []))}

@@ -10,7 +10,7 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codeloop.cli.headless import list_slash_commands
 from codeloop.cli.render.json_lines import Emit, StreamJsonRenderer
@@ -22,6 +22,9 @@ from codeloop.permissions.policy import PERMISSION_MODES, PermissionMode
 from codeloop.session import Session
 from codeloop.structured_output import StructuredOutput
 from codeloop.types import new_uuid
+
+if TYPE_CHECKING:
+    from codeloop.checkpoints.restore import Change
 
 # Claude Code's other names for modes codeloop runs as default.
 MODE_ALIASES: Mapping[str, PermissionMode] = {"auto": "default", "manual": "default"}
@@ -52,10 +55,12 @@ class Conversation:
         self.status = 0
 
     async def prompt(self, content: Any, uuid: str | None = None) -> int:
-        """Run one prompt (a string, or a list of content blocks) to its result."""
+        """Run one prompt (a string, or a list of content blocks) to its result; `uuid` names
+        its message (the SDK's, or a new one), the id rewind_files takes."""
         started = time.monotonic()
         text, dropped = prompt_text(content)
         session = self.session
+        uuid = uuid or new_uuid()
         if self.replay:
             self.emit(
                 {
@@ -63,7 +68,7 @@ class Conversation:
                     "message": {"role": "user", "content": content},
                     "parent_tool_use_id": None,
                     "session_id": session.session_id,
-                    "uuid": uuid or new_uuid(),
+                    "uuid": uuid,
                     "isReplay": True,
                 }
             )
@@ -77,7 +82,7 @@ class Conversation:
             for kind in dropped:
                 self.notice(f"a prompt's {kind} block is not supported yet; it was left out")
             end: LoopEnd | None = None
-            async for event in session.submit(text):
+            async for event in session.submit(text, uuid=uuid):
                 self.out.event(event)
                 if isinstance(event, LoopEnd):
                     end = event
@@ -125,6 +130,54 @@ class Conversation:
                 )
         session.config.model = name
         return name
+
+    async def rewind_files(self, message_id: Any, *, dry_run: bool = False) -> dict[str, Any]:
+        """The files as they were when the prompt `message_id` was sent (the conversation
+        stays as it is), in Claude Code's answer: `canRewind`, and `filesChanged` (with a dry
+        run, what would change). An id that is not a prompt of this session: UsageError, or
+        canRewind false for a dry run, as Claude Code answers."""
+        session = self.session
+        if session.checkpoints is None:
+            raise UsageError(
+                "rewind_files: this session keeps no checkpoints (checkpoints.enabled is "
+                "false, or CODELOOP_CHECKPOINTS=0)"
+            )
+        prompts = {m.uuid for m in session.messages if m.role == "user" and not m.tool_results}
+        if not isinstance(message_id, str) or message_id not in prompts:
+            if dry_run:
+                return {"canRewind": False, "error": NO_CHECKPOINT}
+            raise UsageError(NO_CHECKPOINT)
+        await session.checkpoints.settle()
+        checkpoint = session.checkpoints.for_message(message_id)
+        if checkpoint is None:  # nothing was written from that prompt on
+            return {"canRewind": True, "filesChanged": []}
+        # The files as they were, whoever changed them since (Claude Code's rewind): force.
+        done = await session.rewind(
+            checkpoint.number, conversation=False, dry_run=dry_run, force=True
+        )
+        plan = done.files.plan
+        if dry_run:
+            changes = plan.to_apply(force=True)
+            return {"canRewind": True, "filesChanged": _paths(changes)}
+        applied = done.files.applied
+        restored = applied.done if applied is not None else []
+        failed = applied.failed if applied is not None else []
+        if failed and not restored:
+            why = "; ".join(f"{_paths([c])[0]}: {reason}" for c, reason in failed)
+            raise UsageError(f"rewind_files: no file could be restored: {why}")
+        answer: dict[str, Any] = {"canRewind": True, "filesChanged": _paths(restored)}
+        if failed:
+            answer["filesFailed"] = [
+                {"path": _paths([c])[0], "error": reason} for c, reason in failed
+            ]
+        return answer
+
+
+NO_CHECKPOINT = "No file checkpoint found for this message."
+
+
+def _paths(changes: Sequence[Change]) -> list[str]:
+    return [os.path.join(c.root, c.path) for c in changes]
 
 
 def _mode(name: str) -> PermissionMode:
