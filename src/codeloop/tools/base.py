@@ -21,6 +21,8 @@ from codeloop.types import ImageBlock, TextBlock, ToolUseBlock
 if TYPE_CHECKING:
     # pydantic costs ~100 ms to load: tool inputs (tools/input.py) are imported with the tools
     # themselves, on first use, so a session sends its first request without them.
+    from pydantic import BaseModel
+
     from codeloop.tools.input import ToolInput
 
 
@@ -193,23 +195,36 @@ class Tool(ABC, Generic[InputT]):
         background thread while the session's first model call is in flight."""
 
     def parse(self, raw: dict[str, Any]) -> InputT:
-        from pydantic import ValidationError
-
-        try:
-            return self.input_model.model_validate(raw)
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or 'input'}: {err['msg']}"
-                for err in exc.errors()
-            )
-            raise ToolInputError(f"InputValidationError: {self.name} {problems}") from None
+        return validated(self.name, self.input_model, raw)
 
     def spec(self) -> ToolSpec:
-        schema = self.input_model.model_json_schema(by_alias=True)
-        schema.pop("title", None)
-        for prop in schema.get("properties", {}).values():
-            prop.pop("title", None)
-        return ToolSpec(self.name, self.description, schema)
+        return spec_of(self.name, self.description, self.input_model)
+
+
+M = TypeVar("M", bound="BaseModel")
+
+
+def validated(name: str, model: type[M], raw: dict[str, Any]) -> M:
+    """A tool's input checked against its model; ToolInputError says what is wrong."""
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'input'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise ToolInputError(f"InputValidationError: {name} {problems}") from None
+
+
+def spec_of(name: str, description: str, model: type[BaseModel]) -> ToolSpec:
+    """What the model is told of a tool: its input model's JSON schema, without titles."""
+    schema = model.model_json_schema(by_alias=True)
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    return ToolSpec(name, description, schema)
 
 
 class AnyTool(Protocol):

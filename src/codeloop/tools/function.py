@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any, get_type_hints
 
 from codeloop.models.base import ToolSpec
-from codeloop.tools.base import ToolContext, ToolInputError, ToolResult
+from codeloop.tools.base import ToolContext, ToolResult, spec_of, validated
 from codeloop.types import TextBlock
 
 
@@ -44,23 +44,10 @@ class FunctionTool:
         )
 
     def spec(self) -> ToolSpec:
-        schema = self.model.model_json_schema()
-        schema.pop("title", None)
-        for prop in schema.get("properties", {}).values():
-            prop.pop("title", None)
-        return ToolSpec(self.name, self.description, schema)
+        return spec_of(self.name, self.description, self.model)
 
     def parse(self, raw: dict[str, Any]) -> Any:
-        from pydantic import ValidationError
-
-        try:
-            return self.model.model_validate(raw)
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or 'input'}: {err['msg']}"
-                for err in exc.errors()
-            )
-            raise ToolInputError(f"InputValidationError: {self.name} {problems}") from None
+        return validated(self.name, self.model, raw)
 
     def is_read_only(self, args: Any) -> bool:
         return self.read_only
