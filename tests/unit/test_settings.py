@@ -317,3 +317,15 @@ def test_disable_all_hooks_spares_managed_hooks(dirs: tuple[Path, Path, dict[str
     )
     (group,) = load_settings(project, env=env).hooks["Stop"]
     assert group.hooks[0].command == "org.sh"
+
+
+def test_a_hook_on_an_event_codeloop_never_fires_is_named(
+    dirs: tuple[Path, Path, dict[str, str]],
+) -> None:
+    _, project, env = dirs
+    hook = {"hooks": [{"type": "command", "command": "notify.sh"}]}
+    write(project / ".claude" / "settings.json", {"hooks": {"TeammateIdle": [hook]}})
+    settings = load_settings(project, env=env)
+    (warning,) = settings.warnings
+    assert "hooks.TeammateIdle: codeloop never fires TeammateIdle: " in warning
+    assert "agent teams" in warning  # the reason, so the user knows it is not a typo
