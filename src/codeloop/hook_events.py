@@ -101,20 +101,8 @@ EVENTS: dict[str, EventSpec] = {
         ),
         EventSpec("PreCompact", "trigger", blocks=True, types=_NO_MODEL),
         EventSpec("PostCompact", "trigger", types=_NO_MODEL),
-        EventSpec(
-            "Elicitation",
-            "mcp_server_name",
-            blocks=True,
-            types=_NO_MODEL,
-            not_fired="MCP elicitations are not supported yet",
-        ),
-        EventSpec(
-            "ElicitationResult",
-            "mcp_server_name",
-            blocks=True,
-            types=_NO_MODEL,
-            not_fired="MCP elicitations are not supported yet",
-        ),
+        EventSpec("Elicitation", "mcp_server_name", blocks=True, types=_NO_MODEL),
+        EventSpec("ElicitationResult", "mcp_server_name", blocks=True, types=_NO_MODEL),
         EventSpec("SessionEnd", "reason", types=_NO_MODEL, default_timeout=1.5),
     )
 }

@@ -72,6 +72,8 @@ _QUIET = frozenset(
         "MessageDisplay",
         "ConfigChange",
         "WorktreeRemove",
+        "Elicitation",
+        "ElicitationResult",
     }
 )
 
@@ -103,6 +105,9 @@ class HookOutcome:
     request_behavior: Literal["allow", "deny"] | None = None
     request_message: str = ""
     interrupt: bool = False
+    # Each hook's `hookSpecificOutput`, in order, for the event's own fields (an elicitation's
+    # `action`/`content`, FileChanged's `watchPaths`, ...).
+    specific: tuple[Mapping[str, Any], ...] = ()
 
     def for_model(self) -> str:
         """The text the model should read: why it was blocked (unless the reason is the
@@ -132,6 +137,7 @@ class _Fold:
     request_behavior: Literal["allow", "deny"] | None = None
     request_message: str = ""
     interrupt: bool = False
+    specific: list[Mapping[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -444,6 +450,7 @@ def _fold(event: str, runs: Sequence[tuple[HookCommand, HookRun]]) -> HookOutcom
         request_behavior=fold.request_behavior,
         request_message=fold.request_message,
         interrupt=fold.interrupt,
+        specific=tuple(fold.specific),
     )
 
 
@@ -489,6 +496,8 @@ def _take_json(event: str, hook: HookCommand, answer: Mapping[str, Any], fold: _
         return
     specific = answer.get("hookSpecificOutput")
     specific = specific if isinstance(specific, dict) else {}
+    if specific:
+        fold.specific.append(specific)
     if answer.get("continue") is False:
         fold.stop = True
         if stop_reason := _str(answer.get("stopReason")):

@@ -438,6 +438,8 @@ def _connect_hooks(hooks: HookRunner, session: Session, call_model: CallModel, m
         return result.content if isinstance(result.content, str) else ""
 
     hooks.agent_judge = verify
+    if session.mcp is not None:  # a server asking the user for input meets the hooks first
+        session.mcp.elicitations.hooks = hooks
 
 
 def _skill_tool(runtime: SkillRuntime) -> AnyTool:

@@ -235,6 +235,10 @@ class Session:
                 if self.hooks is not None and event.reason in FAILURE_ENDS:
                     await self._stop_failure(event)
             self._publish(event)
+            # What the MCP servers caused meanwhile (an elicitation nobody could answer).
+            self._notices += (
+                [Notice("warning", t) for t in self.mcp.take_notices()] if self.mcp else []
+            )
             for notice in self._notices:
                 yield notice
             self._notices.clear()

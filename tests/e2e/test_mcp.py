@@ -309,6 +309,7 @@ def test_a_hung_call_times_out_as_an_error_result(tmp_path: Path) -> None:
         turns=(
             turn(tool_use("mcp__py__hang", {})),
             turn(tool_use("mcp__py__echo", {"text": "after"})),
+            turn(tool_use("mcp__py__cancelled", {})),
             turn("ok"),
         )
     )
@@ -326,6 +327,8 @@ def test_a_hung_call_times_out_as_an_error_result(tmp_path: Path) -> None:
     text, is_error, _ = tool_results(bodies[1])[0]
     assert is_error and "did not answer within 1 s" in text and "MCP_TOOL_TIMEOUT" in text
     assert tool_results(bodies[2])[0] == ("pyserver echoes: after", False, ["text"])
+    # codeloop told the server (notifications/cancelled), which stopped the hung call.
+    assert tool_results(bodies[3])[0] == ("hang was cancelled", False, ["text"])
 
 
 def test_mcp_config_flag_and_strict_mode(tmp_path: Path) -> None:

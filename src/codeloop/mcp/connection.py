@@ -41,6 +41,8 @@ logging.getLogger("mcp").propagate = False
 
 AuthFactory = Callable[[ServerConfig], "httpx.Auth | None"]
 Changed = Callable[["Connection"], None]
+# (server name, the request) -> the answer; elicit.py's Elicitations.answer.
+Elicit = Callable[[str, types.ElicitRequestParams], Awaitable[types.ElicitResult]]
 
 
 class ServerLost(Exception):
@@ -63,10 +65,12 @@ class Connection:
         auth: AuthFactory | None = None,
         on_change: Changed | None = None,
         tunnel: Tunnel | None = None,
+        elicit: Elicit | None = None,
     ) -> None:
         self.config = config
         # How an "sdk" server is reached: through the program that drives this session.
         self._tunnel = tunnel
+        self._elicit = elicit
         self.name = config.name
         self._env = env
         self._cwd = cwd
@@ -87,7 +91,7 @@ class Connection:
         self._scope: anyio.CancelScope | None = None
         self._stderr: IO[bytes] | None = None
         self._lock = asyncio.Lock()
-        self._refreshes: set[asyncio.Task[None]] = set()
+        self._background: set[asyncio.Task[None]] = set()
 
     # --- connecting ------------------------------------------------------------------------
 
@@ -127,7 +131,11 @@ class Connection:
                 read, write = await stack.enter_async_context(self._transport())
                 session = await stack.enter_async_context(
                     ClientSession(
-                        read, write, message_handler=self._on_message, client_info=CLIENT_INFO
+                        read,
+                        write,
+                        message_handler=self._on_message,
+                        client_info=CLIENT_INFO,
+                        elicitation_callback=self._elicitation if self._elicit else None,
                     )
                 )
                 with anyio.CancelScope() as scope:
@@ -216,10 +224,19 @@ class Connection:
         lists = types.ToolListChangedNotification | types.PromptListChangedNotification
         if isinstance(message.root, lists):
             task = asyncio.create_task(self._refresh(), name=f"mcp:{self.name}:refresh")
-            self._refreshes.add(task)
-            task.add_done_callback(self._refreshes.discard)
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
         elif isinstance(message.root, types.ResourceListChangedNotification) and self._on_change:
             self._on_change(self)
+
+    async def _elicitation(
+        self, context: Any, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        assert self._elicit is not None
+        try:
+            return await self._elicit(self.name, params)
+        except Exception as exc:  # a failing hook must not leave the server waiting
+            return types.ErrorData(code=types.INTERNAL_ERROR, message=describe(exc))
 
     async def _refresh(self) -> None:
         session = self._session
@@ -235,9 +252,10 @@ class Connection:
             self._on_change(self)
 
     async def settled(self) -> None:
-        """Wait for list refreshes that notifications started (each bounded by the timeout)."""
-        while self._refreshes:
-            await asyncio.gather(*self._refreshes, return_exceptions=True)
+        """Wait for list refreshes that notifications started and cancellations being sent
+        (each bounded by the timeout)."""
+        while self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
 
     # --- requests --------------------------------------------------------------------------
 
@@ -261,10 +279,17 @@ class Connection:
         """Run one request; a timeout, a crash or a lost connection raises ServerLost (and a
         dead server is started again by the next request)."""
         session = await self.session()
+        # The id the SDK gives the request `call` sends first (it numbers them in order and
+        # does not expose it), so the server can be told to stop working on it.
+        request_id = session._request_id
         try:
             async with asyncio.timeout(limit):
                 return await call(session)
+        except asyncio.CancelledError:  # interrupted (Ctrl+C, the run stopped)
+            self._cancel(session, request_id, "interrupted by the user")
+            raise
         except TimeoutError:
+            self._cancel(session, request_id, f"timed out after {limit:g} s")
             raise ServerLost(
                 f"{what} timed out: MCP server {self.name} did not answer within {limit:g} s "
                 "(MCP_TOOL_TIMEOUT sets the limit, in milliseconds)"
@@ -277,6 +302,22 @@ class Connection:
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, httpx.TransportError) as exc:
             self._lost(exc)
             raise ServerLost(self._lost_message(what)) from None
+
+    def _cancel(self, session: ClientSession, request_id: int, reason: str) -> None:
+        """`notifications/cancelled` for a request we stopped waiting for, sent in the
+        background (the caller may itself be cancelled); a server already gone is ignored."""
+
+        async def send() -> None:
+            note = types.CancelledNotification(
+                params=types.CancelledNotificationParams(requestId=request_id, reason=reason)
+            )
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(self.timeouts.connect):
+                    await session.send_notification(types.ClientNotification(note))
+
+        task = asyncio.create_task(send(), name=f"mcp:{self.name}:cancel")
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def _lost(self, exc: BaseException) -> None:
         if self.status == "connected":
@@ -319,7 +360,7 @@ class Connection:
             self._stderr = None
 
     async def aclose(self) -> None:
-        for task in list(self._refreshes):
+        for task in list(self._background):
             task.cancel()
         await self._shutdown()
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from codeloop.mcp.config import ServerConfig, Timeouts
+from codeloop.mcp.elicit import Elicitations
 from codeloop.mcp.search import NAME as SEARCH_TOOL
 from codeloop.mcp.search import SearchMode, ToolSearchTool
 from codeloop.models.base import ToolSpec
@@ -69,6 +70,8 @@ class McpManager:
         self._server_tools: dict[str, str] = {}
         self._loaded: set[str] = set()
         self.notices: list[str] = []
+        # Servers asking the user for input: the session gives it its hooks, a UI its `ask`.
+        self.elicitations = Elicitations(notices=self.notices)
         self._started: asyncio.Task[None] | None = None
 
     # --- starting --------------------------------------------------------------------------
@@ -91,6 +94,7 @@ class McpManager:
                 auth=self._auth,
                 on_change=self._changed,
                 tunnel=self._tunnel,
+                elicit=self.elicitations.answer,
             )
         await asyncio.gather(*(c.connect() for c in self.connections.values()))
         for conn in self.connections.values():
@@ -180,7 +184,8 @@ class McpManager:
         return out
 
     def take_notices(self) -> list[str]:
-        notices, self.notices = self.notices, []
+        notices = list(self.notices)
+        self.notices.clear()  # the same list the elicitations add to
         return notices
 
     async def aclose(self) -> None:

@@ -8,7 +8,9 @@ an in-memory provider that approves every request, as a user clicking "allow" wo
 Over HTTP and SSE it prints its URL on stdout, one line, once it is listening.
 
 Tools: echo, add, tiny_image, grow (adds a tool and notifies `list_changed`), crash (the
-process kills itself mid-call), hang (never answers), and with --tools N, N generated ones.
+process kills itself mid-call), hang (never answers, unless the client cancels it), cancelled
+(waits up to 10 s for a hang to be cancelled by the client's `notifications/cancelled`), ask
+(asks the user through an elicitation), and with --tools N, N generated ones.
 Resource `notes://greeting`, template `notes://item/{item}`, prompt `review(file, focus)`.
 """
 
@@ -24,8 +26,10 @@ from pathlib import Path
 from typing import Any
 
 # At the top, not in build(): FastMCP reads the tools' annotations from this module's globals.
+import anyio
 from mcp.server.fastmcp import Context, FastMCP, Image
 from mcp.types import ToolAnnotations
+from pydantic import BaseModel
 
 TINY_PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=="
@@ -74,13 +78,34 @@ def build(name: str, extra_tools: int, auth: Any = None, auth_settings: Any = No
         os.kill(os.getpid(), signal.SIGKILL)
         return "unreachable"
 
+    hang_cancelled = anyio.Event()
+
     @server.tool()
     async def hang() -> str:
         """Never answers."""
-        import anyio
-
-        await anyio.sleep_forever()
+        try:
+            await anyio.sleep_forever()
+        finally:  # the client cancelled the request (or the server is closing)
+            hang_cancelled.set()
         return "unreachable"
+
+    @server.tool()
+    async def cancelled() -> str:
+        """Whether a hang call was cancelled by the client (waits for it up to 10 s)."""
+        with anyio.move_on_after(10):
+            await hang_cancelled.wait()
+        return "hang was cancelled" if hang_cancelled.is_set() else "hang is still running"
+
+    class Answer(BaseModel):
+        answer: str
+
+    @server.tool()
+    async def ask(question: str, ctx: Context) -> str:  # type: ignore[type-arg]
+        """Ask the user a question (an elicitation) and say what came back."""
+        result = await ctx.elicit(question, Answer)
+        if result.action == "accept":
+            return f"the user answered: {result.data.answer}"
+        return f"the user did not answer: {result.action}"
 
     for i in range(extra_tools):
         _generated(server, i)
@@ -220,7 +245,6 @@ def main() -> None:
 
 
 def _serve_http(args: argparse.Namespace) -> None:
-    import anyio
     import uvicorn
 
     sock = socket.socket()
