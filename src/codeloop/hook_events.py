@@ -69,13 +69,7 @@ EVENTS: dict[str, EventSpec] = {
         EventSpec("Stop", blocks=True),
         EventSpec("StopFailure", "error", types=_NO_MODEL),
         EventSpec("TeammateIdle", blocks=True, not_fired=_NO_TEAMS),
-        EventSpec(
-            "ConfigChange",
-            "source",
-            blocks=True,
-            types=_NO_MODEL,
-            not_fired="codeloop reads its configuration once, at start",
-        ),
+        EventSpec("ConfigChange", "source", blocks=True, types=_NO_MODEL),
         EventSpec("CwdChanged", types=_NO_MODEL, env_file=True),
         EventSpec(
             "DirectoryAdded",
@@ -83,13 +77,7 @@ EVENTS: dict[str, EventSpec] = {
             types=_NO_MODEL,
             not_fired="directories are added only at start (--add-dir)",
         ),
-        EventSpec(
-            "FileChanged",
-            "file_path",
-            types=_NO_MODEL,
-            env_file=True,
-            not_fired="codeloop does not watch files",
-        ),
+        EventSpec("FileChanged", "file_path", types=_NO_MODEL, env_file=True),
         EventSpec(
             "WorktreeCreate",
             blocks=True,

@@ -44,6 +44,7 @@ from codeloop.hook_handlers import (
     run_http,
     run_prompt,
 )
+from codeloop.hook_watch import ConfigFiles, FileWatch, matcher_files
 
 PermissionBehavior = Literal["allow", "deny", "ask"]
 # (rule, tool name, tool input, cwd) -> whether the handler's `if` rule matches the call.
@@ -58,6 +59,10 @@ _LEGACY_DECISIONS: dict[str, PermissionBehavior] = {"approve": "allow", "block":
 _MODEL_LABELS = {"PreToolUse": "A PreToolUse hook blocked this tool call"}
 # Claude Code renamed Task to Agent: a matcher naming either fires for codeloop's Task.
 _ALIASES = {"Task": "Agent"}
+# Events whose `continue` Claude Code discards (they cannot stop anything).
+_NO_CONTINUE = frozenset({"CwdChanged", "FileChanged", "DirectoryAdded"})
+# Events whose hooks may return `watchPaths`, the files FileChanged watches besides its own.
+_WATCH_SETTERS = frozenset({"SessionStart", "CwdChanged", "FileChanged"})
 # Events whose exit 2 is feedback for the model (the tool already ran).
 _FEEDBACK = frozenset({"PostToolUse", "PostToolUseFailure"})
 # Events whose systemMessage and `continue` Claude Code discards.
@@ -149,6 +154,9 @@ class _Shared:
     pending: list[str] = field(default_factory=list)
     fired_once: set[tuple[Any, ...]] = field(default_factory=set)
     added: list[HooksConfig] = field(default_factory=list)
+    watch: FileWatch = field(default_factory=FileWatch)
+    # Changed config files the user was told about (once each).
+    told: set[Path] = field(default_factory=set)
 
 
 class Hooks(Protocol):
@@ -162,6 +170,8 @@ class Hooks(Protocol):
     ) -> HookOutcome: ...
 
     def take_async_context(self) -> list[str]: ...
+
+    async def check_watched(self) -> list[str]: ...
 
 
 class HookRunner:
@@ -182,6 +192,7 @@ class HookRunner:
         if_matcher: IfMatcher | None = None,
         http: HttpPolicy | None = None,
         env_file: Path | None = None,
+        config_files: ConfigFiles | None = None,
     ) -> None:
         self.hooks = hooks
         self.session_id = session_id
@@ -203,6 +214,8 @@ class HookRunner:
         self.env_file = env_file
         self.agent: dict[str, str] = {}
         self._shared = _Shared()
+        watched = [g.matcher for g in hooks.get("FileChanged", ())]
+        self._shared.watch = FileWatch(matcher_files(watched, cwd), config_files)
 
     # --- the configuration ------------------------------------------------------------------
 
@@ -304,7 +317,12 @@ class HookRunner:
             if command.async_:
                 self._start_async(event, command, body, data)
         runs = await asyncio.gather(*(self._run_one(event, c, body, data) for c in waited))
-        return _fold(event, list(zip(waited, runs, strict=True)))
+        outcome = _fold(event, list(zip(waited, runs, strict=True)))
+        if event in _WATCH_SETTERS:
+            for specific in outcome.specific:
+                if isinstance(paths := specific.get("watchPaths"), list):
+                    self._shared.watch.set_dynamic(str(p) for p in paths)
+        return outcome
 
     async def _run_one(
         self, event: str, hook: HookCommand, body: Mapping[str, Any], data: bytes
@@ -350,6 +368,26 @@ class HookRunner:
         """What async hooks that finished since the last call say to the model."""
         pending, self._shared.pending[:] = list(self._shared.pending), []
         return pending
+
+    async def check_watched(self) -> list[str]:
+        """FileChanged and ConfigChange for what changed since the last check; returns what
+        the user should read."""
+        watch, messages = self._shared.watch, list[str]()
+        for path, change in watch.file_changes():
+            outcome = await self.run("FileChanged", {"file_path": str(path), "event": change})
+            messages += outcome.system_messages
+        for path, source in watch.config_changes():
+            outcome = await self.run("ConfigChange", {"source": source, "file_path": str(path)})
+            # A blocked change stays quiet (Claude Code's contract); policy cannot be blocked.
+            if (
+                not outcome.blocked or source == "policy_settings"
+            ) and path not in self._shared.told:
+                self._shared.told.add(path)
+                messages.append(
+                    f"{path} changed during the session; codeloop reads settings and skills "
+                    "when a session starts, so the change applies from the next session"
+                )
+        return messages
 
     async def aclose(self) -> None:
         """End the session's background hooks (a headless run does not wait for them)."""
@@ -434,6 +472,8 @@ def _fold(event: str, runs: Sequence[tuple[HookCommand, HookRun]]) -> HookOutcom
         fold.blocked, fold.reasons = False, []
     if event in _QUIET:
         fold.messages, fold.stop = [], False
+    if event in _NO_CONTINUE:
+        fold.stop = False
     return HookOutcome(
         event=event,
         runs=tuple(run for _, run in runs),

@@ -594,6 +594,8 @@ async def after_tools(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
     content: tuple[ToolResultBlock | TextBlock, ...] = tuple(results)
     if batch_context := await attempt.executor.finish_batch():
         content = (*content, TextBlock(batch_context))
+    for event in attempt.executor.ready():  # the batch hooks' messages for the user
+        yield attempt.collect(event)
     if recovering:
         content = (*content, TextBlock(OUTPUT_RECOVERY_PROMPT))
     user_message = Message("user", content, uuid=run.deps.uuid(), is_meta=not results)

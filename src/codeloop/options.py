@@ -60,7 +60,7 @@ from codeloop.permissions.sandbox import sandbox_for
 from codeloop.repair import repair_history
 from codeloop.session import DEFAULT_SUBAGENT_MAX_TURNS, Session, SessionConfig
 from codeloop.session_store import SessionStore
-from codeloop.settings import RULE_KINDS, Settings, load_settings, user_dirs
+from codeloop.settings import RULE_KINDS, Settings, config_sources, load_settings, user_dirs
 from codeloop.settings_apply import (
     permission_mode,
     session_env,
@@ -544,6 +544,7 @@ def _hooks(
         if_matcher=if_matcher,
         http=HttpPolicy(settings.allowed_http_hook_urls, settings.http_hook_env_vars),
         env_file=workspace.env_file,
+        config_files=functools.partial(config_sources, cwd, env),
     )
     policy.request_hook = functools.partial(_permission_request, runner)
     return runner

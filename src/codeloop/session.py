@@ -193,6 +193,8 @@ class Session:
             yield Notice("warning", text)
         added: tuple[Message, ...] = ()
         if self.hooks is not None:
+            for text in await self.hooks.check_watched():  # changed since the last prompt
+                yield Notice("warning", text)
             if pending := self.hooks.take_async_context():
                 added = (Message.user(system_reminder("\n\n".join(pending)), is_meta=True),)
             submitted = await self.hooks.run("UserPromptSubmit", {"prompt": prompt})

@@ -187,6 +187,24 @@ def _files(cwd: Path, env: Mapping[str, str] | None) -> list[tuple[Path, Setting
     ]
 
 
+_CHANGE_SOURCES = {
+    "user": "user_settings",
+    "project": "project_settings",
+    "local": "local_settings",
+}
+
+
+def config_sources(cwd: Path, env: Mapping[str, str] | None = None) -> dict[Path, str]:
+    """Every settings and skill file as ConfigChange names its source (the files that exist
+    now, and the settings files that could appear)."""
+    found = {path: _CHANGE_SOURCES[scope] for path, scope in _files(cwd, env)}
+    found |= {path: "policy_settings" for path in managed_files(env)}
+    for folder in (cwd / ".claude" / "skills", cwd / ".codeloop" / "skills"):
+        if folder.is_dir():
+            found |= {path: "skills" for path in sorted(folder.rglob("SKILL.md"))}
+    return found
+
+
 def managed_files(env: Mapping[str, str] | None = None) -> list[Path]:
     """managed-settings.json, then every managed-settings.d/*.json in name order."""
     root = managed_dir(env)

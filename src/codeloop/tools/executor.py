@@ -367,6 +367,8 @@ class ToolExecutor:
             if (batch.blocked or batch.stop) and self.hook_stop is None:
                 self.hook_stop = batch.reason or batch.stop_reason or "a PostToolBatch hook stopped"
         parts.extend(hooks.take_async_context())
+        for message in await hooks.check_watched():  # what the calls (or anyone) changed
+            self._push(Notice("warning", message))
         return system_reminder("\n\n".join(parts)) if parts else ""
 
     def _note(self, outcome: HookOutcome) -> None:
