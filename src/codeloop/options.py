@@ -27,6 +27,7 @@ from codeloop.events import Notice, SubAgent
 from codeloop.extensions.agents import AgentDefinition, choose_tools, task_description
 from codeloop.extensions.loader import Extensions, load_extensions
 from codeloop.extensions.output_styles import style_section
+from codeloop.extensions.skill_discovery import SkillDiscovery
 from codeloop.extensions.skills import SkillRuntime, substitute
 from codeloop.hook_config import merge_hooks
 from codeloop.hook_handlers import HttpPolicy, model_judge
@@ -69,7 +70,7 @@ from codeloop.settings_apply import (
 )
 from codeloop.subagents import VERIFIER, AgentRunner, run_agent
 from codeloop.telemetry import StartType, start_telemetry
-from codeloop.tools.base import AnyTool, ToolContext, ToolResult, Workspace
+from codeloop.tools.base import AnyTool, InstructionSeams, ToolContext, ToolResult, Workspace
 from codeloop.tools.registry import ToolFactory, default_tools, described, on_demand_tool
 from codeloop.transcript import TranscriptWriter, claim, read_transcript
 from codeloop.types import Message, new_uuid
@@ -176,7 +177,7 @@ def build_session(options: Options) -> Session:
     tools = default_tools(_sandboxed_bash(options, settings, roots, warnings))
     skills = SkillRuntime(ext.skills, "", cwd, shell_disabled=settings.skill_shell_disabled)
     listing = ext.skills.listing(settings.skill_overrides)
-    if listing:
+    if listing or any(skill.paths for skill in ext.skills.by_name.values()):
         tools["Skill"] = on_demand_tool("Skill", functools.partial(_skill_tool, skills))
     if len(ext.agents.by_name) > 1:  # custom agents: the Task tool lists them
         task = tools["Task"]
@@ -423,6 +424,10 @@ def _connect_skills(
     runtime.may_run = may_run
     runtime.add_hooks = lambda skill: hooks.add(skill.hooks)
     runtime.fork = fork
+    workspace = session.workspace
+    if "Skill" in tools and workspace.instructions is not None:  # nested and `paths:` skills
+        discovery = SkillDiscovery(runtime, workspace.cwd)
+        workspace.instructions = InstructionSeams((workspace.instructions, discovery))
 
 
 def _connect_hooks(hooks: HookRunner, session: Session, call_model: CallModel, model: str) -> None:

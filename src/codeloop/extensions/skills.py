@@ -55,6 +55,8 @@ class Skill:
     plugin: str | None = None
     plugin_root: Path | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
+    # `paths:` globs: the skill is offered once the model works on a matching file.
+    paths: tuple[str, ...] = ()
 
     @property
     def directory(self) -> Path:
@@ -79,10 +81,18 @@ class Skills:
             found = next((s for s in self.by_name.values() if s.name.lower() == lowered), None)
         return found
 
-    def listing(self, overrides: Mapping[str, str] | None = None) -> str:
-        """The skills the model may invoke, one line each (empty: none)."""
+    def listing(
+        self, overrides: Mapping[str, str] | None = None, *, only: Iterable[str] | None = None
+    ) -> str:
+        """The skills the model may invoke, one line each (empty: none): those without
+        `paths:`, or the `only` ones (skills that have just become available)."""
         lines = []
+        chosen = None if only is None else set(only)
         for skill in self.by_name.values():
+            if (skill.paths and chosen is None) or (
+                chosen is not None and skill.name not in chosen
+            ):
+                continue
             setting = (overrides or {}).get(skill.name, "on") if skill.plugin is None else "on"
             if not skill.model_invocable or setting in ("off", "user-invocable-only"):
                 continue
@@ -144,7 +154,7 @@ def load_skills(
 
     for name, root, skill_dirs, command_dirs in plugins:
         for folder in skill_dirs:
-            for skill in _skills_in(folder, "plugin", notes, plugin=name, plugin_root=root):
+            for skill in skills_in(folder, "plugin", notes, plugin=name, plugin_root=root):
                 add(skill)
         for folder in command_dirs:
             for skill in _commands_in(folder, "plugin", notes, plugin=name, plugin_root=root):
@@ -152,7 +162,7 @@ def load_skills(
     for root, level in roots:
         for skill in _commands_in(root / "commands", level, notes):
             add(skill)
-        for skill in _skills_in(root / "skills", level, notes):
+        for skill in skills_in(root / "skills", level, notes):
             add(skill)
     return Skills(found, tuple(notes))
 
@@ -162,7 +172,7 @@ def load_commands(folder: Path, level: Level = "project") -> list[Skill]:
     return _commands_in(folder, level, [])
 
 
-def _skills_in(
+def skills_in(
     folder: Path,
     level: Level,
     notes: list[str],
@@ -270,6 +280,8 @@ def _read(
         plugin=plugin,
         plugin_root=plugin_root,
         meta=meta,
+        # Claude Code ignores `paths` in a command file.
+        paths=tuple(frontmatter.name_list(meta.get("paths")) or ()) if kind == "skill" else (),
     )
 
 

@@ -246,3 +246,17 @@ class AnyTool(Protocol):
     def is_concurrency_safe(self, args: Any) -> bool: ...
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult: ...
+
+
+@dataclass(frozen=True)
+class InstructionSeams:
+    """Several FileInstructions as one (nested CLAUDE.md files and rules, nested skills)."""
+
+    parts: tuple[FileInstructions, ...]
+
+    async def attach(self, tool_name: str, tool_input: dict[str, Any]) -> str:
+        texts = [await part.attach(tool_name, tool_input) for part in self.parts]
+        return "\n\n".join(text for text in texts if text)
+
+    def fork(self) -> InstructionSeams:
+        return InstructionSeams(tuple(part.fork() for part in self.parts))
