@@ -34,6 +34,7 @@ from codeloop.hook_handlers import HttpPolicy, model_judge
 from codeloop.hooks import HookRunner, instructions_loaded
 from codeloop.mcp.config import ServerConfig
 from codeloop.mcp.manager import MANAGER_TOOLS, McpManager
+from codeloop.mcp.policy import McpPolicy
 from codeloop.mcp.setup import session_mcp
 from codeloop.mcp.sources import McpApproval, plugin_servers
 from codeloop.models.base import ModelClient
@@ -287,6 +288,7 @@ def _mcp(
         extra=[*plugin_mcp, *options.mcp_servers],
         window=context_limits(model, env).window,
         tunnel=options.mcp_tunnel,
+        policy=McpPolicy(settings.allowed_mcp_servers, settings.denied_mcp_servers),
     )
     warnings += notes
     return manager

@@ -144,6 +144,9 @@ class Settings:
     enable_all_project_mcp_servers: bool | None = None
     enabled_mcpjson_servers: tuple[str, ...] = ()
     disabled_mcpjson_servers: tuple[str, ...] = ()
+    # The MCP allowlist (None: none anywhere) and denylist (mcp/policy.py reads them).
+    allowed_mcp_servers: tuple[Mapping[str, Any], ...] | None = None
+    denied_mcp_servers: tuple[Mapping[str, Any], ...] = ()
     # Thinking: `effortLevel` (low … max) and `alwaysThinkingEnabled`.
     effort_level: str | None = None
     always_thinking: bool = False
@@ -604,6 +607,9 @@ _CHECKS: dict[str, Any] = {
     "enableAllProjectMcpServers": _boolean,
     "enabledMcpjsonServers": _strings,
     "disabledMcpjsonServers": _strings,
+    "allowedMcpServers": _objects,
+    "deniedMcpServers": _objects,
+    "allowManagedMcpServersOnly": _boolean,
     "effortLevel": _effort,
     "alwaysThinkingEnabled": _boolean,
     "requestOverrides": _object,
@@ -690,6 +696,8 @@ def _build(
         enable_all_project_mcp_servers=merged.get("enableAllProjectMcpServers"),
         enabled_mcpjson_servers=tuple(merged.get("enabledMcpjsonServers", ())),
         disabled_mcpjson_servers=tuple(merged.get("disabledMcpjsonServers", ())),
+        allowed_mcp_servers=_mcp_allowlist(merged, managed),
+        denied_mcp_servers=tuple(merged.get("deniedMcpServers", ())),
         effort_level=merged.get("effortLevel"),
         always_thinking=merged.get("alwaysThinkingEnabled") is True,
         request_overrides=dict(merged.get("requestOverrides", {})),
@@ -697,6 +705,16 @@ def _build(
         warnings=warnings,
         unsupported=unsupported,
     )
+
+
+def _mcp_allowlist(
+    merged: Mapping[str, Any], managed: Mapping[str, Any]
+) -> tuple[Mapping[str, Any], ...] | None:
+    """Every source's allowedMcpServers, or only the managed ones with
+    allowManagedMcpServersOnly; None when no list is set."""
+    source = managed if managed.get("allowManagedMcpServersOnly") is True else merged
+    found = source.get("allowedMcpServers")
+    return None if found is None else tuple(found)
 
 
 def _checkpoint_settings(raw: Mapping[str, Any]) -> CheckpointSettings:

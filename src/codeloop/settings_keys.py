@@ -29,7 +29,6 @@ _ACCOUNT = "Claude.ai account, desktop and remote features do not exist in codel
 _TEAMS = "codeloop has no workflows, agent teams or worktrees"
 _AUTH = "codeloop reads API keys from the environment (or apiKeyHelper)"
 _MODELS = "codeloop has no such model options"
-_MCP = "an organization's MCP server allow/deny list, which codeloop does not enforce yet"
 _NA = "not applicable to codeloop"
 
 KEYS: dict[str, KeyInfo] = {
@@ -44,7 +43,8 @@ KEYS: dict[str, KeyInfo] = {
         "skillOverrides blockedMarketplaces strictKnownMarketplaces allowedMarketplaces agent "
         "effortLevel alwaysThinkingEnabled requestOverrides "
         "enableAllProjectMcpServers enabledMcpjsonServers disabledMcpjsonServers "
-        "statusLine editorMode",
+        "statusLine editorMode "
+        "allowedMcpServers deniedMcpServers allowManagedMcpServersOnly",
     ),
     **_group(
         "ignored",
@@ -94,11 +94,6 @@ KEYS: dict[str, KeyInfo] = {
         "autoCompactWindow skillListingBudgetFraction skillListingMaxDescChars "
         "fileCheckpointingEnabled includeGitInstructions prUrlTemplate pluginConfigs "
         "disableBundledSkills useAutoModeDuringPlan autoMode",
-    ),
-    **_group(
-        "unsafe",
-        _MCP,
-        "allowedMcpServers deniedMcpServers allowManagedMcpServersOnly",
     ),
     **_group(
         "unsafe",

@@ -153,6 +153,47 @@ def test_unapproved_project_servers_do_not_start_and_it_is_said(tmp_path: Path) 
     assert not any(n.startswith("mcp__") for n in tool_names(bodies[0]))
 
 
+def test_an_organizations_allow_and_deny_lists_decide_which_servers_start(
+    tmp_path: Path,
+) -> None:
+    project = make_project(tmp_path)
+    markers = {name: tmp_path / f"started-{name}" for name in ("kept", "denied", "unlisted")}
+    servers = {
+        name: python_server("--name", name, "--pid-file", str(marker))
+        for name, marker in markers.items()
+    }
+    write_mcp_json(project, servers)
+    approve_all(project)
+    managed = tmp_path / "managed"
+    managed.mkdir()
+    command = lambda name: [servers[name]["command"], *servers[name]["args"]]  # noqa: E731
+    policy = {
+        "allowManagedMcpServersOnly": True,
+        "allowedMcpServers": [
+            {"serverCommand": command("kept")},
+            {"serverCommand": command("denied")},
+        ],
+        "deniedMcpServers": [{"serverName": "denied"}],
+    }
+    (managed / "managed-settings.json").write_text(json.dumps(policy))
+    # A user's own allowlist does not widen the managed one.
+    settings = project / ".claude" / "settings.json"
+    settings.write_text(json.dumps({"allowedMcpServers": [{"serverName": "unlisted"}]}))
+    env = {"CODELOOP_MANAGED_DIR": str(managed)}
+    result, bodies = run(project, tmp_path, Scenario(turns=(turn("ok"),)), "-p", "hi", env=env)
+    assert result.returncode == 0, result.stderr
+    assert [s["name"] for s in init_line(result)["mcp_servers"]] == ["kept"]
+    assert markers["kept"].exists()
+    assert not markers["denied"].exists() and not markers["unlisted"].exists()
+    assert "MCP server denied was not started: it is blocked by the deniedMcpServers" in (
+        result.stderr
+    )
+    assert "MCP server unlisted was not started: its command is not in allowedMcpServers" in (
+        result.stderr
+    )
+    assert "mcp__kept__echo" in tool_names(bodies[0])
+
+
 def test_denied_by_default_then_allowed_by_rule(tmp_path: Path) -> None:
     project = make_project(tmp_path)
     write_mcp_json(project, {"py": python_server()})

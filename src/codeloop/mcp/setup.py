@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from codeloop.mcp.config import ServerConfig, Timeouts
 from codeloop.mcp.manager import McpManager
+from codeloop.mcp.policy import McpPolicy, allowed_servers
 from codeloop.mcp.search import search_mode
 from codeloop.mcp.sources import McpApproval, approval_hint, configured_servers
 
@@ -31,6 +32,7 @@ def session_mcp(
     extra: Sequence[ServerConfig] = (),
     window: int = 200_000,
     tunnel: Tunnel | None = None,
+    policy: McpPolicy | None = None,
 ) -> McpManager | None:
     """The manager for a session's servers, or None when none is configured. A bad
     --mcp-config raises ConfigError; everything else becomes one of `warnings`."""
@@ -44,10 +46,14 @@ def session_mcp(
             f"the project's MCP servers {', '.join(names)} (.mcp.json) were not started: they "
             f"are not approved yet; to approve, {approval_hint(names)}"
         )
-    if not configured.servers:
+    servers = configured.servers
+    if policy is not None:
+        servers, blocked = allowed_servers(servers, policy, env)
+        warnings += blocked
+    if not servers:
         return None
     return McpManager(
-        configured.servers,
+        servers,
         env=env,
         cwd=cwd,
         timeouts=timeouts_from_env(env, warnings),
