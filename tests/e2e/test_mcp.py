@@ -194,6 +194,57 @@ def test_an_organizations_allow_and_deny_lists_decide_which_servers_start(
     assert "mcp__kept__echo" in tool_names(bodies[0])
 
 
+HELPER = (
+    "import json, os; print(json.dumps({'Authorization': 'Bearer dyn-' + "
+    "os.environ['CLAUDE_CODE_MCP_SERVER_NAME'], "
+    "'X-Saw-Key': os.environ.get('MY_API_KEY', 'none')}))"
+)
+
+
+def test_a_headers_helper_makes_the_headers_of_each_connection(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    with http_server(tmp_path, "--name", "web") as web:
+        write_mcp_json(
+            project,
+            {
+                "web": {
+                    "type": "http",
+                    "url": web.url,
+                    "headers": {"X-Test-Token": "static", "Authorization": "Bearer static"},
+                    "headersHelper": f'{sys.executable} -c "{HELPER}"',
+                },
+                "broken": {
+                    "type": "http",
+                    "url": web.url,
+                    "headersHelper": "echo no ticket >&2; exit 3",
+                },
+            },
+        )
+        approve_all(project)
+        scenario = Scenario(turns=(turn(tool_use("mcp__web__headers", {})), turn("done")))
+        result, bodies = run(
+            project,
+            tmp_path,
+            scenario,
+            "-p",
+            "go",
+            "--allowedTools",
+            "mcp__web",
+            env={"MY_API_KEY": "secret-from-the-environment"},
+        )
+    assert result.returncode == 0, result.stderr
+    # The helper's Authorization wins over the static one; a project's helper does not see
+    # the environment's credentials.
+    assert tool_results(bodies[1])[0] == (
+        "x-test-token=static authorization=Bearer dyn-web x-saw-key=none",
+        False,
+        ["text"],
+    )
+    statuses = {s["name"]: s for s in init_line(result)["mcp_servers"]}
+    assert statuses["broken"]["status"] == "failed"
+    assert "MCP server broken: headersHelper exited with status 3: no ticket" in result.stderr
+
+
 def test_denied_by_default_then_allowed_by_rule(tmp_path: Path) -> None:
     project = make_project(tmp_path)
     write_mcp_json(project, {"py": python_server()})

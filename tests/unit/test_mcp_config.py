@@ -76,9 +76,14 @@ def test_unusable_entries_say_why(raw: Any, problem: str) -> None:
 
 
 def test_unknown_keys_are_named_not_dropped_silently() -> None:
-    config, warnings = parse_server("s", {"command": "x", "headersHelper": "get-token"})
+    config, warnings = parse_server("s", {"command": "x", "alwaysOn": True, "headersHelper": "t"})
     assert config.command == "x"
-    assert warnings == ["MCP server 's': 'headersHelper' is not supported; ignored"]
+    assert warnings == [
+        "MCP server 's': 'alwaysOn' is not supported; ignored",
+        "MCP server 's': 'headersHelper' applies only to http and sse servers; ignored",
+    ]
+    remote, warnings = parse_server("r", {"url": "http://127.0.0.1:1/mcp", "headersHelper": "t"})
+    assert remote.headers_helper == "t" and warnings == []
 
 
 def test_names_are_checked() -> None:

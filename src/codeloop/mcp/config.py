@@ -28,7 +28,7 @@ _TYPE_ALIASES: dict[str, Transport] = {
     "sdk": "sdk",
 }
 _KNOWN_KEYS = frozenset(
-    {"type", "command", "args", "env", "cwd", "url", "headers", "oauth", "name"}
+    {"type", "command", "args", "env", "cwd", "url", "headers", "headersHelper", "oauth", "name"}
 )
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 NAME = re.compile(r"[A-Za-z0-9_-]+")
@@ -68,6 +68,8 @@ class ServerConfig:
     cwd: str | None = None
     url: str = ""
     headers: Mapping[str, str] = field(default_factory=dict)
+    # A shell command printing a JSON object of headers, run at every connection (headers.py).
+    headers_helper: str | None = None
     oauth: OAuthSettings | None = None
     # Where it came from: "user", "local", "project", "--mcp-config", "plugin:NAME", "options".
     scope: str = "options"
@@ -106,6 +108,8 @@ class ServerConfig:
             out["url"] = self.url
             if self.headers:
                 out["headers"] = dict(self.headers)
+            if self.headers_helper:
+                out["headersHelper"] = self.headers_helper
         if self.oauth is not None:
             oauth = {
                 "clientId": self.oauth.client_id,
@@ -157,6 +161,9 @@ def parse_server(
     if transport == "sdk":
         config = base
     elif transport == "stdio":
+        for key in ("url", "headers", "headersHelper", "oauth"):
+            if key in raw:
+                warnings.append(f"{where}: {key!r} applies only to http and sse servers; ignored")
         command = raw.get("command")
         if not isinstance(command, str) or not command.strip():
             raise ConfigError(f"{where}: a stdio server needs a 'command'")
@@ -178,9 +185,18 @@ def parse_server(
             base,
             url=url.strip(),
             headers=_string_map(raw.get("headers", {}), f"{where}: 'headers'"),
+            headers_helper=_helper(raw.get("headersHelper"), where),
             oauth=_oauth(raw.get("oauth"), where) if "oauth" in raw else None,
         )
     return config, warnings
+
+
+def _helper(raw: Any, where: str) -> str | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, str) or not raw.strip():
+        raise ConfigError(f"{where}: 'headersHelper' must be a shell command")
+    return raw
 
 
 def parse_servers(data: Any, *, scope: str, source: str) -> tuple[list[ServerConfig], list[str]]:

@@ -28,6 +28,7 @@ from mcp.shared.exceptions import McpError
 
 from codeloop import __version__
 from codeloop.mcp.config import ServerConfig, Timeouts
+from codeloop.mcp.headers import HeadersHelperError, helper_headers
 from codeloop.mcp.tunnel import Tunnel, tunnel_transport
 
 Status = Literal["pending", "connected", "failed", "needs-auth"]
@@ -128,7 +129,8 @@ class Connection:
     async def _run(self, ready: asyncio.Future[None]) -> None:
         try:
             async with contextlib.AsyncExitStack() as stack:
-                read, write = await stack.enter_async_context(self._transport())
+                extra = await self._helper_headers()
+                read, write = await stack.enter_async_context(self._transport(extra))
                 session = await stack.enter_async_context(
                     ClientSession(
                         read,
@@ -161,7 +163,15 @@ class Connection:
                 self.status = "failed"
                 self.error = self.error or "disconnected"
 
-    def _transport(self) -> contextlib.AbstractAsyncContextManager[tuple[Any, Any]]:
+    async def _helper_headers(self) -> dict[str, str]:
+        """The headers a `headersHelper` makes for this connection (none without one)."""
+        if not self.config.remote or self.config.headers_helper is None:
+            return {}
+        return await helper_headers(self.config, self._env, self._cwd)
+
+    def _transport(
+        self, extra_headers: Mapping[str, str]
+    ) -> contextlib.AbstractAsyncContextManager[tuple[Any, Any]]:
         config = self.config
         if config.transport == "sdk":
             if self._tunnel is None:
@@ -182,11 +192,10 @@ class Connection:
             )
             return stdio_client(params, errlog=self._stderr)  # type: ignore[arg-type]
         auth = self._auth(config) if self._auth else None
+        headers = {**config.headers, **extra_headers}  # the helper's win
         if config.transport == "sse":
-            return sse_client(
-                config.url, headers=dict(config.headers), auth=auth, timeout=self.timeouts.connect
-            )
-        return _streamable(config.url, dict(config.headers), auth, self.timeouts.connect)
+            return sse_client(config.url, headers=headers, auth=auth, timeout=self.timeouts.connect)
+        return _streamable(config.url, headers, auth, self.timeouts.connect)
 
     async def _load(self, session: ClientSession, init: types.InitializeResult) -> None:
         self.capabilities = init.capabilities
@@ -408,6 +417,8 @@ def _leaf(exc: BaseException) -> BaseException:
 def describe(exc: BaseException) -> str:
     """One line a person can act on, for any error a transport raises."""
     exc = _leaf(exc)
+    if isinstance(exc, HeadersHelperError):  # its message says it all
+        return str(exc)
     if isinstance(exc, FileNotFoundError):
         return f"command not found: {exc.filename or exc}"
     if isinstance(exc, PermissionError):

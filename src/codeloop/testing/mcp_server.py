@@ -10,7 +10,8 @@ Over HTTP and SSE it prints its URL on stdout, one line, once it is listening.
 Tools: echo, add, tiny_image, grow (adds a tool and notifies `list_changed`), crash (the
 process kills itself mid-call), hang (never answers, unless the client cancels it), cancelled
 (waits up to 10 s for a hang to be cancelled by the client's `notifications/cancelled`), ask
-(asks the user through an elicitation), and with --tools N, N generated ones.
+(asks the user through an elicitation), headers (what the HTTP
+request carried), and with --tools N, N generated ones.
 Resource `notes://greeting`, template `notes://item/{item}`, prompt `review(file, focus)`.
 """
 
@@ -95,6 +96,15 @@ def build(name: str, extra_tools: int, auth: Any = None, auth_settings: Any = No
         with anyio.move_on_after(10):
             await hang_cancelled.wait()
         return "hang was cancelled" if hang_cancelled.is_set() else "hang is still running"
+
+    @server.tool()
+    def headers(ctx: Context) -> str:  # type: ignore[type-arg]
+        """The HTTP request's X-Test-Token, Authorization and X-Saw-Key headers."""
+        request = ctx.request_context.request
+        if request is None:
+            return "no HTTP request"
+        names = ("x-test-token", "authorization", "x-saw-key")
+        return " ".join(f"{name}={request.headers.get(name)}" for name in names)
 
     class Answer(BaseModel):
         answer: str
