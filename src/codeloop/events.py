@@ -77,6 +77,9 @@ class SubAgent:
     tool_use_id: str
     description: str = ""
     agent_type: str = "general-purpose"
+    # A built-in agent (general-purpose, ...), not one the user or a plugin defined: telemetry
+    # exports only built-in names (others as "custom", as Claude Code does).
+    built_in: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -76,7 +76,7 @@ class AgentRunner:
         return await run_agent(
             session,
             agent,
-            replace(call, agent_type=agent.name),
+            replace(call, agent_type=agent.name, built_in=agent.built_in),
             prompt,
             skills=self.skills,
             bypass_disabled=self.bypass_disabled,

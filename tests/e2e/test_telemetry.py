@@ -281,3 +281,33 @@ def test_a_missing_exporter_or_package_is_said_not_silently_skipped(tmp_path: Pa
     assert result.returncode == 0, result.stderr
     assert "'prometheus' exporter is not supported" in result.stderr
     assert "no exporter is set" in result.stderr
+
+
+def test_a_custom_agents_name_is_exported_as_custom(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    agents = project / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "reviewer.md").write_text(
+        "---\nname: acme-merger-reviewer\ndescription: Reviews the merger code.\n---\nReview.\n"
+    )
+    task = {"description": "review", "prompt": "Review it.", "subagent_type": ""}
+    scenario = Scenario(
+        turns=(
+            turn(tool_use("Task", {**task, "subagent_type": "acme-merger-reviewer"})),
+            turn("Reviewed."),  # the custom sub-agent
+            turn(tool_use("Task", {**task, "subagent_type": "general-purpose"})),
+            turn("Looked."),  # the built-in one
+            turn("Done."),
+        )
+    )
+    with OtlpReceiver() as otlp, FakeModelServer(scenario) as server:
+        env = provider_env(server, "anthropic", tmp_path) | telemetry_env(otlp)
+        result = run_cli(["-p", PROMPT, "--model", MODEL], cwd=project, env=env)
+    assert result.returncode == 0, result.stderr
+    received = otlp.received
+    names = {p.attributes.get("agent.name") for p in received.metric("claude_code.cost.usage")}
+    assert names == {None, "custom", "general-purpose"}
+    sources = {r.attributes["query_source"] for r in received.events("claude_code.api_request")}
+    assert sources == {"repl_main_thread", "custom", "general-purpose"}
+    exported = repr((received.points, received.logs, received.spans))
+    assert "acme-merger-reviewer" not in exported  # what the user named it stays theirs

@@ -178,12 +178,12 @@ class SessionTelemetry:
         if event.purpose == "summary":
             category, source = "auxiliary", "compact"
         elif agent is not None:
-            category, source = "subagent", agent.agent_type
+            category, source = "subagent", agent_name(agent)
         else:
             category, source = "main", "repl_main_thread"
         labels: Attributes = {"model": model, "query_source": category}
         if agent is not None:
-            labels["agent.name"] = agent.agent_type
+            labels["agent.name"] = agent_name(agent)
         self._count("claude_code.cost.usage", cost, **labels)
         for token_type, field in TOKEN_TYPES:
             self._count("claude_code.token.usage", getattr(usage, field), type=token_type, **labels)
@@ -194,7 +194,7 @@ class SessionTelemetry:
             "query_source": source,
         }
         if agent is not None:
-            common["agent.name"] = agent.agent_type
+            common["agent.name"] = agent_name(agent)
         if event.error is not None:
             status = {"status_code": event.status} if event.status is not None else {}
             self._emit("api_error", error=event.error, attempt=event.attempt, **status, **common)
@@ -420,3 +420,9 @@ def _user_id(env: Mapping[str, str]) -> str:
     except OSError:
         pass  # unsaved: this session's id is a fresh one
     return made
+
+
+def agent_name(agent: SubAgent) -> str:
+    """A sub-agent's name as Claude Code exports it: built-in names verbatim, the names of
+    agents a user or a plugin defined replaced with "custom" (they may say what the work is)."""
+    return agent.agent_type if agent.built_in else "custom"
