@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from codeloop.hook_config import HookCommand
-from codeloop.procs import Finished, run_bounded
+from codeloop.procs import Finished, child_env, run_bounded
 
 # Asks a model (None: the session's) one question and returns its text answer.
 Judge = Callable[[str | None, str], Awaitable[str]]
@@ -192,7 +192,7 @@ def _url_matches(pattern: str, url: str) -> bool:
 def hook_env(
     base: Mapping[str, str], hook: HookCommand, extra: Mapping[str, str]
 ) -> dict[str, str]:
-    env = {**base, **extra}
+    env = {**child_env(base), **extra}
     if hook.plugin_root is not None:
         env["CLAUDE_PLUGIN_ROOT"] = str(hook.plugin_root)
     if hook.plugin_data is not None:

@@ -21,6 +21,14 @@ from codeloop.reaper import REAPER
 DRAIN_SECONDS = 2.0
 
 
+def child_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a program codeloop starts for the model or the user's extensions
+    (Bash, hooks, MCP servers): without OTEL_*, as Claude Code does, so an instrumented
+    program the model runs does not export to codeloop's collector with its headers."""
+    source = os.environ if env is None else env
+    return {k: v for k, v in source.items() if not k.startswith("OTEL_")}
+
+
 @dataclass(frozen=True, slots=True)
 class Finished:
     # None: killed at the time limit.

@@ -4,9 +4,11 @@ telemetry off, no connection and no OpenTelemetry import at all."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -311,3 +313,46 @@ def test_a_custom_agents_name_is_exported_as_custom(tmp_path: Path) -> None:
     assert sources == {"repl_main_thread", "custom", "general-purpose"}
     exported = repr((received.points, received.logs, received.spans))
     assert "acme-merger-reviewer" not in exported  # what the user named it stays theirs
+
+
+def test_otel_variables_do_not_reach_bash_hooks_or_mcp_servers(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    mcp = {"command": sys.executable, "args": ["-m", "codeloop.testing.mcp_server"]}
+    mcp["env"] = {"OTEL_SERVICE_NAME": "its-own"}  # type: ignore[assignment]
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"py": mcp}}))
+    hook = "env | grep -o '^OTEL_[A-Z_]*' | sort > \"$CLAUDE_PROJECT_DIR/hook-env.txt\""
+    claude = project / ".claude"
+    claude.mkdir()
+    (claude / "settings.json").write_text(
+        json.dumps(
+            {
+                "enableAllProjectMcpServers": True,
+                "hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": hook}]}]},
+            }
+        )
+    )
+    scenario = Scenario(
+        turns=(
+            turn(tool_use("Bash", {"command": "env | grep ^OTEL_ || echo no-otel"})),
+            turn(tool_use("mcp__py__environment", {"prefix": "OTEL_"})),
+            turn("Done."),
+        )
+    )
+    with OtlpReceiver() as otlp, FakeModelServer(scenario) as server:
+        env = provider_env(server, "anthropic", tmp_path) | telemetry_env(otlp)
+        args = ["-p", PROMPT, "--model", MODEL, "--allowedTools", "Bash,mcp__py"]
+        result = run_cli(args, cwd=project, env=env)
+        bodies = [r.body for r in server.requests]
+    assert result.returncode == 0, result.stderr
+    # codeloop itself exported (its own configuration was read)...
+    assert otlp.received.metric("claude_code.session.count")
+
+    # ...but none of it reached the programs it started; a server's own setting is its own.
+    def result_text(body: dict[str, Any]) -> str:
+        (block,) = [b for b in body["messages"][-1]["content"] if b["type"] == "tool_result"]
+        content = block["content"]
+        return content if isinstance(content, str) else content[0]["text"]
+
+    assert result_text(bodies[1]).strip() == "no-otel"
+    assert result_text(bodies[2]) == "OTEL_SERVICE_NAME"
+    assert (project / "hook-env.txt").read_text() == ""

@@ -30,6 +30,7 @@ from codeloop import __version__
 from codeloop.mcp.config import ServerConfig, Timeouts
 from codeloop.mcp.headers import HeadersHelperError, helper_headers
 from codeloop.mcp.tunnel import Tunnel, tunnel_transport
+from codeloop.procs import child_env
 
 Status = Literal["pending", "connected", "failed", "needs-auth"]
 STDERR_TAIL_LINES = 12
@@ -187,7 +188,7 @@ class Connection:
             params = StdioServerParameters(
                 command=config.command,
                 args=list(config.args),
-                env={**self._env, **config.env},
+                env={**child_env(self._env), **config.env},  # the config's own OTEL_* kept
                 cwd=config.cwd or str(self._cwd),
             )
             return stdio_client(params, errlog=self._stderr)  # type: ignore[arg-type]

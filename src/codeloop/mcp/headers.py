@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from codeloop.mcp.config import ServerConfig
-from codeloop.procs import run_bounded
+from codeloop.procs import child_env, run_bounded
 from codeloop.settings import user_dirs
 
 HELPER_SECONDS = 10.0
@@ -54,7 +54,7 @@ def without_credentials(env: Mapping[str, str]) -> dict[str, str]:
         parts = {part.upper() for part in name.split("_")}
         return bool(parts & _CREDENTIAL_PARTS) or name.upper() in _CREDENTIAL_NAMES
 
-    return {k: v for k, v in env.items() if not secret(k)}
+    return {k: v for k, v in child_env(env).items() if not secret(k)}
 
 
 async def helper_headers(config: ServerConfig, env: Mapping[str, str], cwd: Path) -> dict[str, str]:
@@ -63,7 +63,7 @@ async def helper_headers(config: ServerConfig, env: Mapping[str, str], cwd: Path
     supplied = config.scope == "project" or config.scope.startswith("plugin:")
     plugin_root = config.env.get("CLAUDE_PLUGIN_ROOT") or env.get("CLAUDE_PLUGIN_ROOT")
     run_env = {
-        **(without_credentials(env) if supplied else env),
+        **(without_credentials(env) if supplied else child_env(env)),
         "CLAUDE_CODE_MCP_SERVER_NAME": config.name,
         "CLAUDE_CODE_MCP_SERVER_URL": config.url,
         **({"CLAUDE_PLUGIN_ROOT": plugin_root} if plugin_root else {}),

@@ -11,7 +11,7 @@ Tools: echo, add, tiny_image, grow (adds a tool and notifies `list_changed`), cr
 process kills itself mid-call), hang (never answers, unless the client cancels it), cancelled
 (waits up to 10 s for a hang to be cancelled by the client's `notifications/cancelled`), ask
 (asks the user through an elicitation), headers (what the HTTP
-request carried), and with --tools N, N generated ones.
+request carried), environment (variable names), and with --tools N, N generated ones.
 Resource `notes://greeting`, template `notes://item/{item}`, prompt `review(file, focus)`.
 """
 
@@ -105,6 +105,11 @@ def build(name: str, extra_tools: int, auth: Any = None, auth_settings: Any = No
             return "no HTTP request"
         names = ("x-test-token", "authorization", "x-saw-key")
         return " ".join(f"{name}={request.headers.get(name)}" for name in names)
+
+    @server.tool(annotations=read_only)
+    def environment(prefix: str) -> str:
+        """The names of this process's environment variables that start with `prefix`."""
+        return " ".join(sorted(k for k in os.environ if k.startswith(prefix))) or "none"
 
     class Answer(BaseModel):
         answer: str

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
+from codeloop.procs import child_env
 from codeloop.reaper import REAPER
 from codeloop.tools.base import ProgressFn, Tool, ToolContext, ToolResult
 from codeloop.tools.input import ToolInput
@@ -119,7 +120,7 @@ class BashTool(Tool[BashInput]):
         fd, cwd_file = tempfile.mkstemp(prefix="codeloop-cwd-")
         os.close(fd)
         script = _wrap(args.command, cwd_file, ctx.workspace.env_file)
-        base_env = os.environ if ctx.workspace.env is None else ctx.workspace.env
+        base_env = child_env(ctx.workspace.env)
         env = {**base_env, "CODELOOP": "1"}
         argv = [_shell(), "-c", script]
         if self.sandbox is not None:

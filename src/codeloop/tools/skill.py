@@ -115,7 +115,7 @@ async def inject_shell(
     """Run each !`command` of a skill or command body and put its output in its place (once,
     not re-scanned). `may_run` decides each command (the permission policy); a refused or
     failing one raises ShellFailed, as Claude Code aborts the skill."""
-    from codeloop.procs import run_bounded
+    from codeloop.procs import child_env, run_bounded
 
     pieces = shell_commands(text)
     if not pieces:
@@ -134,7 +134,7 @@ async def inject_shell(
             ["bash", "-c", f"{command} 2>&1"],
             time_limit=SHELL_TIMEOUT,
             cwd=workspace.cwd,
-            env=workspace.env,
+            env=child_env(workspace.env),
         )
         first = command.split()[0] if command.split() else ""
         ok = done.returncode == 0 or (done.returncode == 1 and first in _SEARCHES)
