@@ -66,8 +66,9 @@ class RequestEnd:
     # Set when the request failed: what went wrong, for people, and the HTTP status if any.
     error: str | None = None
     status: int | None = None
-    # "summary": a compaction's summary call rather than a turn of the conversation.
-    purpose: Literal["turn", "summary"] = "turn"
+    # "summary": a compaction's summary call rather than a turn of the conversation; "hook":
+    # a prompt hook's question to the model.
+    purpose: Literal["turn", "summary", "hook"] = "turn"
 
 
 @dataclass(frozen=True, slots=True)

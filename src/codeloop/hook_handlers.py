@@ -212,12 +212,16 @@ def ensure_file(path: Path) -> None:
 def model_judge(
     call_model: Any,
     default_model: str,
-    on_usage: Callable[[str, Any], None] | None = None,
+    on_request: Callable[[Any], None] | None = None,
 ) -> Judge:
     """A Judge asking the session's model (or a hook's `model`) one question, no tools;
-    `on_usage` hears what each answer cost (the session counts it)."""
+    `on_request` gets each request's RequestEnd (what it sent and cost: the session counts
+    it, records it and tells its observers)."""
 
     async def judge(model: str | None, text: str) -> str:
+        import time
+
+        from codeloop.events import RequestEnd
         from codeloop.models.assembler import MessageAssembler
         from codeloop.models.base import ModelRequest
         from codeloop.types import Message, TextBlock
@@ -226,10 +230,12 @@ def model_judge(
             model=model or default_model, messages=(Message.user(text),), max_tokens=1024
         )
         assembler = MessageAssembler()
+        started = time.monotonic()
         async for event in call_model(request):
             assembler.feed(event)
-        if on_usage is not None:
-            on_usage(request.model, assembler.usage)
+        if on_request is not None:
+            elapsed = (time.monotonic() - started) * 1000
+            on_request(RequestEnd(request, 0, 1, assembler.usage, elapsed, purpose="hook"))
         return "".join(b.text for b in assembler.blocks if isinstance(b, TextBlock))
 
     return judge

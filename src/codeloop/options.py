@@ -23,7 +23,7 @@ from codeloop.context.system_prompt import STYLE_BASE, build_system_prompt, gath
 from codeloop.context.tokens import context_limits
 from codeloop.deps import CallModel, LoopDeps
 from codeloop.errors import SessionError, SettingsError, UsageError
-from codeloop.events import Notice, SubAgent
+from codeloop.events import Notice, RequestEnd, SubAgent
 from codeloop.extensions.agents import AgentDefinition, choose_tools, task_description
 from codeloop.extensions.loader import Extensions, load_extensions
 from codeloop.extensions.output_styles import style_section
@@ -435,7 +435,12 @@ def _connect_skills(
 def _connect_hooks(hooks: HookRunner, session: Session, call_model: CallModel, model: str) -> None:
     """Prompt hooks' model calls count towards the session's cost; agent hooks run a
     read-only verifier as a sub-agent (with no hooks of its own, so it cannot set itself off)."""
-    hooks.judge = model_judge(call_model, model, session.ledger.add)
+
+    def judged(request: RequestEnd) -> None:  # counted in the cost, and recorded as a request
+        session.ledger.add(request.request.model, request.usage)
+        session.record_aside(request)
+
+    hooks.judge = model_judge(call_model, model, judged)
 
     async def verify(hook_model: str | None, text: str) -> str:
         agent = VERIFIER if hook_model is None else replace(VERIFIER, model=hook_model)

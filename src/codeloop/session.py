@@ -28,6 +28,7 @@ from codeloop.events import (
     LoopEnd,
     MediaRemoved,
     Notice,
+    RequestEnd,
     ResultsFolded,
     SubAgent,
     UserTurn,
@@ -289,6 +290,13 @@ class Session:
         if (failed := self._persist(event, agent)) is not None:
             self._notices.append(failed)
         self._publish(event, agent)
+
+    def record_aside(self, event: RequestEnd) -> None:
+        """A model request made beside the conversation (a prompt hook's question): recorded
+        in the transcript and seen by the observers like the loop's own."""
+        if (failed := self._persist(event)) is not None:
+            self._notices.append(failed)
+        self._publish(event)
 
     @property
     def abort_event(self) -> asyncio.Event:

@@ -50,7 +50,7 @@ def test_add_list_get_remove(tmp_path: Path) -> None:
     listed = mcp(project, home, "list")
     assert listed.returncode == 0, listed.stderr
     lines = {line.split(":")[0]: line for line in listed.stdout.splitlines() if ": " in line}
-    assert "✓ connected (6 tools)" in lines["py"]
+    assert "✓ connected (10 tools)" in lines["py"]
     assert "not approved" in lines["web"]
     assert "✗ failed: command not found: no-such-command" in lines["j"]
 

@@ -8,6 +8,7 @@ row, and each token charged to one turn, one model and at most one tool or sub-a
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -228,3 +229,33 @@ def test_usage_says_what_is_wrong(tmp_path: Path) -> None:
         run = run_cli(["usage", *args], cwd=tmp_path, env=env)
         assert run.returncode == 2 and said in run.stderr, run.stderr
         assert "Traceback" not in run.stderr
+
+
+def test_a_prompt_hooks_model_calls_are_in_the_usage(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    hook = {"type": "prompt", "prompt": "Did the assistant finish? $ARGUMENTS"}
+    claude = project / ".claude"
+    claude.mkdir()
+    (claude / "settings.json").write_text(json.dumps({"hooks": {"Stop": [{"hooks": [hook]}]}}))
+    scenario = Scenario(
+        turns=(
+            turn("All done.", usage=usage(1_000)),
+            turn('{"ok": false, "reason": "say how"}', usage=usage(400, 0, 0)),  # the judge
+            turn("Done: by reading.", usage=usage(1_200)),
+            turn('{"ok": true}', usage=usage(450, 0, 0)),  # the judge again
+        )
+    )
+    with FakeModelServer(scenario) as server:
+        env = provider_env(server, "anthropic", tmp_path)
+        args = ["-p", "finish", "--model", PROVIDER_MODELS["anthropic"], "--output-format", "json"]
+        run = run_cli(args, cwd=project, env=env)
+        assert run.returncode == 0, run.stderr
+        requests = server.requests
+    assert len(requests) == 4
+    expected = {k: sum(billed(r)[k] for r in requests) for k in FIELDS}
+    assert {k: run.json()["usage"][k] for k in FIELDS} == expected  # the live figure
+    report = run_cli(["usage", "--json"], cwd=project, env=env).json()
+    assert {k: report["total"][k] for k in FIELDS} == expected
+    turns = report["by_turn"]
+    assert [row["purpose"] for row in turns] == ["turn", "hook", "turn", "hook"]
+    assert [{k: row[k] for k in FIELDS} for row in turns] == [billed(r) for r in requests]

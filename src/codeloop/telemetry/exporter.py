@@ -175,8 +175,8 @@ class SessionTelemetry:
         model, usage = event.request.model, event.usage
         self._model = model if event.purpose == "turn" and agent is None else self._model
         cost = cost_usd(model, usage)
-        if event.purpose == "summary":
-            category, source = "auxiliary", "compact"
+        if event.purpose != "turn":
+            category, source = "auxiliary", "compact" if event.purpose == "summary" else "hook"
         elif agent is not None:
             category, source = "subagent", agent_name(agent)
         else:

@@ -3,7 +3,7 @@
 The session feeds every event of its own loop and of its sub-agents' loops through one
 `RequestLog`; each `RequestEnd` becomes one `api_request` line (see transcript.py):
 
-    {"id", "base", "agentId"?, "agentDescription"?, "purpose": "turn" | "summary",
+    {"id", "base", "agentId"?, "agentDescription"?, "purpose": "turn" | "summary" | "hook",
      "outcome": "answer" | "failed" | "discarded", "model", "turn", "attempt", "usage",
      "durationMs", "responseId", "messageUuid"?, "error"?, "status"?,
      "context": {"keep": N, "add": [segment, ...]}}
@@ -39,14 +39,16 @@ class RequestLog:
 
     def feed(self, event: Event, agent: SubAgent | None = None) -> list[Payload]:
         """The request lines to write now for this event (in order)."""
-        key = agent.tool_use_id if agent is not None else None
+        key: str | None = agent.tool_use_id if agent is not None else None
+        if isinstance(event, RequestEnd) and event.purpose == "hook":
+            key = "hook"  # a chain of its own: a judge's question shares nothing with the talk
         chain = self._chains.get(key)
         if isinstance(event, RequestEnd):
             if chain is None:
                 chain = self._chains[key] = _Chain()
             out = _flush(chain)
             line = self._line(chain, event, agent)
-            if event.purpose == "summary":
+            if event.purpose != "turn":  # answered whole: its outcome is known now
                 out.append(line | {"outcome": "failed" if event.error else "answer"})
             else:  # its outcome is known once the next event shows whether it answered
                 chain.pending = line
