@@ -8,7 +8,7 @@ the model reads it next to the file it concerns; InstructionsLoaded hooks hear o
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -54,11 +54,10 @@ class InstructionTracker:
 
     async def attach(self, tool_name: str, tool_input: dict[str, Any]) -> str:
         """The Workspace's attach seam: what newly applies to the file this call touched."""
-        raw = tool_input.get("file_path", tool_input.get("notebook_path"))
-        if tool_name not in FILE_TOOLS or not isinstance(raw, str) or not raw:
+        target = touched_file(tool_name, tool_input, self.cwd)
+        if target is None:
             return ""
-        target = Path(raw) if Path(raw).is_absolute() else self.cwd / raw
-        new = self.load_for(Path(_normal(target)))
+        new = self.load_for(target)
         if self.on_load is not None:
             for item in new:
                 await self.on_load(item)
@@ -74,16 +73,7 @@ class InstructionTracker:
 
     def _nested(self, target: Path) -> None:
         """Folders between the working directory (exclusive) and the file."""
-        try:
-            relative = target.parent.relative_to(self.cwd)
-        except ValueError:
-            return
-        folder = self.cwd
-        for part in relative.parts:
-            folder = folder / part
-            if folder in self._visited:
-                continue
-            self._visited.add(folder)
+        for folder in new_folders(self.cwd, target.parent, self._visited):
             for path, kind in folder_candidates(folder):
                 start = len(self._loader.scoped)
                 self._loader.load_any(path, kind, reason="nested_traversal", trigger=target)
@@ -102,7 +92,25 @@ class InstructionTracker:
                 )
 
 
-def _normal(path: Path) -> str:
+def touched_file(tool_name: str, tool_input: dict[str, Any], cwd: Path) -> Path | None:
+    """The file a Read/Edit/Write-like call touched, absolute and normalised (None: none)."""
+    raw = tool_input.get("file_path", tool_input.get("notebook_path"))
+    if tool_name not in FILE_TOOLS or not isinstance(raw, str) or not raw:
+        return None
     import os
 
-    return os.path.normpath(str(path))
+    return Path(os.path.normpath(Path(raw) if Path(raw).is_absolute() else cwd / raw))
+
+
+def new_folders(cwd: Path, folder: Path, visited: set[Path]) -> Iterator[Path]:
+    """The folders from below `cwd` down to `folder` not seen yet (marked seen as they come)."""
+    try:
+        relative = folder.relative_to(cwd)
+    except ValueError:
+        return
+    current = cwd
+    for part in relative.parts:
+        current = current / part
+        if current not in visited:
+            visited.add(current)
+            yield current

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from codeloop.context.globs import matches
-from codeloop.context.lazy_memory import FILE_TOOLS
+from codeloop.context.lazy_memory import new_folders, touched_file
 from codeloop.context.memory import system_reminder
 from codeloop.extensions.skills import Skill, SkillRuntime, skills_in
 
@@ -40,10 +40,9 @@ class SkillDiscovery:
         return other
 
     async def attach(self, tool_name: str, tool_input: dict[str, Any]) -> str:
-        raw = tool_input.get("file_path", tool_input.get("notebook_path"))
-        if tool_name not in FILE_TOOLS or not isinstance(raw, str) or not raw:
+        target = touched_file(tool_name, tool_input, self.cwd)
+        if target is None:
             return ""
-        target = Path(raw) if Path(raw).is_absolute() else self.cwd / raw
         self._nested(target.parent)
         new = [s.name for s in self._held() if _applies(s, target, self.cwd)]
         new = [name for name in new if name not in self._offered]
@@ -54,16 +53,7 @@ class SkillDiscovery:
     def _nested(self, folder: Path) -> None:
         """Load `.claude/skills` of the folders from below the working directory to `folder`;
         a name already taken gets the folder as its qualifier (`apps/web:deploy`)."""
-        try:
-            relative = folder.relative_to(self.cwd)
-        except ValueError:
-            return
-        current = self.cwd
-        for part in relative.parts:
-            current = current / part
-            if current in self._visited:
-                continue
-            self._visited.add(current)
+        for current in new_folders(self.cwd, folder, self._visited):
             found = skills_in(current / ".claude" / "skills", "project", self.notes)
             if found:
                 self._add(current.relative_to(self.cwd).as_posix(), found)
