@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from codeloop.testing.scenario import Scenario, tool_use, turn
+from tests.e2e.test_hook_events import payloads
 from tests.e2e.test_mcp import make_project, run, tool_results
 from tests.mcp_servers import approve_all, python_server, write_mcp_json
 
@@ -51,10 +52,6 @@ def ask_twice(project: Path, tmp_path: Path, env: dict[str, str]) -> tuple[Any, 
     return run(project, tmp_path, scenario, "-p", "ask", "--allowedTools", "mcp__py", env=env)
 
 
-def logged(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
-
-
 def test_an_elicitation_hook_answers_and_a_result_hook_sees_and_changes_it(
     tmp_path: Path,
 ) -> None:
@@ -84,7 +81,7 @@ def test_an_elicitation_hook_answers_and_a_result_hook_sees_and_changes_it(
     assert result.returncode == 0, result.stderr
     # The server got the result hook's answer, and the model its tool result.
     assert tool_results(bodies[1])[0] == ("the user answered: green", False, ["text"])
-    asked, answered = logged(log)
+    asked, answered = payloads(log)
     assert asked["hook_event_name"] == "Elicitation"
     assert asked["mcp_server_name"] == "py" and asked["mode"] == "form"
     assert asked["message"] == "Favourite colour?"
