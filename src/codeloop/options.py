@@ -32,10 +32,11 @@ from codeloop.extensions.skills import SkillRuntime, substitute
 from codeloop.hook_config import merge_hooks
 from codeloop.hook_handlers import HttpPolicy, model_judge
 from codeloop.hooks import HookRunner, instructions_loaded
+from codeloop.mcp.agent_servers import AgentMcp
 from codeloop.mcp.config import ServerConfig
 from codeloop.mcp.manager import MANAGER_TOOLS, McpManager
 from codeloop.mcp.policy import McpPolicy
-from codeloop.mcp.setup import session_mcp
+from codeloop.mcp.setup import session_mcp, timeouts_from_env
 from codeloop.mcp.sources import McpApproval, plugin_servers
 from codeloop.models.base import ModelClient
 from codeloop.models.catalog import model_info
@@ -257,6 +258,7 @@ def build_session(options: Options) -> Session:
         ext.agents,
         skills=functools.partial(_skill_body, skills),
         bypass_disabled=settings.permissions.disable_bypass,
+        mcp=_agent_mcp(settings, env, cwd),
     )
     _connect_skills(skills, session, policy, tools, hooks)
     _connect_hooks(hooks, session, client.stream, model)
@@ -292,6 +294,13 @@ def _mcp(
     )
     warnings += notes
     return manager
+
+
+def _agent_mcp(settings: Settings, env: Mapping[str, str], cwd: Path) -> AgentMcp:
+    """What custom agents' own `mcpServers` start with (mcp/agent_servers.py)."""
+    policy = McpPolicy(settings.allowed_mcp_servers, settings.denied_mcp_servers)
+    timeouts = timeouts_from_env(env, [])  # a bad value is said once, by the session's servers
+    return AgentMcp(env, cwd, McpApproval.of(settings), policy, timeouts)
 
 
 def _additional_dirs(settings: Settings, cwd: Path, warnings: list[str | Notice]) -> list[Path]:

@@ -291,6 +291,11 @@ class Session:
             self._notices.append(failed)
         self._publish(event, agent)
 
+    def notify(self, text: str) -> None:
+        """A warning for the user, shown with the next event (a sub-agent's server that did
+        not start, ...)."""
+        self._notices.append(Notice("warning", text))
+
     def record_aside(self, event: RequestEnd) -> None:
         """A model request made beside the conversation (a prompt hook's question): recorded
         in the transcript and seen by the observers like the loop's own."""

@@ -11,7 +11,8 @@ every turn of every agent; a runaway one stops at its turn limit (maxTurns, else
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -23,10 +24,11 @@ from codeloop.extensions.agents import GENERAL, AgentDefinition, Agents, choose_
 from codeloop.loop import query_loop
 from codeloop.models.aliases import resolve_alias
 from codeloop.permissions.policy import Policy
-from codeloop.tools.base import ToolResult
+from codeloop.tools.base import AnyTool, ToolResult
 from codeloop.types import Message, new_uuid
 
 if TYPE_CHECKING:
+    from codeloop.mcp.agent_servers import AgentMcp
     from codeloop.session import Session
 
 # Skill name -> its rendered body, for an agent's `skills:` (None: no such skill).
@@ -61,10 +63,13 @@ class AgentRunner:
         *,
         skills: SkillBodies | None = None,
         bypass_disabled: bool = False,
+        mcp: AgentMcp | None = None,
     ) -> None:
         self.agents = agents
         self.skills = skills
         self.bypass_disabled = bypass_disabled
+        # Starts an agent's own `mcpServers` for the time it runs.
+        self.mcp = mcp
 
     async def __call__(self, session: Session, call: SubAgent, prompt: str) -> ToolResult:
         agent = self.agents.get(call.agent_type or GENERAL.name)
@@ -73,14 +78,21 @@ class AgentRunner:
             return ToolResult.error(
                 f"Agent type {call.agent_type!r} not found. Available agents: {known}"
             )
-        return await run_agent(
-            session,
-            agent,
-            replace(call, agent_type=agent.name, built_in=agent.built_in),
-            prompt,
-            skills=self.skills,
-            bypass_disabled=self.bypass_disabled,
+        servers: contextlib.AbstractAsyncContextManager[Mapping[str, AnyTool]] = (
+            self.mcp.servers(agent, session.tools, session.notify)
+            if self.mcp is not None and agent.mcp_servers
+            else contextlib.nullcontext({})
         )
+        async with servers as own_tools:
+            return await run_agent(
+                session,
+                agent,
+                replace(call, agent_type=agent.name, built_in=agent.built_in),
+                prompt,
+                skills=self.skills,
+                bypass_disabled=self.bypass_disabled,
+                own_tools=own_tools,
+            )
 
 
 async def run_agent(
@@ -92,9 +104,11 @@ async def run_agent(
     skills: SkillBodies | None = None,
     bypass_disabled: bool = False,
     with_hooks: bool = True,
+    own_tools: Mapping[str, AnyTool] | None = None,
 ) -> ToolResult:
     """`with_hooks=False`: no hooks at all (an agent hook's verifier, which must not set off
-    the hook that started it)."""
+    the hook that started it). `own_tools`: its own MCP servers' tools, which it gets whatever
+    its `tools:` list says (less its `disallowedTools`)."""
     limit, spent = session.config.max_budget_usd, session.ledger.cost_usd()
     if limit is not None and spent >= limit:
         return ToolResult.error(
@@ -102,7 +116,7 @@ async def run_agent(
             f"${limit:.4f})."
         )
     choice = choose_tools(agent, list(session.tools))
-    if agent.tools is not None and not choice.names:
+    if agent.tools is not None and not choice.names and not own_tools:
         listed = ", ".join(agent.tools)
         return ToolResult.error(
             f"Agent {agent.name} would run with no tools: none of {listed} is a tool of this "
@@ -127,7 +141,7 @@ async def run_agent(
     params = session.run_params(
         (Message.user(prompt),),
         model=model,
-        tools={name: session.tools[name] for name in choice.names},
+        tools={name: session.tools[name] for name in choice.names} | _own(agent, own_tools),
         # Its own working directory and read state: its `cd` does not move the caller.
         workspace=session.workspace.fork(),
         system=_system(session, agent, model),
@@ -157,6 +171,13 @@ async def run_agent(
         why = end.error or end.reason.replace("_", " ")
         return ToolResult.error(f"The sub-agent ({description}) stopped: {why}\n{answer}")
     return ToolResult(answer or f"The sub-agent ({description}) gave no answer.")
+
+
+def _own(agent: AgentDefinition, tools: Mapping[str, AnyTool] | None) -> dict[str, AnyTool]:
+    if not tools:
+        return {}
+    allowed = choose_tools(replace(agent, tools=None), list(tools)).names
+    return {name: tools[name] for name in allowed}
 
 
 def _system(session: Session, agent: AgentDefinition, model: str) -> str:

@@ -604,3 +604,47 @@ def test_ctrl_c_while_a_server_starts_stops_at_once(tmp_path: Path) -> None:
     assert proc.returncode == 130, stderr
     assert "interrupted" in stderr and "Traceback" not in stderr
     assert requests == []
+
+
+AGENT = """\
+---
+name: researcher
+description: Looks things up with the project's servers.
+tools: Read
+mcpServers:
+  - py
+  - inline:
+      command: {python}
+      args: ["-m", "codeloop.testing.mcp_server", "--name", "inline"]
+---
+You research.
+"""
+
+
+def test_a_custom_agents_own_servers_are_connected_for_it_alone(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    write_mcp_json(project, {"py": python_server()})
+    approve_all(project)  # the agent file comes with the project: its server needs approval too
+    agents = project / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "researcher.md").write_text(AGENT.format(python=sys.executable))
+    task = {"description": "look up", "prompt": "Ask both.", "subagent_type": "researcher"}
+    scenario = Scenario(
+        turns=(
+            turn(tool_use("Task", task)),
+            turn(tool_use("mcp__inline__echo", {"text": "own"})),  # the sub-agent
+            turn(tool_use("mcp__py__echo", {"text": "shared"})),
+            turn("Both answered."),
+            turn("Done."),  # the main agent
+        )
+    )
+    allowed = "mcp__inline,mcp__py"
+    result, bodies = run(project, tmp_path, scenario, "-p", "go", "--allowedTools", allowed)
+    assert result.returncode == 0, result.stderr
+    main, sub = tool_names(bodies[0]), tool_names(bodies[1])
+    assert not any(name.startswith("mcp__inline__") for name in main)
+    assert "mcp__inline__echo" in sub and "mcp__py__echo" in sub  # beyond its `tools: Read`
+    assert "Bash" not in sub and "Read" in sub
+    assert tool_results(bodies[2])[0] == ("inline echoes: own", False, ["text"])
+    assert tool_results(bodies[3])[0] == ("pyserver echoes: shared", False, ["text"])
+    assert [s["name"] for s in init_line(result)["mcp_servers"]] == ["py"]

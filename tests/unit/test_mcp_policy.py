@@ -94,3 +94,34 @@ def test_lists_merge_and_allow_managed_only_keeps_the_managed_allowlist(tmp_path
     settings = load_settings(project, env=env)
     assert settings.allowed_mcp_servers == ({"serverUrl": "https://corp.example.com/*"},)
     assert settings.denied_mcp_servers == ({"serverName": "noisy"},)  # denials still merge
+
+
+def test_an_agents_inline_servers_pass_the_approval_and_the_policy(tmp_path: Path) -> None:
+    from codeloop.extensions.agents import AgentDefinition
+    from codeloop.mcp.agent_servers import AgentMcp
+    from codeloop.mcp.config import Timeouts
+    from codeloop.mcp.sources import McpApproval
+
+    project = tmp_path / "project"
+    home = tmp_path / "home"
+    home.mkdir()
+    project.mkdir()
+    source = project / ".claude" / "agents" / "a.md"
+    entry = {"one": {"command": "x"}, "two": {"command": "y"}}
+    agent = AgentDefinition("a", "d", "", mcp_servers=(entry,), source=str(source))
+    notes: list[str] = []
+    env = {"HOME": str(home)}
+
+    def mcp(approval: McpApproval, policy: McpPolicy) -> AgentMcp:
+        return AgentMcp(env, project, approval, policy, Timeouts())
+
+    assert mcp(McpApproval(), McpPolicy())._inline(agent, entry, notes.append) == []
+    assert len(notes) == 2 and "need approval" in notes[0] and "enabledMcpjsonServers" in notes[0]
+    notes.clear()
+    policy = McpPolicy(denied=({"serverName": "two"},))
+    kept = mcp(McpApproval(enable_all=True), policy)._inline(agent, entry, notes.append)
+    assert [c.name for c in kept] == ["one"] and "deniedMcpServers" in notes[0]
+    # An agent file from outside the project (the user's) needs no project approval.
+    user_agent = AgentDefinition("a", "d", "", mcp_servers=(entry,), source=str(home / "a.md"))
+    kept = mcp(McpApproval(), McpPolicy())._inline(user_agent, entry, notes.append)
+    assert [c.name for c in kept] == ["one", "two"]
