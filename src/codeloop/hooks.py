@@ -45,6 +45,7 @@ from codeloop.hook_handlers import (
     run_prompt,
 )
 from codeloop.hook_watch import ConfigFiles, FileWatch, matcher_files
+from codeloop.jsonfile import written_here
 
 PermissionBehavior = Literal["allow", "deny", "ask"]
 # (rule, tool name, tool input, cwd) -> whether the handler's `if` rule matches the call.
@@ -378,10 +379,10 @@ class HookRunner:
             messages += outcome.system_messages
         for path, source in watch.config_changes():
             outcome = await self.run("ConfigChange", {"source": source, "file_path": str(path)})
-            # A blocked change stays quiet (Claude Code's contract); policy cannot be blocked.
-            if (
-                not outcome.blocked or source == "policy_settings"
-            ) and path not in self._shared.told:
+            # A blocked change stays quiet (Claude Code's contract); policy cannot be blocked;
+            # codeloop's own write (an "always allow" rule) is in effect already.
+            quiet = outcome.blocked and source != "policy_settings"
+            if not quiet and not written_here(path) and path not in self._shared.told:
                 self._shared.told.add(path)
                 messages.append(
                     f"{path} changed during the session; codeloop reads settings and skills "

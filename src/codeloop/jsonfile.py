@@ -13,6 +13,19 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+# What this process last wrote to each file (mtime, size, inode): a change found later that
+# still has this stamp is codeloop's own (a rule "always allowed"), already in effect.
+_WRITTEN: dict[Path, tuple[int, int, int]] = {}
+
+
+def written_here(path: Path) -> bool:
+    """Whether the file is as this process last wrote it."""
+    try:
+        st = path.stat()
+    except OSError:
+        return False
+    return _WRITTEN.get(path.absolute()) == (st.st_mtime_ns, st.st_size, st.st_ino)
+
 
 class JsonFileError(OSError):
     """The file exists but is not a JSON object we can safely change."""
@@ -52,6 +65,8 @@ def write_json_atomic(path: Path, data: Any, *, private: bool = False) -> None:
             # or gets the usual one.
             os.chmod(tmp, _shared_mode(path))
         os.replace(tmp, path)
+        st = path.stat()
+        _WRITTEN[path.absolute()] = (st.st_mtime_ns, st.st_size, st.st_ino)
     except BaseException:
         os.unlink(tmp)
         raise

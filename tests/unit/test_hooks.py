@@ -335,3 +335,25 @@ async def test_agent_matchers_fire_for_task_and_the_oldest_shape_parses(tmp_path
     ]
     matched = runner(tmp_path, hooks).commands("PostToolUse", {}, "Task")
     assert [c.command for c in matched] == ["echo agent"]
+
+
+async def test_codeloops_own_settings_write_fires_config_change_without_a_stale_notice(
+    tmp_path: Path,
+) -> None:
+    from codeloop.jsonfile import write_json_atomic
+
+    local = tmp_path / ".claude" / "settings.local.json"
+    log = tmp_path / "log.jsonl"
+    command = hook(tmp_path, "log", f"open({str(log)!r}, 'a').write(json.dumps(payload) + '\\n')")
+    run = runner(
+        tmp_path, on("ConfigChange", command), config_files=lambda: {local: "local_settings"}
+    )
+    # codeloop's own write (an "always allow" rule): the hook hears of it; the rule is in
+    # effect already, so nobody is told it waits for the next session.
+    write_json_atomic(local, {"permissions": {"allow": ["Bash(ls)"]}})
+    assert await run.check_watched() == []
+    local.write_text('{"permissions": {"allow": ["Bash(rm *)"]}}\n')  # someone else's
+    (message,) = await run.check_watched()
+    assert f"{local} changed during the session" in message
+    sources = [json.loads(line)["source"] for line in log.read_text().splitlines()]
+    assert sources == ["local_settings", "local_settings"]
