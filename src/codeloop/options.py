@@ -254,12 +254,7 @@ def build_session(options: Options) -> Session:
         hooks=hooks,
         prompt_context=gather,
     )
-    session.agents = AgentRunner(
-        ext.agents,
-        skills=functools.partial(_skill_body, skills),
-        bypass_disabled=settings.permissions.disable_bypass,
-        mcp=_agent_mcp(settings, env, cwd),
-    )
+    session.agents = _agent_runner(ext, skills, settings, env, cwd)
     _connect_skills(skills, session, policy, tools, hooks)
     _connect_hooks(hooks, session, client.stream, model)
     _describe(session, ext, settings, memory)
@@ -294,6 +289,18 @@ def _mcp(
     )
     warnings += notes
     return manager
+
+
+def _agent_runner(
+    ext: Extensions, skills: SkillRuntime, settings: Settings, env: Mapping[str, str], cwd: Path
+) -> AgentRunner:
+    """Runs Task calls: the custom agents, their skills and their own MCP servers."""
+    return AgentRunner(
+        ext.agents,
+        skills=functools.partial(_skill_body, skills),
+        bypass_disabled=settings.permissions.disable_bypass,
+        mcp=_agent_mcp(settings, env, cwd),
+    )
 
 
 def _agent_mcp(settings: Settings, env: Mapping[str, str], cwd: Path) -> AgentMcp:
