@@ -24,8 +24,8 @@ def module(name: str, why: str) -> None:
 
 
 def local_model(server: bool = False) -> Path:
-    """The bundled SmolLM2 GGUF, with llama-cpp-python (and its server, if asked)."""
-    module("llama_cpp", "needs the local extra (llama-cpp-python)")
+    """The bundled SmolLM2 GGUF, with llama.cpp (and llama-cpp-python's server, if asked)."""
+    module("xllamacpp", "needs the local extra (xllamacpp)")
     if server:
         module("llama_cpp.server.app", "needs llama-cpp-python[server]")
     from codeloop.models.local import bundled_model

@@ -14,7 +14,7 @@ from codeloop.models.anthropic import AnthropicClient
 from codeloop.models.base import ModelClient
 from codeloop.models.cassette import FORMAT, RecordingModel, ReplayModel
 from codeloop.models.factory import resolve_model
-from codeloop.models.local import DEMO_LIMITS, LocalModel, available
+from codeloop.models.local import DEMO_LIMITS, ENGINE, LocalModel, available
 from codeloop.models.openai import OpenAIClient
 from codeloop.models.shaping import ShapedClient
 
@@ -101,7 +101,7 @@ async def test_an_anthropic_gateway_needs_no_key() -> None:
 @pytest.fixture
 def without_local(monkeypatch: pytest.MonkeyPatch) -> None:
     """As if the `local` extra were not installed."""
-    monkeypatch.setitem(sys.modules, "llama_cpp", None)
+    monkeypatch.setitem(sys.modules, ENGINE, None)
 
 
 @pytest.mark.usefixtures("without_local")

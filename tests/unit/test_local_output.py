@@ -12,7 +12,14 @@ from hypothesis import strategies as st
 
 from codeloop.models.assembler import MessageAssembler
 from codeloop.models.base import BlockDelta, BlockStart, BlockStop, ModelRequest, ToolSpec
-from codeloop.models.local import Envelope, chat_messages, locate, output_schema, tool_rounds
+from codeloop.models.local import (
+    ENGINE,
+    Envelope,
+    chat_messages,
+    locate,
+    output_schema,
+    tool_rounds,
+)
 from codeloop.tools.registry import default_tools
 from codeloop.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
 
@@ -208,6 +215,6 @@ def test_tool_rounds_count_calls_since_the_user_last_wrote() -> None:
 def test_without_llama_cpp_the_error_says_what_to_install(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # as if it were not installed
+    monkeypatch.setitem(sys.modules, ENGINE, None)  # as if it were not installed
     with pytest.raises(LookupError, match=r"pip install 'codeloop\[local\]'"):
         locate("smollm2")

