@@ -23,7 +23,7 @@ import json
 import os
 import re
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -173,9 +173,7 @@ class LocalModel:
                     yield event
             finally:
                 stopped = True  # the next chunk ends the generation; the lock waits for it
-                await asyncio.shield(generation)
-            if error := generation.exception():
-                raise error
+                await asyncio.shield(generation)  # raises what the generation raised
 
     async def _events(self, chunks: asyncio.Queue[_Chunk]) -> AsyncIterator[StreamEvent]:
         envelope = Envelope()
@@ -218,7 +216,7 @@ class LocalModel:
             )
         raise Fatal(f"local model {self.name}: {error.get('message', error)}")
 
-    def _generate(self, request: ModelRequest, deliver: Any) -> None:
+    def _generate(self, request: ModelRequest, deliver: Callable[[Any], bool]) -> None:
         """In the worker thread: load the model once, then run one constrained generation,
         handing each chunk to `deliver`."""
         try:
