@@ -98,12 +98,13 @@ def make_repository(root: Path) -> Path:
 
 
 async def ask(model: str, repository: Path, question: str, turns: int) -> tuple[str, float]:
+    from codeloop.builder import build_session
     from codeloop.events import LoopEnd
-    from codeloop.options import Options, build_session
+    from codeloop.options import Options
 
     home = repository.parent / "home"
     env = {"HOME": str(home), "CODELOOP_HOME": str(home / ".codeloop")}
-    session = build_session(Options(model=model, cwd=repository, max_turns=turns, env=env))
+    session = await build_session(Options(model=model, cwd=repository, max_turns=turns, env=env))
     started = time.monotonic()
     answer = ""
     try:

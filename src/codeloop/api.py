@@ -20,16 +20,20 @@ import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
+from codeloop.builder import build_session
 from codeloop.cli.sdk_protocol.callbacks import callback_command, permission_prompt
 from codeloop.cli.sdk_protocol.turns import Conversation
 from codeloop.hook_config import HookMatcher as _Matcher
 from codeloop.messages import Message, ResultMessage, parse_message
-from codeloop.options import Options, build_session
+from codeloop.options import Options
 from codeloop.structured_output import StructuredOutput, checked_schema
 from codeloop.tools.function import FunctionTool
 from codeloop.types import new_uuid
+
+if TYPE_CHECKING:
+    from codeloop.session import Session
 
 
 @dataclass(frozen=True)
@@ -134,7 +138,15 @@ class Client:
         options = self.options
         if options.cwd is None:
             options = _with_cwd(options)
-        session = build_session(options)
+        session = await build_session(options)
+        try:
+            self._conversation = self._converse(session)
+        except BaseException:  # the MCP servers the builder started stop with it
+            await session.aclose()
+            raise
+
+    def _converse(self, session: Session) -> Conversation:
+        """The built session with the caller's tools, callbacks and output schema."""
         policy = session.config.policy
         for function_tool in self._tools:
             session.builtin_tools[function_tool.name] = function_tool
@@ -147,9 +159,7 @@ class Client:
         structured = StructuredOutput(self._schema) if self._schema is not None else None
         if structured is not None:
             structured.attach(session)
-        self._conversation = Conversation(
-            session, self._emit, partial=self._partial, structured=structured
-        )
+        return Conversation(session, self._emit, partial=self._partial, structured=structured)
 
     def _emit(self, data: dict[str, Any]) -> None:
         message = parse_message(data)

@@ -18,7 +18,6 @@ from codeloop.aio import unless_aborted
 from codeloop.context.compact import CompactResult
 from codeloop.context.memory import system_reminder
 from codeloop.context.pipeline import ContextManager
-from codeloop.context.system_prompt import PromptContext
 from codeloop.costs import Ledger, model_usage
 from codeloop.deps import CallModel, LoopDeps, TrimOnly
 from codeloop.events import (
@@ -58,7 +57,7 @@ if TYPE_CHECKING:
 DEFAULT_SUBAGENT_MAX_TURNS = 200
 
 
-@dataclass
+@dataclass(frozen=True)
 class SessionConfig:
     model: str
     system: str
@@ -94,8 +93,8 @@ class Session:
     """`history` continues an earlier conversation; `transcript` (whose session id the session
     takes) records this one; `notices` are shown before the first prompt's events (e.g. what
     reading a resumed transcript had to skip); `context` manages the context window across
-    prompts; `mcp` holds the MCP servers, started with the first prompt. Usage and cost count
-    this process's requests."""
+    prompts; `mcp` holds the MCP servers (the builder starts them, the first prompt waits for
+    them). Usage and cost count this process's requests."""
 
     def __init__(
         self,
@@ -111,7 +110,7 @@ class Session:
         notices: Sequence[str | Notice] = (),
         context: ContextManager | None = None,
         hooks: HookRunner | None = None,
-        prompt_context: Callable[[], Awaitable[PromptContext]] | None = None,
+        user_context: Sequence[Message] = (),
         checkpoints: Checkpoints | None = None,
         mcp: McpManager | None = None,
     ) -> None:
@@ -149,11 +148,13 @@ class Session:
         self.turns = 0
         self._abort = asyncio.Event()
         self.hooks = hooks
-        self._prompt_context = prompt_context
         self._started = False
         self._setup_context: list[Message] = []
-        # Sent ahead of the history in every request (the memory message), built at the start.
-        self.user_context: tuple[Message, ...] = ()
+        # Sent ahead of the history in every request: the memory, then what the Setup and
+        # SessionStart hooks add when the session starts.
+        self.user_context: tuple[Message, ...] = tuple(user_context)
+        # The memory files behind it, for the InstructionsLoaded hooks at the start.
+        self.memory_files: tuple[Any, ...] = ()
         self.observers: list[SessionObserver] = []
         self._requests = RequestLog()
         self._preloaded = False
@@ -382,21 +383,14 @@ class Session:
         return result
 
     async def _start(self) -> AsyncIterator[Event]:
-        """Gather the system prompt and the memory (while the MCP servers start), then run the
-        SessionStart hooks."""
-        context: list[Message] = []
+        """The MCP servers the builder started come up (the first prompt waits for them unless
+        interrupted) while the InstructionsLoaded hooks run, then the SessionStart hooks; what
+        they and the Setup hooks add joins the memory the builder gathered."""
+        context = [*self._setup_context, *self.user_context]
         servers = asyncio.ensure_future(self.start_servers())
-        if self._prompt_context is not None:
-            gathered = await self._prompt_context()
-            self.config.system = gathered.system
-            for text in gathered.warnings:
-                yield Notice("warning", text)
-            if self.hooks is not None:
-                for loaded in gathered.memory.files:
-                    await instructions_loaded(self.hooks, loaded)
-            if gathered.user_context is not None:
-                context.append(gathered.user_context)
-        context[:0] = self._setup_context
+        if self.hooks is not None:
+            for loaded in self.memory_files:
+                await instructions_loaded(self.hooks, loaded)
         await servers  # interrupted: the loop sees the abort and stops
         if self.hooks is not None:
             source = self.config.start_source
@@ -409,14 +403,9 @@ class Session:
                 context.append(Message.user(system_reminder(text), is_meta=True))
         self.user_context = tuple(context)
         if self.context is not None:
-            # Summary requests share the session's prefix: the cache serves them, and the
-            # summariser sees the memory too.
+            # Summary requests share the session's prefix: the summariser sees the memory too.
             self.context.use_summarizer(
-                replace(
-                    self.context.summarizer,
-                    system=self.config.system,
-                    user_context=self.user_context,
-                )
+                replace(self.context.summarizer, user_context=self.user_context)
             )
             if (too_small := self.context.window_warning()) is not None:
                 yield Notice("warning", too_small)

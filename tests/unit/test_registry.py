@@ -30,10 +30,11 @@ def test_stored_specs_match_what_the_tools_declare() -> None:
 
 def test_a_session_starts_without_importing_pydantic_or_the_tools() -> None:
     code = (
-        "import sys\n"
-        "from codeloop.options import build_session, Options\n"
-        "s = build_session(Options(model='claude-sonnet-4-5', "
-        "env={'ANTHROPIC_API_KEY': 'k', 'CODELOOP_HOME': sys.argv[1]}))\n"
+        "import asyncio, sys\n"
+        "from codeloop.builder import build_session\n"
+        "from codeloop.options import Options\n"
+        "s = asyncio.run(build_session(Options(model='claude-sonnet-4-5', "
+        "env={'ANTHROPIC_API_KEY': 'k', 'CODELOOP_HOME': sys.argv[1]})))\n"
         "specs = [t.spec() for t in s.tools.values()]\n"
         "loaded = sorted(m for m in sys.modules if m == 'pydantic' "
         "or m.startswith('codeloop.tools.') and m.split('.')[-1] in "

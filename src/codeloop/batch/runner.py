@@ -11,7 +11,7 @@ import asyncio
 import os
 import time
 import traceback
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -44,7 +44,8 @@ async def open_session(
 ) -> Session:
     """The batch's only contact with how sessions are assembled: a headless session in `cwd`
     whose model calls wait on the batch's shared limiter."""
-    from codeloop.options import Options, build_session
+    from codeloop.builder import build_session
+    from codeloop.options import Options
 
     options = Options(
         model=task.model,
@@ -57,11 +58,9 @@ async def open_session(
         settings=config.settings,
         sandbox=config.sandbox,
         env={**os.environ, **config.env} if config.env else None,
+        limiter=limiter,
     )
-    session = build_session(options)
-    if limiter is not None:
-        session.config.retry = replace(session.config.retry, limiter=limiter)
-    return session
+    return await build_session(options)
 
 
 def new_result(task: Task, config: RunConfig) -> Result:

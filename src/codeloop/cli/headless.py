@@ -56,11 +56,11 @@ def _read_text(stdin: TextIO) -> str:
 
 
 async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
+    from codeloop.builder import build_session
     from codeloop.cli.args import session_options
-    from codeloop.options import build_session
 
     structured = schema_output(args)
-    session = build_session(session_options(args))
+    session = await build_session(session_options(args))
     try:
         fit_session(session, args, structured)
     except BaseException:

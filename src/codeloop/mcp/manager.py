@@ -76,10 +76,16 @@ class McpManager:
 
     # --- starting --------------------------------------------------------------------------
 
-    async def start(self) -> None:
-        """Connect every server (once; later calls wait for the first)."""
+    def begin(self) -> None:
+        """Start connecting every server in the background (once): the session's builder does
+        it before gathering the prompt context, so the two overlap."""
         if self._started is None:
             self._started = asyncio.ensure_future(self._start_all())
+
+    async def start(self) -> None:
+        """Connect every server (once; later calls wait for the first)."""
+        self.begin()
+        assert self._started is not None
         await asyncio.shield(self._started)
 
     async def _start_all(self) -> None:

@@ -153,7 +153,7 @@ class SdkServer:
         """The conversation, built on first need (None once building failed)."""
         if self.conversation is not None or self.failure is not None:
             return self.conversation
-        from codeloop.options import build_session
+        from codeloop.builder import build_session
 
         args = self.args
         try:
@@ -165,7 +165,7 @@ class SdkServer:
                 self.applied, schema = from_initialize(options, init)
                 if schema is not None:
                     structured = StructuredOutput(checked_schema(schema))
-            session = build_session(options)
+            session = await build_session(options)
         except CodeloopError as exc:
             self.failure = exc
             self.prompts.put_nowait(_EOF)

@@ -128,7 +128,7 @@ class Conversation:
                     f"set_model: {spec} is served by {provider}, and this session talks to "
                     f"{session.client.provider}; start a session with --model {spec} instead"
                 )
-        session.config.model = name
+        session.config = replace(session.config, model=name)  # frozen: replaced, not changed
         return name
 
     async def rewind_files(self, message_id: Any, *, dry_run: bool = False) -> dict[str, Any]:

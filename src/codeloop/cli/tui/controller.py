@@ -122,7 +122,11 @@ class Controller(ABC):
         await old.aclose()
 
     async def _build(self, options: Options) -> Session:
-        session = await asyncio.to_thread(_build_session, options)
+        await asyncio.to_thread(_load_modules)
+        from codeloop.builder import build_session
+
+        # On the UI's loop: the MCP servers the builder starts live there.
+        session = await build_session(options)
         session.config.policy.ask_user = self.ask
         await session.start_servers()  # MCP: their prompts are commands from the start
         return session
@@ -216,12 +220,8 @@ def _awaiting_approval(options: Options) -> list[ServerConfig]:
     return awaiting_approval(cwd, env, McpApproval.of(settings))
 
 
-def _build_session(options: Options) -> Session:
-    """Off the UI's thread: the session, then the renderer's modules (rich), so the first
-    answer does not wait for them."""
-    from codeloop.options import build_session
-
-    session = build_session(options)
+def _load_modules() -> None:
+    """Off the UI's thread: the builder's modules (most of a session's), then the renderer's
+    (rich), so neither the prompt nor the first answer waits for them."""
+    import codeloop.builder
     import codeloop.cli.tui.render  # noqa: F401
-
-    return session

@@ -1,0 +1,709 @@
+"""Assemble a Session from Options in one step: settings, extensions, model, tools, agents,
+permissions, hooks and the transcript (new or resumed: resume.py), then the prompt context
+(git state and memory, gathered concurrently), so that the session is constructed with the
+system prompt it keeps and a config that no longer changes.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from codeloop.context.compact import SummaryModel
+from codeloop.context.lazy_memory import InstructionTracker
+from codeloop.context.memory import Memory, load_memory
+from codeloop.context.pipeline import ContextManager, ContextSettings
+from codeloop.context.system_prompt import STYLE_BASE, gather_prompt_context
+from codeloop.context.tokens import context_limits
+from codeloop.deps import CallModel, LoopDeps
+from codeloop.errors import SettingsError, UsageError
+from codeloop.events import Notice, RequestEnd, SubAgent
+from codeloop.extensions.agents import AgentDefinition, choose_tools, task_description
+from codeloop.extensions.loader import Extensions, load_extensions
+from codeloop.extensions.output_styles import style_section
+from codeloop.extensions.skill_discovery import SkillDiscovery
+from codeloop.extensions.skills import SkillRuntime, substitute
+from codeloop.hook_config import merge_hooks
+from codeloop.hook_handlers import HttpPolicy, model_judge
+from codeloop.hooks import HookRunner, instructions_loaded
+from codeloop.mcp.agent_servers import AgentMcp
+from codeloop.mcp.manager import MANAGER_TOOLS, McpManager
+from codeloop.mcp.policy import McpPolicy
+from codeloop.mcp.setup import session_mcp, timeouts_from_env
+from codeloop.mcp.sources import McpApproval, plugin_servers
+from codeloop.models.base import ModelClient
+from codeloop.models.catalog import model_info
+from codeloop.models.factory import (
+    check_capabilities,
+    fallback_model_name,
+    model_notices,
+    resolve_model,
+)
+from codeloop.models.retry import RetryPolicy
+from codeloop.models.shaping import RequestShape, parse_overrides
+from codeloop.models.thinking import ThinkingConfig
+from codeloop.options import Options
+from codeloop.paths import codeloop_home
+from codeloop.permissions.decision import Decision
+from codeloop.permissions.policy import (
+    HookVerdict,
+    Policy,
+    rules_from,
+    split_rules,
+)
+from codeloop.permissions.rules import Rule
+from codeloop.permissions.sandbox import sandbox_for
+from codeloop.resume import Opened, open_transcript
+from codeloop.session import DEFAULT_SUBAGENT_MAX_TURNS, Session, SessionConfig
+from codeloop.session_store import SessionStore
+from codeloop.settings import RULE_KINDS, Settings, config_sources, load_settings, user_dirs
+from codeloop.settings_apply import (
+    permission_mode,
+    session_env,
+    sweep_transcripts,
+    unsupported_report,
+)
+from codeloop.subagents import VERIFIER, AgentRunner, run_agent
+from codeloop.telemetry import StartType, start_telemetry
+from codeloop.tools.base import AnyTool, InstructionSeams, ToolContext, ToolResult, Workspace
+from codeloop.tools.registry import ToolFactory, default_tools, described, on_demand_tool
+from codeloop.transcript import TranscriptWriter
+from codeloop.types import new_uuid
+
+if TYPE_CHECKING:
+    from codeloop.checkpoints import Checkpoints
+
+
+async def build_session(options: Options) -> Session:
+    """Load the settings; resolve the model, tools, workspace, policy and hooks; open the
+    transcript. Raises a CodeloopError (errors.py) with a message for the user."""
+    base_env = os.environ if options.env is None else options.env
+    cwd = (options.cwd or Path.cwd()).resolve()
+    settings = load_settings(
+        cwd, cli=options.settings, env=base_env, sources=options.setting_sources
+    )
+    warnings: list[str | Notice] = [*settings.warnings, *unsupported_report(settings)]
+    env = session_env(settings, base_env, cwd)
+    add_dirs = [_existing_dir(cwd, d) for d in options.add_dirs]
+    extra_dirs = [*add_dirs, *_additional_dirs(settings, cwd, warnings)]
+    roots = [cwd, *extra_dirs]
+    ext = load_extensions(
+        cwd,
+        settings,
+        env,
+        agents_json=options.agents,
+        plugin_dirs=[(cwd / d).resolve() for d in options.plugin_dirs],
+        extra_dirs=add_dirs,  # --add-dir folders' skills load; additionalDirectories' do not
+        sources=options.setting_sources,
+    )
+    warnings += [Notice("info", note) for note in ext.notes]
+    warnings += ext.warnings
+    main = _main_agent(options, settings, ext, warnings)
+    requested = options.permission_mode or (main.permission_mode if main else None)
+    mode = requested or settings.permissions.default_mode or "default"
+    thinking = _thinking(options, settings, env)
+    client, model = _client(options, settings, env, cwd, main, mode == "plan", thinking, warnings)
+    if ext.bin_dirs:  # a plugin's bin/ is on the Bash tool's PATH
+        env["PATH"] = os.pathsep.join([*map(str, ext.bin_dirs), env.get("PATH", "")])
+    skills = SkillRuntime(ext.skills, "", cwd, shell_disabled=settings.skill_shell_disabled)
+    listing = ext.skills.listing(settings.skill_overrides)
+    with_skill = bool(listing) or any(skill.paths for skill in ext.skills.by_name.values())
+    tools = _tools(options, settings, ext, main, roots, skills, with_skill, warnings)
+    warnings += check_capabilities(
+        model, tools=bool(tools), thinking=thinking, effort_flag=options.effort is not None
+    )
+    warnings += model_notices(model, client.provider, env)
+    policy = _policy(options, settings, tools, roots, warnings, requested)
+    override, append = _prompt_parts(options, settings, ext, main)
+    store = SessionStore(cwd, env)
+    if settings.cleanup_period_days is not None:
+        sweep_transcripts(store.directory.parent, settings.cleanup_period_days)
+    opened = _open_transcript(options, store)
+    transcript = opened.transcript
+    session_dir = store.directory / transcript.session_id
+    workspace = Workspace(cwd=cwd, extra_dirs=extra_dirs, env=env, env_file=session_dir / "env.sh")
+    hooks = _hooks(
+        settings, ext, transcript, cwd, env, policy, tools, client.stream, model, workspace
+    )
+    memory = load_memory(
+        cwd, env=env, excludes=settings.claude_md_excludes, managed_text=settings.managed_claude_md
+    )
+    workspace.instructions = InstructionTracker(
+        memory,
+        cwd,
+        user_dirs(env).home,
+        excludes=settings.claude_md_excludes,
+        on_load=functools.partial(instructions_loaded, hooks),
+    )
+    mcp = _mcp(options, settings, ext, cwd, env, model, warnings)
+    try:
+        if mcp is not None:  # the servers come up while the prompt context is gathered
+            mcp.begin()
+        # The git state and the memory, gathered concurrently: the system prompt, once.
+        prompt = await gather_prompt_context(
+            cwd,
+            model,
+            extra_dirs=extra_dirs,
+            override=override,
+            append=append,
+            env=env,
+            memory=memory,
+            reminders=(listing,) if listing else (),
+        )
+        warnings += prompt.warnings
+        config = _config(options, settings, env, client.provider, model, prompt.system, policy)
+        context = _context_manager(
+            config, settings, env, client.stream, tools, workspace, session_dir, hooks
+        )
+        deps = LoopDeps(call_model=client.stream, can_use_tool=policy.can_use_tool)
+        # OpenTelemetry, when the environment (settings' env included) asks for it.
+        start: StartType = (
+            "continue" if options.continue_conversation else "resume" if options.resume else "fresh"
+        )
+        telemetry = start_telemetry(env, transcript.session_id, model, start)
+        session = Session(
+            client,
+            tools,
+            workspace,
+            config,
+            checkpoints=_checkpoints(settings, store, transcript.session_id, roots, env),
+            deps=deps,
+            history=opened.history,
+            transcript=transcript,
+            notices=[*warnings, *opened.warnings, *telemetry.warnings],
+            context=context,
+            hooks=hooks,
+            mcp=mcp,
+            user_context=[prompt.user_context] if prompt.user_context is not None else [],
+        )
+        session.agents = _agent_runner(ext, skills, settings, env, cwd)
+        _connect_skills(skills, session, policy, tools, hooks)
+        _connect_hooks(hooks, session, client.stream, model)
+        session.memory_files = tuple(prompt.memory.files)
+        _describe(session, ext, settings, memory)
+        if telemetry.observer is not None:
+            session.observers.append(telemetry.observer)
+        return session
+    except BaseException:
+        if mcp is not None:  # no session holds them: nothing else would stop them
+            await mcp.aclose()
+        raise
+
+
+def _tools(
+    options: Options,
+    settings: Settings,
+    ext: Extensions,
+    main: AgentDefinition | None,
+    roots: list[Path],
+    skills: SkillRuntime,
+    with_skill: bool,
+    warnings: list[str | Notice],
+) -> dict[str, AnyTool]:
+    """The built-in tools, the Skill tool when there are skills, the Task tool listing the
+    custom agents; an agent run as the main one keeps only its own."""
+    tools = default_tools(_sandboxed_bash(options, settings, roots, warnings))
+    if with_skill:
+        tools["Skill"] = on_demand_tool("Skill", functools.partial(_skill_tool, skills))
+    if len(ext.agents.by_name) > 1:  # custom agents: the Task tool lists them
+        task = tools["Task"]
+        tools["Task"] = described(task, task_description(task.description, ext.agents, list(tools)))
+    if main is not None and (main.tools is not None or main.disallowed_tools):
+        kept = choose_tools(main, list(tools), keep_task=True).names
+        tools = {name: tool for name, tool in tools.items() if name in kept}
+    return tools
+
+
+def _mcp(
+    options: Options,
+    settings: Settings,
+    ext: Extensions,
+    cwd: Path,
+    env: Mapping[str, str],
+    model: str,
+    warnings: list[str | Notice],
+) -> McpManager | None:
+    """The session's MCP servers: the configured ones, the plugins', --mcp-config's."""
+    roots = {p.name: (p.root, p.data_dir) for p in ext.plugins}
+    plugin_mcp, notes = plugin_servers(ext.mcp_servers, roots)
+    manager = session_mcp(
+        cwd,
+        env,
+        McpApproval.of(settings),
+        notes,
+        mcp_config=options.mcp_config,
+        strict=options.strict_mcp_config,
+        extra=[*plugin_mcp, *options.mcp_servers],
+        window=context_limits(model, env).window,
+        tunnel=options.mcp_tunnel,
+        policy=McpPolicy(settings.allowed_mcp_servers, settings.denied_mcp_servers),
+    )
+    warnings += notes
+    return manager
+
+
+def _agent_runner(
+    ext: Extensions, skills: SkillRuntime, settings: Settings, env: Mapping[str, str], cwd: Path
+) -> AgentRunner:
+    """Runs Task calls: the custom agents, their skills and their own MCP servers."""
+    return AgentRunner(
+        ext.agents,
+        skills=functools.partial(_skill_body, skills),
+        bypass_disabled=settings.permissions.disable_bypass,
+        mcp=_agent_mcp(settings, env, cwd),
+    )
+
+
+def _agent_mcp(settings: Settings, env: Mapping[str, str], cwd: Path) -> AgentMcp:
+    """What custom agents' own `mcpServers` start with (mcp/agent_servers.py)."""
+    policy = McpPolicy(settings.allowed_mcp_servers, settings.denied_mcp_servers)
+    timeouts = timeouts_from_env(env, [])  # a bad value is said once, by the session's servers
+    return AgentMcp(env, cwd, McpApproval.of(settings), policy, timeouts)
+
+
+def _additional_dirs(settings: Settings, cwd: Path, warnings: list[str | Notice]) -> list[Path]:
+    """The settings' additionalDirectories that exist (a missing one is a warning)."""
+    found = []
+    for raw in settings.permissions.additional_directories:
+        path = (cwd / Path(raw).expanduser()).resolve()
+        if path.is_dir():
+            found.append(path)
+        else:
+            warnings.append(f"permissions.additionalDirectories: {raw}: no such directory")
+    return found
+
+
+def _config(
+    options: Options,
+    settings: Settings,
+    env: Mapping[str, str],
+    provider: str,
+    model: str,
+    system: str,
+    policy: Policy,
+) -> SessionConfig:
+    info = model_info(model, env)
+    fallback = options.fallback_model or next(iter(settings.fallback_models), None)
+    return SessionConfig(
+        model=model,
+        system=system,
+        # No more than the window keeps free for the answer (a small window keeps less).
+        max_tokens=min(info.default_output_tokens, context_limits(model, env).output_reserve),
+        max_output_tokens=info.max_output_tokens,
+        max_turns=options.max_turns,
+        max_budget_usd=options.max_budget_usd,
+        fallback_model=fallback_model_name(fallback, provider, env) if fallback else None,
+        token_budget=options.token_budget,
+        retry=replace(
+            RetryPolicy.from_env(dict(env), local=_runs_locally(provider, env)),
+            limiter=options.limiter,
+        ),
+        policy=policy,
+        start_source=_start_source(options),
+        subagent_max_turns=options.subagent_max_turns
+        or _positive_int(env.get("CODELOOP_SUBAGENT_MAX_TURNS"))
+        or DEFAULT_SUBAGENT_MAX_TURNS,
+    )
+
+
+def _context_manager(
+    config: SessionConfig,
+    settings: Settings,
+    env: Mapping[str, str],
+    call_model: CallModel,
+    tools: Mapping[str, AnyTool],
+    workspace: Workspace,
+    session_dir: Path,
+    hooks: HookRunner,
+) -> ContextManager:
+    """The session's context window: its summary calls are the main call's, retried alike."""
+    specs = tuple(tool.spec() for tool in tools.values())
+    summarizer = SummaryModel(
+        call_model,
+        config.model,
+        config.system,
+        specs,
+        retry=config.retry,
+        fallback_model=config.fallback_model,
+    )
+    return ContextManager(
+        summarizer,
+        context_limits(config.model, env),
+        workspace,
+        session_dir / "tool-results",
+        # CODELOOP_AUTOCOMPACT=0: never summarise; a full window then ends the run instead.
+        settings=ContextSettings(
+            autocompact=env.get("CODELOOP_AUTOCOMPACT", "1") != "0"
+            and settings.autocompact is not False
+        ),
+        pre_compact=hooks.pre_compact,
+        post_compact=hooks.post_compact,
+    )
+
+
+def _main_agent(
+    options: Options, settings: Settings, ext: Extensions, warnings: list[str | Notice]
+) -> AgentDefinition | None:
+    """The agent the session runs as (--agent, else the settings' `agent`)."""
+    name = options.agent or settings.agent
+    if not name:
+        return None
+    agent = ext.agents.get(name)
+    if agent is None or agent.built_in:
+        known = ", ".join(a for a in ext.agents.by_name if a != "general-purpose") or "none"
+        raise SettingsError(f"agent {name!r} not found (agents: {known})")
+    return agent
+
+
+def _prompt_parts(
+    options: Options, settings: Settings, ext: Extensions, main: AgentDefinition | None = None
+) -> tuple[str | None, str | None]:
+    """The system prompt's static part and addition: --system-prompt (or the session's
+    agent's prompt), the output style (which replaces the coding instructions unless it keeps
+    them), attribution, --append."""
+    override = options.system_prompt
+    if override is None and main is not None and main.prompt.strip():
+        override = main.prompt.strip()
+    append = _with_attribution(options.append_system_prompt, settings)
+    style = ext.style
+    if style is not None:
+        if override is None and not style.keep_coding_instructions:
+            override = STYLE_BASE
+        append = "\n\n".join(p for p in (append, style_section(style)) if p)
+    return override, append
+
+
+def _connect_skills(
+    runtime: SkillRuntime,
+    session: Session,
+    policy: Policy,
+    tools: Mapping[str, AnyTool],
+    hooks: HookRunner,
+) -> None:
+    """What the Skill tool acts through, once the session exists."""
+    runtime.session_id = session.session_id
+    runtime.grant = policy.grant
+
+    def may_run(command: str, ctx: ToolContext) -> bool:
+        bash = tools["Bash"]
+        return policy.decide(bash, bash.parse({"command": command}), ctx.workspace).behavior == (
+            "allow"
+        )
+
+    async def fork(description: str, prompt: str, agent: str, tool_use_id: str) -> ToolResult:
+        return await session.agents(session, SubAgent(tool_use_id, description, agent), prompt)
+
+    runtime.may_run = may_run
+    runtime.add_hooks = lambda skill: hooks.add(skill.hooks)
+    runtime.fork = fork
+    workspace = session.workspace
+    if "Skill" in tools and workspace.instructions is not None:  # nested and `paths:` skills
+        discovery = SkillDiscovery(runtime, workspace.cwd)
+        workspace.instructions = InstructionSeams((workspace.instructions, discovery))
+
+
+def _connect_hooks(hooks: HookRunner, session: Session, call_model: CallModel, model: str) -> None:
+    """Prompt hooks' model calls count towards the session's cost; agent hooks run a
+    read-only verifier as a sub-agent (with no hooks of its own, so it cannot set itself off)."""
+
+    def judged(request: RequestEnd) -> None:  # counted in the cost, and recorded as a request
+        session.ledger.add(request.request.model, request.usage)
+        session.record_aside(request)
+
+    hooks.judge = model_judge(call_model, model, judged)
+
+    async def verify(hook_model: str | None, text: str) -> str:
+        agent = VERIFIER if hook_model is None else replace(VERIFIER, model=hook_model)
+        # Recorded as a sub-agent of its own: no tool call carries its answer.
+        call = SubAgent(f"hook-{new_uuid()}", "hook verification", agent.name)
+        result = await run_agent(session, agent, call, text, with_hooks=False)
+        return result.content if isinstance(result.content, str) else ""
+
+    hooks.agent_judge = verify
+    if session.mcp is not None:  # a server asking the user for input meets the hooks first
+        session.mcp.elicitations.hooks = hooks
+
+
+def _skill_tool(runtime: SkillRuntime) -> AnyTool:
+    from codeloop.tools.skill import SkillTool  # with pydantic: only when first used
+
+    return SkillTool(runtime)
+
+
+def _skill_body(runtime: SkillRuntime, name: str) -> str | None:
+    """A skill's text for an agent's `skills:` (preloaded in full)."""
+    skill = runtime.skills.get(name)
+    if skill is None or not skill.model_invocable:
+        return None
+    return substitute(skill, "", session_id=runtime.session_id, project_dir=runtime.project_dir)
+
+
+def _describe(session: Session, ext: Extensions, settings: Settings, memory: Memory) -> None:
+    """What the session was built from, for frontends: the extensions, the settings (the UI's
+    statusLine, editorMode), and what stream-json's init line reports as loaded."""
+    session.extensions = ext
+    session.settings = settings
+    session.inventory = _inventory(ext, memory)
+
+
+def _inventory(ext: Extensions, memory: Memory) -> dict[str, Any]:
+    """What stream-json's init message reports as loaded (the slash commands are the
+    registry's: headless adds them)."""
+    return {
+        "agents": list(ext.agents.by_name),
+        "skills": [s.name for s in ext.skills.by_name.values() if s.model_invocable],
+        "plugins": [{"name": p.name, "id": p.id, "path": str(p.root)} for p in ext.plugins],
+        "output_style": ext.style.name if ext.style is not None else "default",
+        "memory_files": [{"path": str(f.path), "type": f.kind} for f in memory.files],
+    }
+
+
+def _with_attribution(append: str | None, settings: Settings) -> str | None:
+    """The settings' `attribution` text, as instructions for the commits and pull requests
+    the model makes (codeloop adds no byline of its own)."""
+    lines = []
+    if settings.commit_attribution:
+        lines.append(
+            f"When you create a git commit, end its message with:\n{settings.commit_attribution}"
+        )
+    if settings.pr_attribution:
+        lines.append(
+            f"When you open a pull request, end its description with:\n{settings.pr_attribution}"
+        )
+    if not lines:
+        return append
+    return "\n\n".join([*([append] if append else []), *lines])
+
+
+def _runs_locally(provider: str, env: Mapping[str, str]) -> bool:
+    """A model on this machine (in-process, or a server on loopback) reads the prompt before it
+    answers at a speed that makes long prompts slow to begin: its first wait grows with them."""
+    if provider == "local":
+        return True
+    host = urlsplit(env.get("OPENAI_BASE_URL", "")).hostname or ""
+    return provider == "openai" and (host == "localhost" or host.startswith("127."))
+
+
+def _positive_int(raw: str | None) -> int | None:
+    return int(raw) if raw and raw.isdigit() and int(raw) > 0 else None
+
+
+def _start_source(options: Options) -> str:
+    if options.fork_session:
+        return "fork"
+    return "resume" if options.continue_conversation or options.resume else "startup"
+
+
+def _hooks(
+    settings: Settings,
+    ext: Extensions,
+    transcript: TranscriptWriter,
+    cwd: Path,
+    env: Mapping[str, str],
+    policy: Policy,
+    tools: Mapping[str, AnyTool],
+    call_model: CallModel,
+    model: str,
+    workspace: Workspace,
+) -> HookRunner:
+    """The session's hooks, with everything they act through: the policy's rule matching
+    for `if`, the model for prompt hooks, the env file SessionStart hooks export into."""
+
+    def if_matcher(rule: str, name: str, tool_input: Mapping[str, Any], where: Path) -> bool:
+        tool = tools.get(name)
+        if tool is None:
+            return True
+        return policy.rule_matches(rule, tool, tool.parse(dict(tool_input)), Workspace(where))
+
+    configured = merge_hooks(settings.hooks, ext.hooks) if settings.plugin_hooks else settings.hooks
+    runner = HookRunner(
+        configured,
+        transcript.session_id,
+        transcript.path,
+        cwd,
+        env=env,
+        permission_mode=lambda: policy.mode,
+        if_matcher=if_matcher,
+        http=HttpPolicy(settings.allowed_http_hook_urls, settings.http_hook_env_vars),
+        env_file=workspace.env_file,
+        config_files=functools.partial(config_sources, cwd, env),
+    )
+    policy.request_hook = functools.partial(_permission_request, runner)
+    return runner
+
+
+async def _permission_request(
+    runner: HookRunner, tool_name: str, tool_input: dict[str, Any], decision: Decision
+) -> HookVerdict | None:
+    suggestions = (
+        [
+            {
+                "type": "addRules",
+                "rules": [_rule_entry(text) for text in decision.suggestions],
+                "behavior": "allow",
+                "destination": "localSettings",
+            }
+        ]
+        if decision.suggestions
+        else []
+    )
+    outcome = await runner.run(
+        "PermissionRequest",
+        {"tool_input": tool_input, "permission_suggestions": suggestions},
+        tool_name,
+    )
+    if outcome.request_behavior is None:
+        return None
+    return HookVerdict(
+        outcome.request_behavior, outcome.request_message, outcome.updated_input, outcome.interrupt
+    )
+
+
+def _rule_entry(text: str) -> dict[str, str]:
+    tool, _, rest = text.partition("(")
+    entry = {"toolName": tool}
+    if rest.endswith(")"):
+        entry["ruleContent"] = rest[:-1]
+    return entry
+
+
+def _checkpoints(
+    settings: Settings,
+    store: SessionStore,
+    session_id: str,
+    roots: list[Path],
+    env: Mapping[str, str],
+) -> Checkpoints | None:
+    """The session's checkpoints, beside its transcript; off with `checkpoints.enabled: false`
+    or CODELOOP_CHECKPOINTS=0."""
+    wanted = settings.checkpoints
+    if not wanted.enabled or env.get("CODELOOP_CHECKPOINTS", "1") == "0":
+        return None
+    from codeloop.checkpoints import Checkpoints, Limits
+
+    limits = Limits(int(wanted.max_file_mb * 1024 * 1024), wanted.max_files)
+    return Checkpoints(
+        store.directory / session_id / "checkpoints",
+        roots,
+        limits=limits,
+        exclude=[codeloop_home(env)],
+    )
+
+
+def _client(
+    options: Options,
+    settings: Settings,
+    env: Mapping[str, str],
+    cwd: Path,
+    main: AgentDefinition | None,
+    plan_mode: bool,
+    thinking: ThinkingConfig,
+    warnings: list[str | Notice],
+) -> tuple[ModelClient, str]:
+    """The model's client, every request shaped by the thinking asked for and the settings'
+    requestOverrides; the model named by --model, the --agent, the environment or settings."""
+    overrides, bad = parse_overrides(settings.request_overrides)
+    warnings += bad
+    return resolve_model(
+        options.model or (main.model if main else None),
+        env,
+        settings_model=settings.model,
+        plan_mode=plan_mode,
+        shape=RequestShape(thinking, overrides),
+        record=options.record,
+        replay=options.replay,
+        cwd=cwd,
+    )
+
+
+def _thinking(options: Options, settings: Settings, env: Mapping[str, str]) -> ThinkingConfig:
+    raw = env.get("MAX_THINKING_TOKENS", "").strip()
+    budget = None
+    if raw:
+        try:
+            budget = int(raw.replace("_", ""))
+        except ValueError:
+            budget = -1
+        if budget < 0:
+            raise ValueError(f"MAX_THINKING_TOKENS must be a number of tokens, got {raw!r}")
+    effort = options.effort or settings.effort_level
+    return ThinkingConfig(effort, budget or None, settings.always_thinking)
+
+
+def _sandboxed_bash(
+    options: Options, settings: Settings, roots: list[Path], warnings: list[str | Notice]
+) -> dict[str, ToolFactory]:
+    """Bash under bubblewrap when --sandbox or the settings ask for it (and bwrap can run)."""
+    if not (options.sandbox or settings.sandbox):
+        return {}
+    sandbox, warning = sandbox_for(roots, allow_network=settings.sandbox_network)
+    if warning and settings.sandbox_required:
+        raise SettingsError(f"{warning} (the settings' sandbox.failIfUnavailable forbids that)")
+    if warning:
+        warnings.append(warning)
+    if sandbox is None:
+        return {}
+
+    def bash() -> AnyTool:
+        from codeloop.tools.bash import BashTool
+
+        return BashTool(sandbox)
+
+    return {"Bash": bash}
+
+
+def _policy(
+    options: Options,
+    settings: Settings,
+    tools: Mapping[str, AnyTool],
+    roots: list[Path],
+    warnings: list[str | Notice],
+    requested: str | None = None,
+) -> Policy:
+    """Rules from the flags (checked: a mistake there is the user's to fix now) and from every
+    settings file (a bad one is a warning), each tagged with where it came from."""
+    cli_allow = [Rule.parse(t, "--allowedTools") for t in split_rules(options.allowed_tools)]
+    cli_deny = [Rule.parse(t, "--disallowedTools") for t in split_rules(options.disallowed_tools)]
+    for rule in (*cli_allow, *cli_deny):
+        if rule.tool not in (*tools, *MANAGER_TOOLS) and not rule.tool.startswith("mcp__"):
+            raise UsageError(f"unknown tool {rule.tool!r} (tools: {', '.join(tools)})")
+    rules: dict[str, list[Rule]] = {kind: [] for kind in RULE_KINDS}
+    for rule_set in settings.rule_sets:
+        # Relative path rules are relative to the folder that holds .claude/ or .codeloop/.
+        base = roots[0] if rule_set.source == "--settings" else Path(rule_set.source).parent.parent
+        for kind in RULE_KINDS:
+            parsed, bad = rules_from(getattr(rule_set, kind), rule_set.source, base)
+            rules[kind] += parsed
+            warnings += bad
+    notices: list[Notice] = []
+    mode = permission_mode(requested, settings, notices)
+    warnings += notices
+    return Policy(
+        mode,  # type: ignore[arg-type]  # one of PERMISSION_MODES: settings and flags check it
+        [*cli_allow, *rules["allow"]],
+        [*cli_deny, *rules["deny"]],
+        rules["ask"],
+        roots=roots,
+    )
+
+
+def _open_transcript(options: Options, store: SessionStore) -> Opened:
+    return open_transcript(
+        store,
+        session_id=options.session_id,
+        continue_latest=options.continue_conversation,
+        resume=options.resume,
+        fork=options.fork_session,
+    )
+
+
+def _existing_dir(cwd: Path, raw: str) -> Path:
+    path = (cwd / Path(raw).expanduser()).resolve()
+    if not path.is_dir():
+        raise UsageError(f"--add-dir {raw}: no such directory")
+    return path
