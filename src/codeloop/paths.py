@@ -14,14 +14,21 @@ from pathlib import Path
 
 # File names stay well under the 255-byte limit; longer paths keep a prefix and a hash.
 MAX_SLUG = 200
+# Version-control folders: searches skip them, the permission checks' walks too.
+VCS_DIRS = (".git", ".svn", ".hg", ".bzr", ".jj")
+
+
+def home_dir(env: Mapping[str, str]) -> Path:
+    """The user's home: HOME when set (tests and sandboxes move it), else the account's."""
+    home = env.get("HOME", "").strip()
+    return Path(home) if home else Path.home()
 
 
 def codeloop_home(env: Mapping[str, str]) -> Path:
     raw = env.get("CODELOOP_HOME", "").strip()
     if raw:
         return Path(raw).expanduser()
-    home = env.get("HOME", "").strip()
-    return (Path(home) if home else Path.home()) / ".codeloop"
+    return home_dir(env) / ".codeloop"
 
 
 def project_slug(project: Path) -> str:
@@ -41,20 +48,26 @@ def project_dir(project: Path, env: Mapping[str, str]) -> Path:
     return projects_dir(env) / project_slug(project)
 
 
+def find_repo_root(directory: Path) -> Path | None:
+    """The nearest directory at or above `directory` holding `.git` (a directory, or a
+    worktree's or submodule's file)."""
+    return next((d for d in (directory, *directory.parents) if (d / ".git").exists()), None)
+
+
 def git_dir(directory: Path) -> Path | None:
     """The repository folder of the checkout `directory` is in (a worktree's or submodule's
     own, through its `.git` file); None outside a repository."""
-    for parent in (directory, *directory.parents):
-        dot_git = parent / ".git"
-        try:
-            if dot_git.is_file():  # a worktree or submodule: "gitdir: <path>"
-                pointer = dot_git.read_text(encoding="utf-8").strip()
-                return parent / pointer.removeprefix("gitdir:").strip()
-        except (OSError, UnicodeDecodeError):
-            return None
-        if dot_git.is_dir():
-            return dot_git
-    return None
+    root = find_repo_root(directory)
+    if root is None:
+        return None
+    dot_git = root / ".git"
+    if dot_git.is_dir():
+        return dot_git
+    try:  # a worktree or submodule: "gitdir: <path>"
+        pointer = dot_git.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return root / pointer.removeprefix("gitdir:").strip()
 
 
 def _head(directory: Path) -> tuple[Path, str] | None:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from codeloop.hook_config import HooksConfig, Warn, kind, merge_hooks, parse_hooks, shown
-from codeloop.paths import codeloop_home
+from codeloop.paths import codeloop_home, home_dir
 from codeloop.settings_keys import Unsupported, unsupported_keys
 
 RULE_KINDS = ("allow", "deny", "ask")
@@ -47,7 +47,7 @@ class UserDirs:
 
 def user_dirs(env: Mapping[str, str] | None = None) -> UserDirs:
     env = os.environ if env is None else env
-    home = Path(env["HOME"]) if env.get("HOME") else Path.home()
+    home = home_dir(env)
     claude = Path(env["CLAUDE_CONFIG_DIR"]) if env.get("CLAUDE_CONFIG_DIR") else home / ".claude"
     return UserDirs(home, claude.expanduser(), codeloop_home(env))
 

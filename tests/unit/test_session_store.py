@@ -11,7 +11,15 @@ import pytest
 
 from codeloop.cli.sessions import format_table
 from codeloop.errors import SessionNotFound
-from codeloop.paths import MAX_SLUG, codeloop_home, git_branch, project_dir, project_slug
+from codeloop.paths import (
+    MAX_SLUG,
+    codeloop_home,
+    find_repo_root,
+    git_branch,
+    home_dir,
+    project_dir,
+    project_slug,
+)
 from codeloop.session_store import SessionStore, summarize
 from codeloop.transcript import TranscriptWriter
 from codeloop.types import Message, TextBlock, Usage
@@ -39,6 +47,12 @@ def test_long_project_paths_stay_short_and_distinct() -> None:
     assert len(first) <= MAX_SLUG + 13
 
 
+def test_home_is_home_when_set_else_the_accounts(tmp_path: Path) -> None:
+    assert home_dir({"HOME": str(tmp_path)}) == tmp_path
+    assert home_dir({"HOME": " "}) == home_dir({}) == Path.home()
+    assert codeloop_home({"HOME": str(tmp_path)}) == tmp_path / ".codeloop"
+
+
 def git(*args: str, cwd: Path) -> None:
     subprocess.run(
         ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
@@ -54,9 +68,11 @@ def test_git_branch_read_without_running_git(tmp_path: Path) -> None:
     assert git_branch(repo / "sub") is None
     git("init", "-q", "-b", "main", cwd=repo)
     assert git_branch(repo / "sub") == "main"
+    assert find_repo_root(repo / "sub") == repo
     git("commit", "-q", "--allow-empty", "-m", "x", cwd=repo)
     git("worktree", "add", "-q", "-b", "topic", str(tmp_path / "wt"), cwd=repo)
     assert git_branch(tmp_path / "wt") == "topic"  # .git is a file pointing elsewhere
+    assert find_repo_root(tmp_path / "wt") == tmp_path / "wt"
     git("checkout", "-q", "--detach", cwd=repo)
     assert git_branch(repo) == "HEAD"
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from codeloop.paths import VCS_DIRS
 from codeloop.tools.base import AnyTool, ToolContext, ToolResult, Workspace
 from codeloop.tools.search import GlobTool, GrepTool
 
@@ -246,6 +247,16 @@ async def test_abort_stops_the_search(ctx: ToolContext) -> None:
     aborted.abort.set()
     result = await grep(aborted, "hello")
     assert result.is_error and "Interrupted" in str(result.content)
+
+
+@pytest.mark.parametrize("folder", VCS_DIRS)
+async def test_no_version_control_folder_is_searched(
+    ctx: ToolContext, repo: Path, folder: str
+) -> None:
+    (repo / folder).mkdir(exist_ok=True)
+    (repo / folder / "inside.py").write_text("hello from the VCS's own files\n")
+    assert lines_of(await grep(ctx, "VCS's own")) == ["No files found"]
+    assert str(repo / folder) not in str((await glob(ctx, "**/*.py")).content)
 
 
 # --- Glob ---------------------------------------------------------------------------------------

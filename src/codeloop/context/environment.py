@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from codeloop.paths import find_repo_root
 from codeloop.permissions.git_check import protective_env
 from codeloop.procs import run_bounded
 
@@ -59,12 +60,6 @@ class Environment:
         if self.git is not None:
             lines += ["", _render_git(self.git)]
         return "\n".join(lines)
-
-
-def find_repo_root(cwd: Path) -> Path | None:
-    """The nearest directory at or above `cwd` holding `.git` (a directory, or a worktree's
-    file)."""
-    return next((d for d in (cwd, *cwd.parents) if (d / ".git").exists()), None)
 
 
 def basic_environment(

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from codeloop.context.environment import find_repo_root
+from codeloop.paths import find_repo_root
 from codeloop.settings import managed_dir, user_dirs
 from codeloop.types import Message
 

@@ -16,13 +16,13 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from codeloop.paths import VCS_DIRS
 from codeloop.permissions import paths
 from codeloop.permissions.decision import Behavior, Decision, Scope
 from codeloop.permissions.rules import EDIT_TOOLS, Rule, RuleBook
 
 # How many entries a Grep's check walks looking for denied files under its root.
 REACH_LIMIT = 20_000
-_VCS = frozenset({".git", ".hg", ".svn", ".jj", ".bzr"})
 
 
 def file_targets(name: str, args: Any, cwd: Path, home: Path) -> list[Path] | None:
@@ -122,7 +122,7 @@ def denied_under(
         else:
             continue
         for directory, dirs, files in os.walk(start):
-            dirs[:] = [d for d in dirs if d not in _VCS]
+            dirs[:] = [d for d in dirs if d not in VCS_DIRS]
             for entry in (*dirs, *files):
                 seen += 1
                 path = Path(directory, entry)

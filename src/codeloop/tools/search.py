@@ -23,11 +23,11 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
+from codeloop.paths import VCS_DIRS
 from codeloop.text import truncate_middle
 from codeloop.tools.base import Tool, ToolContext, ToolResult
 from codeloop.tools.input import ToolInput
 
-VCS_DIRS = (".git", ".svn", ".hg", ".bzr", ".jj")
 GLOB_MAX_FILES = 100
 INTERRUPTED = "Interrupted: the search was stopped before it finished."
 # rg's complaint when its filters left no file to search.
