@@ -95,13 +95,16 @@ async def until_aborted(source: AsyncIterator[T], abort: asyncio.Event) -> Async
 
 
 async def unless_aborted(waiting: Awaitable[object], abort: asyncio.Event) -> bool:
-    """Wait for `waiting` (a retry's sleep, a shared limiter, an MCP call: pass a task to read
-    its result); False if `abort` fired first (it is then cancelled)."""
+    """Wait for `waiting` (a retry's sleep, a shared limiter, an MCP call, a process: pass a
+    task to read its result); False if `abort` fired first. Whatever ends the wait, our
+    caller's cancellation (a time limit) too, cancels what is left of it."""
     waiter = asyncio.ensure_future(waiting)
     abort_wait = asyncio.ensure_future(abort.wait())
-    await asyncio.wait({waiter, abort_wait}, return_when=asyncio.FIRST_COMPLETED)
-    waiter.cancel()
-    abort_wait.cancel()
+    try:
+        await asyncio.wait({waiter, abort_wait}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()
+        abort_wait.cancel()
     return not abort.is_set()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-from codeloop.aio import watched
+from codeloop.aio import unless_aborted, watched
 
 
 async def test_cancelling_the_consumer_mid_wait_closes_the_source() -> None:
@@ -30,3 +30,27 @@ async def test_cancelling_the_consumer_mid_wait_closes_the_source() -> None:
     await asyncio.wait({task})
     assert task.cancelled()  # a CancelledError, not "aclose(): generator already running"
     assert closed == [True]
+
+
+async def test_unless_aborted_says_which_came_first() -> None:
+    abort = asyncio.Event()
+    assert await unless_aborted(asyncio.sleep(0), abort)
+    abort.set()
+    never = asyncio.ensure_future(asyncio.Event().wait())
+    assert not await unless_aborted(never, abort)
+    await asyncio.wait({never}, timeout=10)  # at once; the bound only keeps a failure short
+    assert never.cancelled()  # what was waited for is stopped, not left running
+
+
+async def test_a_time_limit_on_unless_aborted_stops_what_it_waited_for() -> None:
+    never = asyncio.ensure_future(asyncio.Event().wait())
+    abort = asyncio.Event()
+    try:
+        async with asyncio.timeout(0):
+            await unless_aborted(never, abort)
+    except TimeoutError:
+        pass
+    await asyncio.wait({never}, timeout=10)  # at once; the bound only keeps a failure short
+    assert never.cancelled()
+    # Nothing is left waiting on the abort event either.
+    assert not [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]

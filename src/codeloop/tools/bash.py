@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
+from codeloop.aio import unless_aborted
 from codeloop.procs import child_env
 from codeloop.reaper import REAPER
 from codeloop.tools.base import ProgressFn, Tool, ToolContext, ToolResult
@@ -312,18 +313,12 @@ async def _wait(
     proc: asyncio.subprocess.Process, time_limit: float, abort: asyncio.Event
 ) -> Stop | None:
     """Wait for the process to exit; say what stopped the wait if it did not."""
-    exited = asyncio.ensure_future(proc.wait())
-    aborted = asyncio.ensure_future(abort.wait())
     try:
-        await asyncio.wait(
-            [exited, aborted], timeout=time_limit, return_when=asyncio.FIRST_COMPLETED
-        )
-    finally:
-        aborted.cancel()
-    if exited.done():
-        return None
-    exited.cancel()
-    return "abort" if abort.is_set() else "timeout"
+        async with asyncio.timeout(time_limit):
+            exited = await unless_aborted(proc.wait(), abort)
+    except TimeoutError:
+        return "timeout"
+    return None if exited else "abort"
 
 
 async def _kill_group(proc: asyncio.subprocess.Process) -> None:

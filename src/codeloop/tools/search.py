@@ -23,6 +23,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
+from codeloop.aio import unless_aborted
 from codeloop.paths import VCS_DIRS
 from codeloop.text import truncate_middle
 from codeloop.tools.base import Tool, ToolContext, ToolResult
@@ -78,17 +79,15 @@ async def _run_rg(argv: list[str], cwd: Path, abort: asyncio.Event) -> _RgRun | 
         stderr=asyncio.subprocess.PIPE,
     )
     finished = asyncio.ensure_future(proc.communicate())
-    aborted = asyncio.ensure_future(abort.wait())
+    done = False
     try:
-        await asyncio.wait([finished, aborted], return_when=asyncio.FIRST_COMPLETED)
+        done = await unless_aborted(finished, abort)
     finally:
-        aborted.cancel()
-        if not finished.done():
-            finished.cancel()
+        if not done:  # aborted, or our caller was cancelled: rg must not outlive the search
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
             await proc.wait()
-    if finished.cancelled():
+    if not done:
         return None
     out, err = finished.result()
     assert proc.returncode is not None
