@@ -178,7 +178,9 @@ class Tool(ABC, Generic[InputT]):
     name: ClassVar[str]
     description: ClassVar[str]
     input_model: type[InputT]
-    # Results longer than this are cut (head and tail kept) before they reach the history.
+    # The longest result the tool itself makes: Bash, Grep, Glob and Read cut their output to
+    # it (head and tail kept, or a page). The executor cuts nothing; what is too big for the
+    # context window is the context manager's to handle.
     max_result_chars: ClassVar[int] = 100_000
 
     def is_read_only(self, args: InputT) -> bool:
