@@ -160,8 +160,8 @@ class Session:
         self._preloaded = False
 
     async def start_servers(self) -> bool:
-        """Start the MCP servers now (the first prompt does it otherwise); False when
-        interrupted first (they go on starting in the background)."""
+        """Wait for the MCP servers the builder started (the first prompt does otherwise);
+        False when interrupted first (they go on starting in the background)."""
         if self.mcp is None:
             return True
         return await unless_aborted(self.mcp.start(), self._abort)
