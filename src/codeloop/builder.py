@@ -540,18 +540,7 @@ def _hooks(
 async def _permission_request(
     runner: HookRunner, tool_name: str, tool_input: dict[str, Any], decision: Decision
 ) -> HookVerdict | None:
-    suggestions = (
-        [
-            {
-                "type": "addRules",
-                "rules": [_rule_entry(text) for text in decision.suggestions],
-                "behavior": "allow",
-                "destination": "localSettings",
-            }
-        ]
-        if decision.suggestions
-        else []
-    )
+    suggestions = decision.suggested_updates("localSettings")
     outcome = await runner.run(
         "PermissionRequest",
         {"tool_input": tool_input, "permission_suggestions": suggestions},
@@ -562,14 +551,6 @@ async def _permission_request(
     return HookVerdict(
         outcome.request_behavior, outcome.request_message, outcome.updated_input, outcome.interrupt
     )
-
-
-def _rule_entry(text: str) -> dict[str, str]:
-    tool, _, rest = text.partition("(")
-    entry = {"toolName": tool}
-    if rest.endswith(")"):
-        entry["ruleContent"] = rest[:-1]
-    return entry
 
 
 def _checkpoints(

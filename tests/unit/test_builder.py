@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,15 +14,7 @@ from codeloop.errors import UsageError
 from codeloop.options import Options
 from codeloop.testing.fake_server import FakeModelServer
 from codeloop.testing.scenario import turn
-
-
-def git(*args: str, cwd: Path) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-    )
+from tests.unit.test_session_store import git
 
 
 def project(tmp_path: Path) -> Path:

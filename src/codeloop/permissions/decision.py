@@ -6,7 +6,7 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from codeloop.permissions.rules import Rule, RuleBook
 
@@ -33,6 +33,24 @@ class Decision:
 
     def explain(self) -> str:
         return f"{self.reason} [rule {self.rule.describe()}]" if self.rule else self.reason
+
+    def suggested_updates(self, destination: str) -> list[dict[str, Any]]:
+        """The suggestions as Claude Code's permission update objects (a PermissionRequest
+        hook's and the Agent SDK's `permission_suggestions`), to be saved in `destination`."""
+        if not self.suggestions:
+            return []
+        rules = [_update_rule(text) for text in self.suggestions]
+        update = {"type": "addRules", "rules": rules, "behavior": "allow"}
+        return [{**update, "destination": destination}]
+
+
+def _update_rule(text: str) -> dict[str, str]:
+    """`Bash(npm test)` as {"toolName": "Bash", "ruleContent": "npm test"}."""
+    tool, _, rest = text.partition("(")
+    entry = {"toolName": tool}
+    if rest.endswith(")"):
+        entry["ruleContent"] = rest[:-1]
+    return entry
 
 
 @dataclass(frozen=True)

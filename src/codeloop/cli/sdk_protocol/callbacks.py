@@ -84,10 +84,7 @@ def to_answer(answer: Any, request: PermissionRequest, policy: Policy) -> Answer
 
 def suggestions(request: PermissionRequest) -> list[dict[str, Any]]:
     """Rules that would allow the call, as the SDK's permission update objects."""
-    rules = [_rule(text) for text in request.decision.suggestions]
-    if not rules:
-        return []
-    return [{"type": "addRules", "rules": rules, "behavior": "allow", "destination": "session"}]
+    return request.decision.suggested_updates("session")
 
 
 def apply_updates(policy: Policy, updates: Any) -> str | None:
@@ -170,14 +167,6 @@ def _forwarding(call: CallHook, callback_id: str) -> HookCallback:
         return await call(callback_id, body, tool_use_id if isinstance(tool_use_id, str) else None)
 
     return forward
-
-
-def _rule(text: str) -> dict[str, str]:
-    tool, _, rest = text.partition("(")
-    entry = {"toolName": tool}
-    if rest.endswith(")"):
-        entry["ruleContent"] = rest[:-1]
-    return entry
 
 
 def _rule_text(rule: dict[str, Any]) -> str:
