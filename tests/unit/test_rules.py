@@ -349,3 +349,21 @@ def test_roots_default_to_the_workspace_the_first_call_sees(project: Path) -> No
     # A later cd (the workspace's cwd moving) does not move the boundary.
     outside = decide(policy, "Write", project.parent, file_path="a.txt", content="")
     assert outside.behavior == "ask"
+
+
+def test_suggestions_as_permission_updates(project: Path) -> None:
+    """What a PermissionRequest hook and the Agent SDK's callback receive: Claude Code's
+    update objects, a rule's content apart from its tool."""
+    decision = decide(Policy("default"), "Bash", project, command="npm run build")
+    assert decision.suggestions == ("Bash(npm run build:*)",)
+    assert decision.suggested_updates("session") == [
+        {
+            "type": "addRules",
+            "rules": [{"toolName": "Bash", "ruleContent": "npm run build:*"}],
+            "behavior": "allow",
+            "destination": "session",
+        }
+    ]
+    assert Decision("ask", "no rule").suggested_updates("session") == []
+    whole_tool = Decision("ask", "r", suggestions=("WebSearch",)).suggested_updates("x")
+    assert whole_tool[0]["rules"] == [{"toolName": "WebSearch"}]
