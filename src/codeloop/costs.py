@@ -16,9 +16,18 @@ def usage_by_model(responses: Iterable[tuple[str, Usage]]) -> dict[str, Usage]:
     return totals
 
 
-def total_cost_usd(by_model: Mapping[str, Usage]) -> float:
+def costs_by_model(responses: Iterable[tuple[str, Usage]]) -> dict[str, float]:
+    """Each model's cost, priced response by response (long-context rates depend on each
+    request's prompt, which a total has lost)."""
+    costs: dict[str, float] = {}
+    for model, usage in responses:
+        costs[model] = costs.get(model, 0.0) + cost_usd(model, usage)
+    return costs
+
+
+def total_cost_usd(costs: Mapping[str, float]) -> float:
     """Rounded to 1e-10 USD, so float noise never shows: $0.021 + $0.005 is $0.026."""
-    return round(sum(cost_usd(model, usage) for model, usage in by_model.items()), 10)
+    return round(sum(costs.values()), 10)
 
 
 class Ledger:
@@ -30,6 +39,7 @@ class Ledger:
 
     def __init__(self, parent: Ledger | None = None) -> None:
         self.by_model: dict[str, Usage] = {}
+        self.cost_by_model: dict[str, float] = {}
         self.api_ms = 0.0
         self._parent = parent
 
@@ -38,6 +48,7 @@ class Ledger:
 
     def add(self, model: str, usage: Usage, api_ms: float = 0.0) -> None:
         self.by_model = usage_by_model((*self.by_model.items(), (model, usage)))
+        self.cost_by_model[model] = self.cost_by_model.get(model, 0.0) + cost_usd(model, usage)
         self.api_ms += api_ms
         if self._parent is not None:
             self._parent.add(model, usage, api_ms)
@@ -47,10 +58,12 @@ class Ledger:
         return sum(self.by_model.values(), Usage())
 
     def cost_usd(self) -> float:
-        return total_cost_usd(self.by_model)
+        return total_cost_usd(self.cost_by_model)
 
 
-def model_usage(by_model: Mapping[str, Usage]) -> dict[str, dict[str, Any]]:
+def model_usage(
+    by_model: Mapping[str, Usage], costs: Mapping[str, float]
+) -> dict[str, dict[str, Any]]:
     """Each model's totals, cost and limits, in the shape of Claude Code's result (modelUsage)."""
     shown: dict[str, dict[str, Any]] = {}
     for model, usage in by_model.items():
@@ -61,7 +74,7 @@ def model_usage(by_model: Mapping[str, Usage]) -> dict[str, dict[str, Any]]:
             "cacheReadInputTokens": usage.cache_read_input_tokens,
             "cacheCreationInputTokens": usage.cache_creation_input_tokens,
             "webSearchRequests": 0,
-            "costUSD": cost_usd(model, usage),
+            "costUSD": costs.get(model, 0.0),
             "contextWindow": info.context_window,
             "maxOutputTokens": info.max_output_tokens,
         }

@@ -518,7 +518,7 @@ class Session:
 
     def model_usage(self) -> dict[str, dict[str, Any]]:
         """Per model: tokens, cost, window and output limit (what a result shows)."""
-        return model_usage(self.ledger.by_model)
+        return model_usage(self.ledger.by_model, self.ledger.cost_by_model)
 
     @property
     def cost_usd(self) -> float:

@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from codeloop.costs import total_cost_usd
 from codeloop.errors import SessionNotFound
 from codeloop.paths import project_dir, projects_dir
 
@@ -88,7 +87,7 @@ def summarize(path: Path) -> SessionSummary:
         last_active=path.stat().st_mtime,
         first_prompt=ledger.prompts[0] if ledger.prompts else "",
         turns=sum(r.agent_id is None and r.purpose == "turn" for r in ledger.requests),
-        cost_usd=total_cost_usd(ledger.usage_by_model),
+        cost_usd=ledger.cost_usd,
     )
 
 

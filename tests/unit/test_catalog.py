@@ -9,7 +9,6 @@ from codeloop.models.catalog import (
     UNKNOWN,
     cost_usd,
     model_info,
-    response_cost_usd,
 )
 from codeloop.types import Usage
 
@@ -106,14 +105,15 @@ def test_model_info_reads_the_process_environment_by_default(
 
 
 def test_cost() -> None:
+    # One response: its prompt (165K tokens) under Sonnet 4.5's 200K long-context threshold.
     usage = Usage(
-        input_tokens=1_000_000,
-        output_tokens=100_000,
-        cache_creation_input_tokens=200_000,
-        cache_read_input_tokens=2_000_000,
+        input_tokens=50_000,
+        output_tokens=5_000,
+        cache_creation_input_tokens=10_000,
+        cache_read_input_tokens=100_000,
     )
-    # 3.00 + 1.50 + 0.75 + 0.60
-    assert cost_usd("claude-sonnet-4-5-20250929", usage) == pytest.approx(5.85)
+    # (3.00 + 1.50 + 0.75 + 0.60) / 20, at $3 / $15 / $3.75 / $0.30 per MTok
+    assert cost_usd("claude-sonnet-4-5-20250929", usage) == pytest.approx(5.85 / 20)
     # OpenAI: cached tokens at the cached price, the rest at the input price.
     assert cost_usd("gpt-4.1", Usage(500_000, 10_000, 0, 1_000_000)) == pytest.approx(1.58)
 
@@ -121,13 +121,11 @@ def test_cost() -> None:
 def test_long_context_prices_apply_to_the_whole_request_above_the_threshold() -> None:
     # Haiku 5.5: $0.10 / $0.50 up to 100K prompt tokens, $0.50 / $2.50 above.
     short, long = Usage(100_000, 1_000), Usage(100_001, 1_000)
-    assert response_cost_usd("claude-haiku-5-5", short) == pytest.approx(0.01 + 0.0005)
-    assert response_cost_usd("claude-haiku-5-5", long) == pytest.approx(100_001 * 0.5e-6 + 0.0025)
-    # A total over many requests is priced at the base rates: no single prompt was that long.
-    assert cost_usd("claude-haiku-5-5", long) == pytest.approx(100_001 * 0.1e-6 + 0.0005)
+    assert cost_usd("claude-haiku-5-5", short) == pytest.approx(0.01 + 0.0005)
+    assert cost_usd("claude-haiku-5-5", long) == pytest.approx(100_001 * 0.5e-6 + 0.0025)
     # OpenAI's 272K tier: 2x input, 1.5x output; cache reads count towards the prompt.
     over = Usage(72_001, 1_000, 0, 200_000)
-    assert response_cost_usd("gpt-6.2-sol", over) == pytest.approx(
+    assert cost_usd("gpt-6.2-sol", over) == pytest.approx(
         (72_001 * 4 + 1_000 * 15 + 200_000 * 0.2) / 1e6
     )
 

@@ -8,8 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from codeloop.context.tokens import estimate_messages, estimate_overhead, estimate_text
-from codeloop.costs import total_cost_usd
-from codeloop.models.catalog import cost_usd, model_info
+from codeloop.models.catalog import model_info
 
 if TYPE_CHECKING:
     from codeloop.session import Session
@@ -76,11 +75,10 @@ def context_report(session: Session) -> str:
 
 
 def cost_report(session: Session, started: float | None = None) -> str:
-    by_model = session.usage_by_model
-    total = total_cost_usd(by_model)
+    by_model, costs = session.usage_by_model, session.ledger.cost_by_model
     usage = session.usage
     lines = [
-        f"Total cost:  ${total:.4f}",
+        f"Total cost:  ${session.cost_usd:.4f}",
         f"API time:    {session.api_duration_ms / 1000:.1f} s",
     ]
     if started is not None:
@@ -94,7 +92,7 @@ def cost_report(session: Session, started: float | None = None) -> str:
         known = "" if model_info(model).known else " (price unknown)"
         lines.append(
             f"  {model}: {used.input_tokens:,} in, {used.output_tokens:,} out — "
-            f"${cost_usd(model, used):.4f}{known}"
+            f"${costs.get(model, 0.0):.4f}{known}"
         )
     if not by_model:
         lines.append("  no model calls yet")

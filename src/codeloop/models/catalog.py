@@ -463,15 +463,10 @@ def model_info(model: str, env: Mapping[str, str] | None = None) -> ModelInfo:
 
 
 def cost_usd(model: str, usage: Usage) -> float:
-    """What `usage` (one response's, or a total) cost on `model` at its base prices; 0.0 for
-    a model whose price is unknown. Long-context rates depend on each request's prompt size:
-    `response_cost_usd` prices one response with them."""
-    return _priced(lookup(model), usage)
-
-
-def response_cost_usd(model: str, usage: Usage) -> float:
-    """What one response cost, at the long-context rates when its prompt was over the tier's
-    threshold (the whole request is billed at them, as both vendors do)."""
+    """What one response cost on `model`, at the long-context rates when its prompt was over
+    the tier's threshold (the whole request is billed at them, as both vendors do); 0.0 for a
+    model whose price is unknown. Totals add responses' costs: a sum of usages cannot say
+    which prompt was long."""
     info = lookup(model)
     tier = info.long_context
     if tier is not None and usage.context_tokens > tier.above:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from codeloop.context.tokens import BLOCK_OVERHEAD, result_tokens
+from codeloop.costs import costs_by_model, total_cost_usd, usage_by_model
 from codeloop.transcript import API_REQUEST, COMPACT_BOUNDARY, Transcript, read_transcript
 from codeloop.types import Usage, message_from_dict
 from codeloop.usage.segments import Segment
@@ -59,10 +60,11 @@ class SessionLedger:
 
     @property
     def usage_by_model(self) -> dict[str, Usage]:
-        totals: dict[str, Usage] = {}
-        for r in self.requests:
-            totals[r.model] = totals.get(r.model, Usage()) + r.usage
-        return totals
+        return usage_by_model((r.model, r.usage) for r in self.requests)
+
+    @property
+    def cost_usd(self) -> float:
+        return total_cost_usd(costs_by_model((r.model, r.usage) for r in self.requests))
 
 
 class _Reader:
