@@ -58,6 +58,9 @@ class SdkServer:
         self.applied: dict[str, bool] = {}
         self._handlers: dict[str, asyncio.Task[None]] = {}
         self._line = 0
+        # Building takes awaits: a prompt read meanwhile waits for the session being built
+        # (the one initialize asked for) instead of building a second one.
+        self._building = asyncio.Lock()
 
     # --- the process -----------------------------------------------------------------------
 
@@ -150,9 +153,17 @@ class SdkServer:
     # --- the session -----------------------------------------------------------------------
 
     async def ensure_session(self, init: dict[str, Any] | None) -> Conversation | None:
-        """The conversation, built on first need (None once building failed)."""
-        if self.conversation is not None or self.failure is not None:
+        """The conversation, built once, on first need (None once building failed); `init`
+        is the SDK's initialize request, which must come before anything built the session."""
+        async with self._building:
+            if init is not None and self.conversation is not None:
+                raise UsageError("initialize: the session is already initialized")
+            if self.conversation is not None or self.failure is not None:
+                return self.conversation
+            self.conversation = await self._build(init)
             return self.conversation
+
+    async def _build(self, init: dict[str, Any] | None) -> Conversation | None:
         from codeloop.builder import build_session
 
         args = self.args
@@ -193,14 +204,13 @@ class SdkServer:
         for text in warnings:
             print(f"codeloop: warning: {text}", file=sys.stderr)
         list_slash_commands(session)  # initialize's answer lists them
-        self.conversation = Conversation(
+        return Conversation(
             session,
             write_line,
             partial=args.include_partial_messages,
             structured=structured,
             replay=args.replay_user_messages,
         )
-        return self.conversation
 
     # --- codeloop's requests to the SDK ---------------------------------------------------
 
@@ -249,8 +259,6 @@ class SdkServer:
 
     async def _answer(self, subtype: str, request: dict[str, Any]) -> dict[str, Any]:
         if subtype == "initialize":
-            if self.conversation is not None:
-                raise UsageError("initialize: the session is already initialized")
             conversation = await self.ensure_session(request)
             if conversation is None:
                 assert self.failure is not None
