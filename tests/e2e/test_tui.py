@@ -427,6 +427,31 @@ def test_keys_mode_cycle_queue_status_line_and_exit(tmp_path: Path) -> None:
     assert "second, typed meanwhile" in sent
 
 
+def test_nothing_typed_as_it_starts_is_lost(tmp_path: Path) -> None:
+    """Typing begins at launch, before codeloop even runs (the terminal's own line editing
+    holds those keys), goes on while the prompt is drawn but the UI still loads, and after:
+    every key reaches the input in order, Backspace and Enter included."""
+    scenario = Scenario(turns=(turn("First answer."), turn("Second answer.")))
+    with (
+        FakeModelServer(scenario) as server,
+        Terminal(MODEL, cwd=tmp_path, env=env_for(server, tmp_path)) as term,
+    ):
+        term.write("typed at once")
+        term.keys("Enter")
+        term.write("then ")
+        term.wait_for("❯")
+        term.write("while it loads, fixd")
+        term.keys("BSpace")
+        term.write("ed")
+        term.wait_for("❯ then while it loads, fixed")
+        term.ready()
+        term.wait_for("First answer.")
+        term.send(" and after")
+        term.wait_for("Second answer.")
+    prompts = [user_texts(request.body)[-1] for request in server.requests]
+    assert prompts == ["typed at once", "then while it loads, fixed and after"]
+
+
 def test_escape_twice_rewinds_the_files_and_the_conversation(tmp_path: Path) -> None:
     """Esc Esc on an empty input opens /rewind: a picker of the checkpoints, then what to
     restore; the Write and the shell command are both undone, and the next prompt goes on

@@ -9,37 +9,46 @@ Nothing here is imported by `-p` runs.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from codeloop.cli.tui.early import EarlyPrompt
     from codeloop.options import Options
 
 PLAIN_WIDTH = 100
 
 
 def run_interactive(args: argparse.Namespace) -> int:
-    from codeloop.cli.args import session_options
-
-    try:
-        options = session_options(args, interactive=True)
-    except ValueError as exc:
-        print(f"codeloop: {exc} (see codeloop --help)", file=sys.stderr)
-        return 2
     words = " ".join(args.words).strip()
     # -r without an id: the picker of this folder's sessions comes first.
     first = "/resume" if args.resume == "" else (words or None)
     color = not os.environ.get("NO_COLOR")
     terminal = sys.stdin.isatty() and sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
-    if terminal:
-        return _run_terminal(options, first, color=color)
-    return _run_plain(options, first)
+    if not terminal:
+        return _run_plain(_options(args), first)
+    from codeloop.cli.tui.early import EarlyPrompt
+
+    # The prompt shows and takes keys now; the UI and the session load behind it.
+    with EarlyPrompt(sys.stdin.fileno(), sys.stdout.fileno(), color=color) as early:
+        return _run_terminal(_options(args), first, early, color=color)
 
 
-def _run_terminal(options: Options, first: str | None, *, color: bool) -> int:
+def _options(args: argparse.Namespace) -> Options:
+    from codeloop.cli.args import session_options
+    from codeloop.errors import UsageError
+
+    try:
+        return session_options(args, interactive=True)
+    except ValueError as exc:
+        raise UsageError(f"{exc} (see codeloop --help)") from None
+
+
+def _run_terminal(options: Options, first: str | None, early: EarlyPrompt, *, color: bool) -> int:
+    import asyncio
+
     from codeloop.cli.tui.app import TerminalUI
     from codeloop.cli.tui.presenter import Presenter
     from codeloop.commands import default_registry
@@ -55,10 +64,12 @@ def _run_terminal(options: Options, first: str | None, *, color: bool) -> int:
         history=codeloop_home(os.environ) / "history",
         color=color,
     )
-    return asyncio.run(ui.main())
+    return asyncio.run(ui.main(typed=early.handoff()))
 
 
 def _run_plain(options: Options, first: str | None) -> int:
+    import asyncio
+
     from codeloop.cli.tui.plain import PlainUI
     from codeloop.cli.tui.presenter import Presenter
     from codeloop.commands import default_registry

@@ -26,9 +26,12 @@ from prompt_toolkit.enums import EditingMode
 from prompt_toolkit.filters import Condition, Filter, has_completions, has_focus
 from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+from prompt_toolkit.input.typeahead import store_typeahead
+from prompt_toolkit.input.vt100_parser import Vt100Parser
 from prompt_toolkit.key_binding import (
     KeyBindings,
     KeyBindingsBase,
+    KeyPress,
     KeyPressEvent,
     merge_key_bindings,
 )
@@ -52,6 +55,7 @@ from codeloop.cli.tui import footer
 from codeloop.cli.tui.completion import InputCompleter
 from codeloop.cli.tui.controller import Controller
 from codeloop.cli.tui.dialogs import PermissionDialog, Picker
+from codeloop.cli.tui.early import PROMPT, STARTING
 from codeloop.cli.tui.presenter import Presenter
 from codeloop.commands import Registry
 
@@ -126,8 +130,15 @@ class TerminalUI(Controller):
 
     # --- running ----------------------------------------------------------------------------
 
-    async def main(self) -> int:
+    async def main(self, typed: str = "") -> int:
+        """Run until exit; `typed`: the keys typed before the UI was up (early.py), which the
+        input takes first."""
         self.app.editing_mode = EditingMode.EMACS
+        keys: list[KeyPress] = []
+        parser = Vt100Parser(keys.append)
+        parser.feed(typed)
+        parser.flush()
+        store_typeahead(self.app.input, keys)
         opening = asyncio.create_task(self._open_then_work())
         try:
             await self.app.run_async()
@@ -339,7 +350,7 @@ class TerminalUI(Controller):
         if now < self._rewind_armed:
             return [("class:hint", "Press Esc again to rewind (/rewind)")]
         if not self.ready:
-            return [("class:footer", "starting…")]
+            return [("class:footer", STARTING)]
         if self._status_line:
             return [("", self._status_line[:width])]
         return [("class:footer", footer.footer(self.session, width))]
@@ -367,7 +378,9 @@ class TerminalUI(Controller):
         # time it grows, and a rule of box characters costs three bytes a column.
         gap = Window(height=1)
         prompt = Window(
-            FormattedTextControl([("class:prompt", "❯ ")]), width=2, dont_extend_width=True
+            FormattedTextControl([("class:prompt", PROMPT)]),
+            width=len(PROMPT),
+            dont_extend_width=True,
         )
         editor = Window(
             BufferControl(self.buffer),
