@@ -2,9 +2,14 @@
 prompt, keystroke-to-echo latency, and memory after a 100-turn session.
 
 The bench plays the terminal: it reads what codeloop writes to the pty and answers its
-cursor-position queries, as a terminal emulator does.
+cursor-position queries, as a terminal emulator does. It types from the moment the prompt is
+drawn, a key every TYPING_PACE seconds, and times each key's echo: while the UI still loads
+(the keys are taken by the first frame, early.py) and once prompt_toolkit runs.
 
-    python -m bench.tui [--runs 5] [--turns 100]
+    python -m bench.tui [--runs 5] [--turns 100] [--against OTHER/src]
+
+--against times another source tree too (say, main's), its launches interleaved with these,
+so both columns see the same load.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import sys
 import tempfile
 import termios
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.common import MODEL, median, ms
@@ -28,9 +34,25 @@ from codeloop.testing.fake_server import FakeModelServer
 from codeloop.testing.scenario import Scenario, tool_use, turn
 
 READY = "❯".encode()  # the input's prompt: typing is taken from here on
+EDITOR = b"\x1b[6n"  # prompt_toolkit's first cursor-position query: its input runs
 SESSION_READY = b"context "  # the footer: the session is built
 _CPR = re.compile(rb"\x1b\[6n")
 TYPING_PACE = 0.1  # seconds between keys: a fast typist's ten a second
+# Keys whose byte nothing else the UI writes while it starts contains (no escape sequence's
+# letter, nothing of the footer, nothing that opens a completion menu): the first time one
+# shows after it is typed is its echo.
+KEYS = "bjkpvwyz#&*+,:<=>^_`{|}"
+# prompt_toolkit without its package __init__ (which loads shortcuts: PromptSession, dialogs,
+# widgets), importing just what the UI uses: is a lighter subset worth it?
+SUBSET = """
+import importlib.util, sys, types
+spec = importlib.util.find_spec("prompt_toolkit")
+package = types.ModuleType("prompt_toolkit")
+package.__path__ = list(spec.submodule_search_locations)
+sys.modules["prompt_toolkit"] = package
+import prompt_toolkit.application, prompt_toolkit.layout.menus, prompt_toolkit.history
+import prompt_toolkit.input.vt100_parser, prompt_toolkit.styles
+"""
 
 
 class Pty:
@@ -52,10 +74,11 @@ class Pty:
         os.close(slave)
         self.master = master
         self.seen = b""
+        self.arrivals: list[tuple[int, float]] = []  # (bytes seen, when) after each read
 
-    def read_until(self, marker: bytes, timeout: float = 60.0) -> float:
-        """Seconds until `marker` is in the output read from now on."""
-        start = len(self.seen)
+    def read_until(self, marker: bytes, timeout: float = 60.0, since: int | None = None) -> float:
+        """The time `marker` is in the output read from now on (or from byte `since`)."""
+        start = len(self.seen) if since is None else since
         deadline = time.monotonic() + timeout
         while marker not in self.seen[start:]:
             left = deadline - time.monotonic()
@@ -68,10 +91,23 @@ class Pty:
             for _ in _CPR.findall(chunk):  # the terminal's answer: row 1, column 1
                 os.write(self.master, b"\x1b[1;1R")
             self.seen += chunk
+            now = time.monotonic()
+            self.arrivals.append((len(self.seen), now))
         return time.monotonic()
+
+    def first_seen(self, marker: bytes) -> float | None:
+        """When the chunk that completed the first `marker` was read, if it was."""
+        at = self.seen.find(marker)
+        if at < 0:
+            return None
+        return next(when for end, when in self.arrivals if end >= at + len(marker))
 
     def write(self, data: bytes) -> None:
         os.write(self.master, data)
+
+    def cpu_s(self) -> float:
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def rss_mb(self) -> float:
         status = Path(f"/proc/{self.proc.pid}/status").read_text()
@@ -84,7 +120,7 @@ class Pty:
         os.close(self.master)
 
 
-def environment(server: FakeModelServer, home: str) -> dict[str, str]:
+def environment(server: FakeModelServer, home: str, source: str | None) -> dict[str, str]:
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": home,
@@ -92,30 +128,58 @@ def environment(server: FakeModelServer, home: str) -> dict[str, str]:
         "ANTHROPIC_BASE_URL": server.anthropic_base_url,
         "ANTHROPIC_API_KEY": "bench",
     }
-    if "PYTHONPATH" in os.environ:  # measuring another source tree
-        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    if source is not None:  # measuring another source tree
+        env["PYTHONPATH"] = source
     return env
 
 
-def launch(runs: int) -> tuple[list[float], list[float], list[float]]:
-    prompt, session, echo = [], [], []
-    for _ in range(runs):
+@dataclass
+class Launches:
+    """One source tree's launches: seconds from launch, and each key's echo latency."""
+
+    prompt: list[float] = field(default_factory=list)
+    first_echo: list[float] = field(default_factory=list)
+    editor: list[float] = field(default_factory=list)
+    session: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)  # CPU seconds used by then: load aside
+    # Each key's echo, by when it was typed: before prompt_toolkit ran, while the session was
+    # built, once it was ready.
+    echo_loading: list[float] = field(default_factory=list)
+    echo_building: list[float] = field(default_factory=list)
+    echo_ready: list[float] = field(default_factory=list)
+
+    def launch(self, source: str | None) -> None:
         with (
             FakeModelServer(Scenario(turns=(turn("hi"),))) as server,
             tempfile.TemporaryDirectory() as home,
         ):
-            term = Pty(environment(server, home), Path(home))
+            term = Pty(environment(server, home, source), Path(home))
             try:
-                prompt.append(term.read_until(READY) - term.started)
-                session.append(term.read_until(SESSION_READY) - term.started)
-                for char in "abcdefghijklmnopqrst":
-                    time.sleep(TYPING_PACE)
+                self.prompt.append(term.read_until(READY) - term.started)
+                editor = session = None
+                for n, key in enumerate(KEYS):
+                    if n:
+                        time.sleep(TYPING_PACE)
                     sent = time.monotonic()
-                    term.write(char.encode())
-                    echo.append(term.read_until(char.encode()) - sent)
+                    if EDITOR not in term.seen:
+                        phase = self.echo_loading
+                    elif SESSION_READY not in term.seen:
+                        phase = self.echo_building
+                    else:
+                        phase = self.echo_ready
+                    term.write(key.encode())
+                    echoed = term.read_until(key.encode())
+                    phase.append(echoed - sent)
+                    if n == 0:
+                        self.first_echo.append(echoed - term.started)
+                    editor = editor or term.first_seen(EDITOR)
+                    session = session or term.first_seen(SESSION_READY)
+                self.editor.append((editor or term.read_until(EDITOR, since=0)) - term.started)
+                session = session or term.read_until(SESSION_READY, since=0)
+                self.session.append(session - term.started)
+                self.cpu.append(term.cpu_s())
             finally:
                 term.close()
-    return prompt, session, echo
 
 
 def long_session(turns: int) -> tuple[float, float]:
@@ -127,7 +191,7 @@ def long_session(turns: int) -> tuple[float, float]:
         FakeModelServer(Scenario(turns=tuple(steps))) as server,
         tempfile.TemporaryDirectory() as home,
     ):
-        env = environment(server, home)
+        env = environment(server, home, os.environ.get("PYTHONPATH"))
         Path(home, ".codeloop").mkdir()
         Path(home, ".codeloop", "settings.json").write_text('{"permissions": {"allow": ["Bash"]}}')
         term = Pty(env, Path(home))
@@ -155,19 +219,45 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--turns", type=int, default=100)
+    parser.add_argument("--against", metavar="SRC", help="another source tree, side by side")
     options = parser.parse_args()
-    prompt, session, echo = launch(options.runs)
+    trees = {"this tree": os.environ.get("PYTHONPATH")}
+    if options.against:
+        trees[options.against] = options.against
+    launches = {name: Launches() for name in trees}
+    for _ in range(options.runs):
+        for name, source in trees.items():
+            launches[name].launch(source)
     bare = median([floor("pass") for _ in range(options.runs)])
     toolkit = median([floor("import prompt_toolkit.application") for _ in range(options.runs)])
+    subset = median([floor(SUBSET) for _ in range(options.runs)])
     print(f"codeloop (interactive) on a pty, {options.runs} launches (medians)")
-    print(f"  python -c pass (floor)       {ms(bare)}")
-    print(f"  + import prompt_toolkit      {ms(toolkit)}")
-    print(f"  launch → prompt ready        {ms(median(prompt))}   goal < 300 ms")
-    print(f"  launch → session ready       {ms(median(session))}   (footer: model, context)")
-    print(f"  keystroke → echo             {ms(median(echo))}   ({len(echo)} keys)")
+    print(f"  python -c pass (floor)             {ms(bare)}")
+    print(f"  + import prompt_toolkit            {ms(toolkit)}")
+    print(f"  + the UI's part of it, no __init__ {ms(subset)}")
+    rows = [
+        ("launch → prompt drawn", "prompt", "goal < 300 ms"),
+        ("launch → first key echoed", "first_echo", "typed when the prompt shows"),
+        ("launch → editor runs", "editor", "prompt_toolkit: history, completion"),
+        ("launch → session ready", "session", "footer: model, context"),
+        ("  CPU used by then", "cpu", "user + system: what load does not change"),
+        ("keystroke → echo: UI loading", "echo_loading", "(keys) the first frame echoes"),
+        ("  session being built", "echo_building", "prompt_toolkit echoes"),
+        ("  session ready", "echo_ready", ""),
+    ]
+    print(f"  {'':34}" + "".join(f"{name[-16:]:>18}" for name in trees))
+    for label, attribute, note in rows:
+        cells = []
+        for name in trees:
+            values = getattr(launches[name], attribute)
+            cell = ms(median(values)) if values else "—"
+            if attribute.startswith("echo_"):
+                cell += f" ({len(values)})"
+            cells.append(f"{cell:>18}")
+        print(f"  {label:34}" + "".join(cells) + f"   {note}")
     first, last = long_session(options.turns)
-    print(f"  RSS after 1 turn             {first:8.1f} MB")
-    print(f"  RSS after {options.turns} turns          {last:8.1f} MB")
+    print(f"  RSS after 1 turn                   {first:8.1f} MB")
+    print(f"  RSS after {options.turns} turns{' ' * (23 - len(str(options.turns)))}{last:8.1f} MB")
 
 
 if __name__ == "__main__":
