@@ -452,6 +452,17 @@ def test_nothing_typed_as_it_starts_is_lost(tmp_path: Path) -> None:
     assert prompts == ["typed at once", "then while it loads, fixed and after"]
 
 
+def test_a_usage_error_takes_the_first_frame_away(tmp_path: Path) -> None:
+    """The prompt is drawn before the flags' values are checked: a mistake in them still
+    reads as one line, with nothing of the UI left on the screen."""
+    env = {k: v for k, v in os.environ.items() if k == "PYTHONPATH"}  # the tree under test
+    with Terminal([*MODEL, "--setting-sources", "bogus"], cwd=tmp_path, env=env) as term:
+        assert term.exit_status() == 2
+        screen = term.screen()
+    assert "codeloop: --setting-sources: bogus: use user, project, local" in screen
+    assert "❯" not in screen and "starting" not in screen
+
+
 def test_escape_twice_rewinds_the_files_and_the_conversation(tmp_path: Path) -> None:
     """Esc Esc on an empty input opens /rewind: a picker of the checkpoints, then what to
     restore; the Write and the shell command are both undone, and the next prompt goes on
