@@ -1,7 +1,8 @@
 """`codeloop` without -p: the interactive session in this folder.
 
-On a terminal it is the prompt_toolkit UI (app.py); without one (stdin or stdout not a
-terminal) or with TERM=dumb it falls back to plain lines (plain.py). Both render the Session's
+On a terminal it is the prompt_toolkit UI (app.py), whose first frame is drawn, taking keys,
+before anything else loads (early.py); without one (stdin or stdout not a terminal) or with
+TERM=dumb it falls back to plain lines (plain.py). Both render the Session's
 events through the presenter and run slash commands from the shared registry (commands/).
 Nothing here is imported by `-p` runs.
 """
