@@ -9,7 +9,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,7 +44,7 @@ class CliMeasurement:
 
 
 def run_cli(
-    scenario: Scenario,
+    scenario: Scenario | Mapping[str, Scenario],
     args: Sequence[str],
     cwd: Path | None = None,
     env: dict[str, str] | None = None,
@@ -54,8 +54,9 @@ def run_cli(
     rss_every: float | None = None,
 ) -> CliMeasurement:
     """One `codeloop -p` process (or `program`, another agent's command line, given `args`
-    alone) against a fresh fake server; peak RSS and CPU time from wait4, and with `rss_every`
-    the RSS every so many seconds as the session goes on."""
+    alone) against a fresh fake server (one scenario, or one per conversation key); peak RSS
+    and CPU time from wait4, and with `rss_every` the RSS every so many seconds as the session
+    goes on."""
     with (
         FakeModelServer(scenario, keep_bodies=keep_bodies) as server,
         tempfile.TemporaryDirectory() as home,

@@ -1,12 +1,13 @@
 """Async iteration that an abort signal can interrupt and a watchdog can give up on.
 
 A stalled network read cannot notice a flag, so each wait races the next item against the
-abort event and, when asked, against an idle timer.
+abort event and, when asked, against an idle timer. Abort signals can be linked, parent to child.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -123,3 +124,21 @@ async def announced(task: asyncio.Future[R], queue: asyncio.Queue[T]) -> AsyncIt
             yield queue.get_nowait()
     finally:
         task.cancel()
+
+
+@contextlib.asynccontextmanager
+async def linked_abort(*parents: asyncio.Event) -> AsyncIterator[asyncio.Event]:
+    """An abort signal of its own that fires when any of `parents` does: a sub-agent stops
+    with the session's prompt and with the call that started it."""
+    child = asyncio.Event()
+
+    async def follow(parent: asyncio.Event) -> None:
+        await parent.wait()
+        child.set()
+
+    watchers = [asyncio.ensure_future(follow(p)) for p in parents]
+    try:
+        yield child
+    finally:
+        for watcher in watchers:
+            watcher.cancel()

@@ -22,7 +22,7 @@ from codeloop.context.system_prompt import STYLE_BASE, gather_prompt_context
 from codeloop.context.tokens import context_limits
 from codeloop.deps import CallModel, LoopDeps
 from codeloop.errors import SettingsError, UsageError
-from codeloop.events import Notice, RequestEnd, SubAgent
+from codeloop.events import Notice, RequestEnd
 from codeloop.extensions.agents import AgentDefinition, choose_tools, task_description
 from codeloop.extensions.loader import Extensions, load_extensions
 from codeloop.extensions.output_styles import style_section
@@ -36,11 +36,14 @@ from codeloop.mcp.manager import MANAGER_TOOLS, McpManager
 from codeloop.mcp.policy import McpPolicy
 from codeloop.mcp.setup import session_mcp, timeouts_from_env
 from codeloop.mcp.sources import McpApproval, plugin_servers
+from codeloop.models.aliases import small_fast_model
 from codeloop.models.base import ModelClient
 from codeloop.models.catalog import model_info
+from codeloop.models.complete import QuickModel
 from codeloop.models.factory import (
     check_capabilities,
     fallback_model_name,
+    mode_models,
     model_notices,
     resolve_model,
 )
@@ -68,10 +71,20 @@ from codeloop.settings_apply import (
     sweep_transcripts,
     unsupported_report,
 )
-from codeloop.subagents import VERIFIER, AgentRunner, run_agent
+from codeloop.subagents import DEFAULT_MAX_PARALLEL_AGENTS, VERIFIER, AgentRunner, run_agent
 from codeloop.telemetry import StartType, start_telemetry
-from codeloop.tools.base import AnyTool, InstructionSeams, ToolContext, ToolResult, Workspace
+from codeloop.tool_names import AGENT, canonical
+from codeloop.tools.background import BackgroundShells
+from codeloop.tools.base import (
+    AgentCall,
+    AnyTool,
+    InstructionSeams,
+    ToolContext,
+    ToolResult,
+    Workspace,
+)
 from codeloop.tools.registry import ToolFactory, default_tools, described, on_demand_tool
+from codeloop.tools.services import ToolServices
 from codeloop.transcript import TranscriptWriter
 from codeloop.types import new_uuid
 
@@ -113,7 +126,10 @@ async def build_session(options: Options) -> Session:
     skills = SkillRuntime(ext.skills, "", cwd, shell_disabled=settings.skill_shell_disabled)
     listing = ext.skills.listing(settings.skill_overrides)
     with_skill = bool(listing) or any(skill.paths for skill in ext.skills.by_name.values())
-    tools = _tools(options, settings, ext, main, roots, skills, with_skill, warnings)
+    services = ToolServices(  # filled once the session exists (_connect_tools)
+        search_endpoint=settings.web_search_url, server_search=client.provider == "anthropic"
+    )
+    tools = _tools(options, settings, ext, main, roots, skills, with_skill, services, warnings)
     warnings += check_capabilities(
         model, tools=bool(tools), thinking=thinking, effort_flag=options.effort is not None
     )
@@ -126,7 +142,7 @@ async def build_session(options: Options) -> Session:
     opened = _open_transcript(options, store)
     transcript = opened.transcript
     session_dir = store.directory / transcript.session_id
-    workspace = Workspace(cwd=cwd, extra_dirs=extra_dirs, env=env, env_file=session_dir / "env.sh")
+    workspace = _workspace(cwd, extra_dirs, env, session_dir, opened)
     hooks = _hooks(
         settings, ext, transcript, cwd, env, policy, tools, client.stream, model, workspace
     )
@@ -156,7 +172,9 @@ async def build_session(options: Options) -> Session:
             reminders=(listing,) if listing else (),
         )
         warnings += prompt.warnings
-        config = _config(options, settings, env, client.provider, model, prompt.system, policy)
+        config = _config(
+            options, settings, env, client.provider, model, prompt.system, policy, main
+        )
         context = _context_manager(
             config, settings, env, client.stream, tools, workspace, session_dir, hooks
         )
@@ -184,6 +202,7 @@ async def build_session(options: Options) -> Session:
         session.agents = _agent_runner(ext, skills, settings, env, cwd)
         _connect_skills(skills, session, policy, tools, hooks)
         _connect_hooks(hooks, session, client.stream, model)
+        _connect_tools(services, session, client, env)
         session.memory_files = tuple(prompt.memory.files)
         _describe(session, ext, settings, memory)
         if telemetry.observer is not None:
@@ -203,16 +222,18 @@ def _tools(
     roots: list[Path],
     skills: SkillRuntime,
     with_skill: bool,
+    services: ToolServices,
     warnings: list[str | Notice],
 ) -> dict[str, AnyTool]:
-    """The built-in tools, the Skill tool when there are skills, the Task tool listing the
-    custom agents; an agent run as the main one keeps only its own."""
-    tools = default_tools(_sandboxed_bash(options, settings, roots, warnings))
+    """The built-in tools (WebSearch when there is a search backend), the Skill tool when
+    there are skills, the Agent tool listing the custom agents; an agent run as the main one
+    keeps only its own."""
+    tools = default_tools(_sandboxed_bash(options, settings, roots, warnings), services)
     if with_skill:
         tools["Skill"] = on_demand_tool("Skill", functools.partial(_skill_tool, skills))
-    if len(ext.agents.by_name) > 1:  # custom agents: the Task tool lists them
-        task = tools["Task"]
-        tools["Task"] = described(task, task_description(task.description, ext.agents, list(tools)))
+    if len(ext.agents.by_name) > 1:  # custom agents: the Agent tool lists them
+        task = tools[AGENT]
+        tools[AGENT] = described(task, task_description(task.description, ext.agents, list(tools)))
     if main is not None and (main.tools is not None or main.disallowed_tools):
         kept = choose_tools(main, list(tools), keep_task=True).names
         tools = {name: tool for name, tool in tools.items() if name in kept}
@@ -250,12 +271,15 @@ def _mcp(
 def _agent_runner(
     ext: Extensions, skills: SkillRuntime, settings: Settings, env: Mapping[str, str], cwd: Path
 ) -> AgentRunner:
-    """Runs Task calls: the custom agents, their skills and their own MCP servers."""
+    """Runs Agent calls: the custom agents, their skills and their own MCP servers, at most
+    CODELOOP_MAX_PARALLEL_AGENTS at once."""
     return AgentRunner(
         ext.agents,
         skills=functools.partial(_skill_body, skills),
         bypass_disabled=settings.permissions.disable_bypass,
         mcp=_agent_mcp(settings, env, cwd),
+        max_parallel=_positive_int(env.get("CODELOOP_MAX_PARALLEL_AGENTS"))
+        or DEFAULT_MAX_PARALLEL_AGENTS,
     )
 
 
@@ -264,6 +288,42 @@ def _agent_mcp(settings: Settings, env: Mapping[str, str], cwd: Path) -> AgentMc
     policy = McpPolicy(settings.allowed_mcp_servers, settings.denied_mcp_servers)
     timeouts = timeouts_from_env(env, [])  # a bad value is said once, by the session's servers
     return AgentMcp(env, cwd, McpApproval.of(settings), policy, timeouts)
+
+
+def _connect_tools(
+    services: ToolServices, session: Session, client: ModelClient, env: Mapping[str, str]
+) -> None:
+    """What the tools that need the session act through, now that it exists."""
+    config = session.config
+    services.leave_plan_mode = config.policy.leave_plan_mode
+    services.host_allowed = functools.partial(config.policy.names_host, "WebFetch")
+    services.questions = session.questions  # a frontend that can ask sets `.ask`
+    small = _small_model(client.provider, config.model, env)
+    services.side_model = QuickModel(client.stream, small, config.retry, session.ledger.add)
+
+
+def _small_model(provider: str, model: str, env: Mapping[str, str]) -> str:
+    """The model for tools' side questions: Claude's small, fast one (ANTHROPIC_SMALL_FAST_MODEL
+    / ANTHROPIC_DEFAULT_HAIKU_MODEL, else the newest haiku) where the session runs Claude;
+    elsewhere the session's own model, the one sure to be there."""
+    if provider in ("anthropic", "bedrock", "vertex"):
+        return small_fast_model(env)
+    return model
+
+
+def _workspace(
+    cwd: Path, extra_dirs: list[Path], env: dict[str, str], session_dir: Path, opened: Opened
+) -> Workspace:
+    """The tools' shared state: the session's folder holds the hooks' env file and the
+    background shells' output; a resumed session gets its task list back."""
+    return Workspace(
+        cwd=cwd,
+        extra_dirs=extra_dirs,
+        env=env,
+        env_file=session_dir / "env.sh",
+        todos=[dict(t) for t in opened.todos],
+        shells=BackgroundShells(session_dir / "tasks"),
+    )
 
 
 def _additional_dirs(settings: Settings, cwd: Path, warnings: list[str | Notice]) -> list[Path]:
@@ -286,6 +346,7 @@ def _config(
     model: str,
     system: str,
     policy: Policy,
+    main: AgentDefinition | None,
 ) -> SessionConfig:
     info = model_info(model, env)
     fallback = options.fallback_model or next(iter(settings.fallback_models), None)
@@ -308,6 +369,9 @@ def _config(
         subagent_max_turns=options.subagent_max_turns
         or _positive_int(env.get("CODELOOP_SUBAGENT_MAX_TURNS"))
         or DEFAULT_SUBAGENT_MAX_TURNS,
+        mode_models=mode_models(
+            options.model or (main.model if main else None), env, settings_model=settings.model
+        ),
     )
 
 
@@ -343,6 +407,7 @@ def _context_manager(
         ),
         pre_compact=hooks.pre_compact,
         post_compact=hooks.post_compact,
+        todos=lambda: workspace.todos or None,  # the task list: compaction carries it
     )
 
 
@@ -395,8 +460,8 @@ def _connect_skills(
             "allow"
         )
 
-    async def fork(description: str, prompt: str, agent: str, tool_use_id: str) -> ToolResult:
-        return await session.agents(session, SubAgent(tool_use_id, description, agent), prompt)
+    async def fork(call: AgentCall, ctx: ToolContext) -> ToolResult:
+        return await session.agents(session, call, ctx)
 
     runtime.may_run = may_run
     runtime.add_hooks = lambda skill: hooks.add(skill.hooks)
@@ -420,8 +485,9 @@ def _connect_hooks(hooks: HookRunner, session: Session, call_model: CallModel, m
     async def verify(hook_model: str | None, text: str) -> str:
         agent = VERIFIER if hook_model is None else replace(VERIFIER, model=hook_model)
         # Recorded as a sub-agent of its own: no tool call carries its answer.
-        call = SubAgent(f"hook-{new_uuid()}", "hook verification", agent.name)
-        result = await run_agent(session, agent, call, text, with_hooks=False)
+        ctx = ToolContext(session.workspace, tool_use_id=f"hook-{new_uuid()}")
+        call = AgentCall("hook verification", text, agent.name)
+        result = await run_agent(session, agent, call, ctx, with_hooks=False)
         return result.content if isinstance(result.content, str) else ""
 
     hooks.agent_judge = verify
@@ -651,7 +717,8 @@ def _policy(
     cli_allow = [Rule.parse(t, "--allowedTools") for t in split_rules(options.allowed_tools)]
     cli_deny = [Rule.parse(t, "--disallowedTools") for t in split_rules(options.disallowed_tools)]
     for rule in (*cli_allow, *cli_deny):
-        if rule.tool not in (*tools, *MANAGER_TOOLS) and not rule.tool.startswith("mcp__"):
+        known = (*tools, *MANAGER_TOOLS)
+        if canonical(rule.tool) not in known and not rule.tool.startswith("mcp__"):
             raise UsageError(f"unknown tool {rule.tool!r} (tools: {', '.join(tools)})")
     rules: dict[str, list[Rule]] = {kind: [] for kind in RULE_KINDS}
     for rule_set in settings.rule_sets:

@@ -73,7 +73,7 @@ class RequestEnd:
 
 @dataclass(frozen=True, slots=True)
 class SubAgent:
-    """Which sub-agent an event came from: the Task call that started it."""
+    """Which sub-agent an event came from: the Agent (Task) call that started it."""
 
     tool_use_id: str
     description: str = ""
@@ -81,6 +81,8 @@ class SubAgent:
     # A built-in agent (general-purpose, ...), not one the user or a plugin defined: telemetry
     # exports only built-in names (others as "custom", as Claude Code does).
     built_in: bool = True
+    # Names its sidechain transcript (`<session>/subagents/agent-<id>.jsonl`).
+    agent_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,6 +272,23 @@ class LoopEnd:
         return last.text if last is not None else ""
 
 
+@dataclass(frozen=True, slots=True)
+class SubagentEvent:
+    """An event of a sub-agent's loop, as it happens: frontends show it under the call that
+    started the agent (stream-json marks it with `parent_tool_use_id`); the sub-agent's own
+    transcript records it, the parent's history never holds it."""
+
+    agent: SubAgent
+    event: Event
+
+
+@dataclass(frozen=True, slots=True)
+class TodosChanged:
+    """The model's task list as a TodoWrite call left it (every call sends the whole list)."""
+
+    todos: tuple[dict[str, str], ...]
+
+
 Event = (
     RequestStart
     | RequestEnd
@@ -289,6 +308,8 @@ Event = (
     | CompactBoundary
     | MediaRemoved
     | LoopEnd
+    | SubagentEvent
+    | TodosChanged
 )
 
 # How a step that takes a while tells what it is doing as it starts (the loop yields it then).

@@ -46,6 +46,7 @@ from codeloop.hook_handlers import (
 )
 from codeloop.hook_watch import ConfigFiles, FileWatch, matcher_files
 from codeloop.jsonfile import written_here
+from codeloop.tool_names import spellings
 
 PermissionBehavior = Literal["allow", "deny", "ask"]
 # (rule, tool name, tool input, cwd) -> whether the handler's `if` rule matches the call.
@@ -58,8 +59,6 @@ MAX_STOP_HOOK_CONTINUATIONS = 8
 _PERMISSION_RANK: dict[PermissionBehavior, int] = {"allow": 0, "ask": 1, "deny": 2}
 _LEGACY_DECISIONS: dict[str, PermissionBehavior] = {"approve": "allow", "block": "deny"}
 _MODEL_LABELS = {"PreToolUse": "A PreToolUse hook blocked this tool call"}
-# Claude Code renamed Task to Agent: a matcher naming either fires for codeloop's Task.
-_ALIASES = {"Task": "Agent"}
 # Events whose `continue` Claude Code discards (they cannot stop anything).
 _NO_CONTINUE = frozenset({"CwdChanged", "FileChanged", "DirectoryAdded"})
 # Events whose hooks may return `watchPaths`, the files FileChanged watches besides its own.
@@ -254,7 +253,8 @@ class HookRunner:
         spec = spec_of(event)
         query = tool_name if tool_name is not None else _query(spec.matcher_field, payload)
         seen: dict[tuple[Any, ...], HookCommand] = {}
-        names = [query, *([_ALIASES[query]] if query in _ALIASES else [])]
+        # A matcher naming a tool's earlier name (Task for Agent) fires for it too.
+        names = spellings(query) if query is not None else (query,)
         for entry in self.config.get(event, ()):
             if spec.matcher_field is not None and not any(matches(entry.matcher, n) for n in names):
                 continue

@@ -18,6 +18,7 @@ class Opened:
     transcript: TranscriptWriter
     history: tuple[Message, ...] = ()
     warnings: tuple[str, ...] = ()
+    todos: tuple[dict[str, str], ...] = ()  # the task list the last TodoWrite left
 
 
 def open_transcript(
@@ -61,7 +62,7 @@ def open_transcript(
         writer.settle(history, trigger="resume")
     except OSError as exc:
         raise SessionError(f"cannot write the session {writer.path}: {exc.strerror}") from None
-    return Opened(writer, history, warnings)
+    return Opened(writer, history, warnings, loaded.todos)
 
 
 def _busy(session_id: str, fork: str) -> str:

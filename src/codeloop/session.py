@@ -21,14 +21,10 @@ from codeloop.context.pipeline import ContextManager
 from codeloop.costs import Ledger, model_usage
 from codeloop.deps import CallModel, LoopDeps, TrimOnly
 from codeloop.events import (
-    AssistantTurn,
-    CompactBoundary,
     Event,
     LoopEnd,
-    MediaRemoved,
     Notice,
     RequestEnd,
-    ResultsFolded,
     SubAgent,
     UserTurn,
 )
@@ -39,9 +35,10 @@ from codeloop.mcp.manager import McpManager
 from codeloop.models.base import BlockStart, ModelClient, ModelRequest, StreamEvent
 from codeloop.models.retry import RetryPolicy
 from codeloop.permissions.policy import Policy
-from codeloop.subagents import AgentRunner
+from codeloop.subagents import AgentRunner, SubagentRun
 from codeloop.token_budget import parse_budget_marker
-from codeloop.tools.base import AnyTool, ToolResult, Workspace
+from codeloop.tools.base import AgentCall, AnyTool, ToolContext, ToolResult, Workspace
+from codeloop.tools.questions import QuestionChannel
 from codeloop.tools.registry import preload
 from codeloop.transcript import TranscriptWriter
 from codeloop.types import ImageBlock, Message, TextBlock, ToolUseBlock, Usage, new_uuid
@@ -75,6 +72,16 @@ class SessionConfig:
     start_source: str = "startup"
     # A sub-agent's turn limit, unless its agent definition sets its own (maxTurns).
     subagent_max_turns: int = DEFAULT_SUBAGENT_MAX_TURNS
+    # opusplan: (the model while in plan mode, the model otherwise); each prompt runs on the
+    # one for the mode it starts in, so an accepted plan is carried out on the second.
+    mode_models: tuple[str, str] | None = None
+
+    def for_mode(self) -> SessionConfig:
+        """The config on the model for the permission mode it is in now (opusplan)."""
+        if self.mode_models is None:
+            return self
+        model = self.mode_models[0 if self.policy.mode == "plan" else 1]
+        return self if model == self.model else replace(self, model=model)
 
 
 class SessionObserver(Protocol):
@@ -158,6 +165,10 @@ class Session:
         self.observers: list[SessionObserver] = []
         self._requests = RequestLog()
         self._preloaded = False
+        # Every sub-agent this process ran, with what it spent: the itemised part of the cost.
+        self.subagent_runs: list[SubagentRun] = []
+        # How the model's questions (AskUserQuestion) reach a person: a UI sets `.ask`.
+        self.questions: QuestionChannel = QuestionChannel()
 
     async def start_servers(self) -> bool:
         """Wait for the MCP servers the builder started (the first prompt does otherwise);
@@ -217,6 +228,11 @@ class Session:
             for problem in attached.problems:
                 yield Notice("warning", problem)
             added = (*added, *attached.messages)
+        self.config = self.config.for_mode()
+        if self.config.policy.mode == "plan":
+            from codeloop.tools.plan import PLAN_MODE_REMINDER
+
+            added = (*added, Message.user(system_reminder(PLAN_MODE_REMINDER), is_meta=True))
         message = Message("user", (TextBlock(prompt), *attachments))
         if uuid is not None:
             message = replace(message, uuid=uuid)
@@ -279,12 +295,6 @@ class Session:
             async for event in self._start():
                 yield event
 
-    async def _run_subagent(
-        self, description: str, prompt: str, subagent_type: str, tool_use_id: str
-    ) -> ToolResult:
-        """One Task call, run by the session's agents (subagents.py)."""
-        return await self.agents(self, SubAgent(tool_use_id, description, subagent_type), prompt)
-
     def observe_subagent(self, event: Event, agent: SubAgent) -> None:
         """A sub-agent's event: its requests are recorded in the session's transcript under
         its Task call, and observers see it (a failure shows at the next event)."""
@@ -303,6 +313,25 @@ class Session:
         if (failed := self._persist(event)) is not None:
             self._notices.append(failed)
         self._publish(event)
+
+    async def _run_subagent(self, call: AgentCall, ctx: ToolContext) -> ToolResult:
+        """One Agent call, run by the session's agents (subagents.py)."""
+        return await self.agents(self, call, ctx)
+
+    def sidechain(self, agent: SubAgent) -> TranscriptWriter | None:
+        """A sub-agent's own transcript, beside the session's and linked to its Agent call;
+        None when the session keeps no transcript."""
+        if self.transcript is None:
+            return None
+        folder = self.transcript.path.parent / self.session_id / "subagents"
+        fields = {
+            "agentId": agent.agent_id,
+            "agentType": agent.agent_type,
+            "description": agent.description,
+            "parentToolUseId": agent.tool_use_id,
+        }
+        path = folder / f"agent-{agent.agent_id}.jsonl"
+        return TranscriptWriter(path, self.session_id, self.workspace.cwd, sidechain=fields)
 
     @property
     def abort_event(self) -> asyncio.Event:
@@ -422,38 +451,13 @@ class Session:
                 transcript.append(item)
                 return None
             if agent is None:
-                self._persist_history(transcript, item)
+                transcript.record(item)
             for request in self._requests.feed(item, agent):
                 transcript.record_request(request)
         except OSError as exc:
             self.transcript = None
             return Notice("warning", f"the transcript {transcript.path} stopped saving: {exc}")
         return None
-
-    @staticmethod
-    def _persist_history(transcript: TranscriptWriter, event: Event) -> None:
-        if isinstance(event, AssistantTurn):
-            transcript.append(
-                event.message,
-                model=event.model,
-                usage=event.usage,
-                stop_reason=event.stop_reason,
-                response_id=event.message_id,
-            )
-        elif isinstance(event, UserTurn):
-            transcript.append(event.message)
-            transcript.sync()
-        elif isinstance(event, CompactBoundary):
-            transcript.compact(event.messages, trigger=event.trigger, boundary=event)
-            transcript.sync()
-        elif isinstance(event, ResultsFolded):
-            transcript.folded(event.results)
-        elif isinstance(event, MediaRemoved):
-            transcript.compact(event.messages, trigger="media_removed")
-            transcript.sync()
-        elif isinstance(event, LoopEnd):
-            transcript.settle(event.messages, trigger="loop")
-            transcript.sync()
 
     def _publish(self, event: Event, agent: SubAgent | None = None) -> None:
         for observer in list(self.observers):
@@ -538,13 +542,16 @@ class Session:
             for observer in list(self.observers):
                 self._observe(observer, observer.close)
         finally:
-            await self.client.aclose()
+            try:
+                await self.workspace.shells.aclose()  # no background process outlives it
+            finally:
+                await self.client.aclose()
 
 
 # A run that ended on an API error: StopFailure hooks fire instead of Stop.
 FAILURE_ENDS = frozenset({"model_error", "prompt_too_long", "image_error"})
-# Runs one Task call: (session, which sub-agent, its prompt) -> the agent's answer.
-AgentSpawner = Callable[["Session", SubAgent, str], Awaitable[ToolResult]]
+# Runs one Agent call: (session, what it asks, the call's context) -> the agent's answer.
+AgentSpawner = Callable[["Session", AgentCall, ToolContext], Awaitable[ToolResult]]
 
 
 def stop_failure_type(reason: str, error: str) -> str:

@@ -157,6 +157,9 @@ class Settings:
     # and `editorMode` (vim: vi key bindings in the input).
     status_line: str | None = None
     editor_mode: str | None = None
+    # `webSearch.url` (codeloop's own key): a SearXNG-compatible JSON search endpoint for the
+    # WebSearch tool, used on any provider (Anthropic's server-side search is the default).
+    web_search_url: str | None = None
     # The sources that loaded (file paths, or "--settings" for inline JSON), lowest first.
     sources: tuple[str, ...] = ()
     # One line each, naming the file and the place; meant for the user.
@@ -434,6 +437,20 @@ def _object(key: str, value: Any, warn: Warn) -> Any:
     return _INVALID
 
 
+def _web_search(key: str, raw: Any, warn: Warn) -> Any:
+    """`{"url": "http://localhost:8888/search"}`: an http(s) URL answering `?q=…&format=json`."""
+    if not isinstance(raw, dict):
+        warn(key, f"expected an object, got {kind(raw)}")
+        return _INVALID
+    url = raw.get("url")
+    if not isinstance(url, str) or not url.strip().startswith(("http://", "https://")):
+        warn(f"{key}.url", f"expected an http(s) URL, got {shown(url)}")
+        return _INVALID
+    for other in sorted(set(raw) - {"url"}):
+        warn(f"{key}.{other}", "unknown key, ignored")
+    return {"url": url.strip()}
+
+
 def _days(key: str, value: Any, warn: Warn) -> Any:
     if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
         return value
@@ -613,6 +630,7 @@ _CHECKS: dict[str, Any] = {
     "effortLevel": _effort,
     "alwaysThinkingEnabled": _boolean,
     "requestOverrides": _object,
+    "webSearch": _web_search,
     # Claude Code's top-level spelling in some files; permissions.* is the documented one.
     "disableBypassPermissionsMode": lambda k, v, w: v,
 }
@@ -701,6 +719,7 @@ def _build(
         effort_level=merged.get("effortLevel"),
         always_thinking=merged.get("alwaysThinkingEnabled") is True,
         request_overrides=dict(merged.get("requestOverrides", {})),
+        web_search_url=(merged.get("webSearch") or {}).get("url"),
         sources=sources,
         warnings=warnings,
         unsupported=unsupported,

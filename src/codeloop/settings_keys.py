@@ -41,7 +41,7 @@ KEYS: dict[str, KeyInfo] = {
         "httpHookAllowedEnvVars checkpoints claudeMdExcludes claudeMd enabledPlugins "
         "extraKnownMarketplaces additionalMarketplaces outputStyle disableSkillShellExecution "
         "skillOverrides blockedMarketplaces strictKnownMarketplaces allowedMarketplaces agent "
-        "effortLevel alwaysThinkingEnabled requestOverrides "
+        "effortLevel alwaysThinkingEnabled requestOverrides webSearch "
         "enableAllProjectMcpServers enabledMcpjsonServers disabledMcpjsonServers "
         "statusLine editorMode "
         "allowedMcpServers deniedMcpServers allowManagedMcpServersOnly",

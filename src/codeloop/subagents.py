@@ -1,4 +1,5 @@
-"""Running one Task call: the general-purpose sub-agent or a custom agent, as a fresh loop.
+"""Running one Agent (Task) call: the general-purpose sub-agent or a custom agent, as a fresh
+loop.
 
 A custom agent runs with its own system prompt (the agent file's body, plus the environment),
 only the tools its definition allows, its own model and permission mode where it sets them,
@@ -7,25 +8,36 @@ sees the memory but none of the conversation; only its final answer comes back, 
 spends from the session's budget as it goes (the session's ledger), so the budget holds at
 every turn of every agent; a runaway one stops at its turn limit (maxTurns, else the session's
 200). SubagentStart and SubagentStop hooks fire around it.
+
+Several run at once (up to CODELOOP_MAX_PARALLEL_AGENTS); each stops with the session's abort
+and with its own call's, writes its own transcript (a sidechain, transcript.py), hands every
+event up wrapped in a SubagentEvent (so frontends show it under its call), and leaves a
+SubagentRun with what it spent.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import time
 from collections.abc import Callable, Mapping
-from dataclasses import replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from codeloop.aio import linked_abort
 from codeloop.context.memory import system_reminder
 from codeloop.context.system_prompt import build_system_prompt
-from codeloop.deps import TrimOnly
-from codeloop.events import LoopEnd, SubAgent
+from codeloop.costs import total_cost_usd
+from codeloop.deps import LoopDeps, TrimOnly
+from codeloop.events import Event, LoopEnd, SubAgent, SubagentEvent
 from codeloop.extensions.agents import GENERAL, AgentDefinition, Agents, choose_tools
-from codeloop.loop import query_loop
+from codeloop.loop import LoopParams, query_loop
 from codeloop.models.aliases import resolve_alias
 from codeloop.permissions.policy import Policy
-from codeloop.tools.base import AnyTool, ToolResult
-from codeloop.types import Message, new_uuid
+from codeloop.tools.base import AgentCall, AnyTool, ToolContext, ToolResult
+from codeloop.transcript import TranscriptWriter
+from codeloop.types import Message, Usage, new_uuid
 
 if TYPE_CHECKING:
     from codeloop.mcp.agent_servers import AgentMcp
@@ -50,12 +62,50 @@ VERIFIER = AgentDefinition(
     max_turns=50,
     source="codeloop",
 )
+# How many sub-agents may run at once, session-wide (CODELOOP_MAX_PARALLEL_AGENTS).
+DEFAULT_MAX_PARALLEL_AGENTS = 10
 # Parent modes a sub-agent's own permissionMode cannot loosen or change.
 _PARENT_WINS = ("bypassPermissions", "acceptEdits")
 
 
+@dataclass(frozen=True)
+class SubagentRun:
+    """One sub-agent this session ran, and what it spent (its share of the session's cost)."""
+
+    agent: SubAgent
+    reason: str
+    turns: int
+    duration_ms: float
+    usage_by_model: dict[str, Usage]
+    transcript: Path | None = None
+
+    @property
+    def usage(self) -> Usage:
+        return sum(self.usage_by_model.values(), Usage())
+
+    @property
+    def cost_usd(self) -> float:
+        return total_cost_usd(self.usage_by_model)
+
+    def summary(self) -> dict[str, Any]:
+        """As the json result lists it (`subagents`)."""
+        return {
+            "agent_id": self.agent.agent_id,
+            "agent_type": self.agent.agent_type,
+            "description": self.agent.description,
+            "tool_use_id": self.agent.tool_use_id,
+            "terminal_reason": self.reason,
+            "num_turns": self.turns,
+            "duration_ms": round(self.duration_ms),
+            "total_cost_usd": round(self.cost_usd, 6),
+            "usage": self.usage.to_dict(),
+            "transcript": str(self.transcript) if self.transcript else None,
+        }
+
+
 class AgentRunner:
-    """The session's Task spawner: knows the agents, runs the one a call names."""
+    """The session's Agent spawner: knows the agents, runs the one a call names, at most
+    `max_parallel` at once (CODELOOP_MAX_PARALLEL_AGENTS)."""
 
     def __init__(
         self,
@@ -64,51 +114,61 @@ class AgentRunner:
         skills: SkillBodies | None = None,
         bypass_disabled: bool = False,
         mcp: AgentMcp | None = None,
+        max_parallel: int = DEFAULT_MAX_PARALLEL_AGENTS,
     ) -> None:
         self.agents = agents
         self.skills = skills
         self.bypass_disabled = bypass_disabled
         # Starts an agent's own `mcpServers` for the time it runs.
         self.mcp = mcp
+        self.max_parallel = max_parallel
+        self._slots: asyncio.Semaphore | None = None
 
-    async def __call__(self, session: Session, call: SubAgent, prompt: str) -> ToolResult:
+    async def __call__(self, session: Session, call: AgentCall, ctx: ToolContext) -> ToolResult:
         agent = self.agents.get(call.agent_type or GENERAL.name)
         if agent is None:
             known = ", ".join(self.agents.by_name)
             return ToolResult.error(
                 f"Agent type {call.agent_type!r} not found. Available agents: {known}"
             )
-        servers: contextlib.AbstractAsyncContextManager[Mapping[str, AnyTool]] = (
-            self.mcp.servers(agent, session.tools, session.notify)
-            if self.mcp is not None and agent.mcp_servers
-            else contextlib.nullcontext({})
-        )
-        async with servers as own_tools:
-            return await run_agent(
-                session,
-                agent,
-                replace(call, agent_type=agent.name, built_in=agent.built_in),
-                prompt,
-                skills=self.skills,
-                bypass_disabled=self.bypass_disabled,
-                own_tools=own_tools,
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self.max_parallel)
+        if self._slots.locked():
+            ctx.progress(f"waiting: {self.max_parallel} agents are already running")
+        async with self._slots:
+            servers: contextlib.AbstractAsyncContextManager[Mapping[str, AnyTool]] = (
+                self.mcp.servers(agent, session.tools, session.notify)
+                if self.mcp is not None and agent.mcp_servers
+                else contextlib.nullcontext({})
             )
+            async with servers as own_tools:
+                return await run_agent(
+                    session,
+                    agent,
+                    call,
+                    ctx,
+                    skills=self.skills,
+                    bypass_disabled=self.bypass_disabled,
+                    own_tools=own_tools,
+                )
 
 
 async def run_agent(
     session: Session,
     agent: AgentDefinition,
-    call: SubAgent,
-    prompt: str,
+    call: AgentCall,
+    ctx: ToolContext | None = None,
     *,
     skills: SkillBodies | None = None,
     bypass_disabled: bool = False,
     with_hooks: bool = True,
     own_tools: Mapping[str, AnyTool] | None = None,
 ) -> ToolResult:
-    """`with_hooks=False`: no hooks at all (an agent hook's verifier, which must not set off
-    the hook that started it). `own_tools`: its own MCP servers' tools, which it gets whatever
-    its `tools:` list says (less its `disallowedTools`)."""
+    """Run `agent` on `call` as a fresh loop, in the context of the tool call that asked
+    (`ctx`: its id, its abort, where its events go). `with_hooks=False`: no hooks at all (an
+    agent hook's verifier, which must not set off the hook that started it). `own_tools`: its
+    own MCP servers' tools, which it gets whatever its `tools:` list says (less its
+    `disallowedTools`)."""
     limit, spent = session.config.max_budget_usd, session.ledger.cost_usd()
     if limit is not None and spent >= limit:
         return ToolResult.error(
@@ -122,36 +182,47 @@ async def run_agent(
             f"Agent {agent.name} would run with no tools: none of {listed} is a tool of this "
             "session. Fix its tools list, or use another agent."
         )
-    agent_id = f"a{new_uuid().replace('-', '')[:16]}"
-    config = session.config
+    ctx = ctx or ToolContext(session.workspace)
+    sub = SubAgent(
+        ctx.tool_use_id,
+        call.description,
+        agent.name,
+        built_in=agent.built_in,
+        agent_id=f"a{new_uuid().replace('-', '')[:16]}",
+    )
     hooks = None
     if session.hooks is not None and with_hooks:
-        hooks = session.hooks.for_agent(agent_id, agent.name, agent.hooks)
+        hooks = session.hooks.for_agent(sub.agent_id, agent.name, agent.hooks)
     context = list(session.user_context)
     if hooks is not None:
-        started = await hooks.run("SubagentStart", {"agent_id": agent_id, "agent_type": agent.name})
+        started = await hooks.run(
+            "SubagentStart", {"agent_id": sub.agent_id, "agent_type": agent.name}
+        )
         if text := started.for_model():
             context.append(Message.user(system_reminder(text), is_meta=True))
     for name in agent.skills:
         body = skills(name) if skills is not None else None
         if body:
             context.append(Message.user(system_reminder(body), is_meta=True))
-    # A frontmatter model may be an alias (sonnet, opus, haiku): the one resolver names it.
-    model = resolve_alias(agent.model) if agent.model else config.model
+    # A model the call or the frontmatter names may be an alias: the one resolver names it.
+    chosen = call.model or agent.model
+    model = resolve_alias(chosen) if chosen else session.config.model
     params = session.run_params(
-        (Message.user(prompt),),
+        (Message.user(call.prompt),),
         model=model,
         tools={name: session.tools[name] for name in choice.names} | _own(agent, own_tools),
-        # Its own working directory and read state: its `cd` does not move the caller.
+        # Its own working directory, read state and task list: its `cd` does not move the
+        # caller.
         workspace=session.workspace.fork(),
         system=_system(session, agent, model),
         # A runaway agent stops at its own limit, else the session's (200 by default).
-        max_turns=agent.max_turns or config.subagent_max_turns,
-        fallback_model=config.fallback_model if agent.model is None else None,
+        max_turns=agent.max_turns or session.config.subagent_max_turns,
+        fallback_model=session.config.fallback_model if chosen is None else None,
         user_context=tuple(context),
         stop_event="SubagentStop",
     )
     # The session's context manager belongs to the main history; a sub-agent trims its own.
+    # The checkpoint was taken before the Agent call started (the executor's).
     deps = replace(
         session.run_deps(),
         can_use_tool=_policy(session, agent, bypass_disabled).can_use_tool,
@@ -160,17 +231,61 @@ async def run_agent(
         spawn_agent=None,
         before_write=None,
     )
-    end: LoopEnd | None = None
-    async for event in query_loop(params, deps):
-        session.observe_subagent(event, call)  # its requests recorded, observers told
-        if isinstance(event, LoopEnd):
-            end = event
-    assert end is not None
-    answer, description = end.final_text, call.description
+    end = await _drive(session, sub, params, deps, ctx)
+    answer = end.final_text
     if end.reason != "completed":
         why = end.error or end.reason.replace("_", " ")
-        return ToolResult.error(f"The sub-agent ({description}) stopped: {why}\n{answer}")
-    return ToolResult(answer or f"The sub-agent ({description}) gave no answer.")
+        return ToolResult.error(f"The sub-agent ({call.description}) stopped: {why}\n{answer}")
+    return ToolResult(answer or f"The sub-agent ({call.description}) gave no answer.")
+
+
+async def _drive(
+    session: Session, sub: SubAgent, params: LoopParams, deps: LoopDeps, ctx: ToolContext
+) -> LoopEnd:
+    """The sub-agent's loop: stopped by the session's abort or its call's, each event written
+    to its own transcript and handed up to the frontends, its spending recorded at the end."""
+    transcript = session.sidechain(sub)
+    started = time.monotonic()
+    end: LoopEnd | None = None
+    async with linked_abort(params.abort, ctx.abort) as abort:
+        params = replace(params, abort=abort)
+        _write(transcript, params.messages[0])
+        async for event in query_loop(params, deps):
+            _write(transcript, event)
+            session.observe_subagent(event, sub)  # its requests recorded, observers told
+            ctx.emit(SubagentEvent(sub, event))
+            if isinstance(event, LoopEnd):
+                end = event
+    assert end is not None
+    run = SubagentRun(
+        sub,
+        end.reason,
+        end.turns,
+        (time.monotonic() - started) * 1000,
+        dict(end.usage_by_model),
+        transcript.path if transcript is not None else None,
+    )
+    session.subagent_runs.append(run)
+    if transcript is not None:
+        with contextlib.suppress(OSError):
+            transcript.note(
+                "subagent_end",
+                reason=run.reason,
+                turns=run.turns,
+                durationMs=round(run.duration_ms),
+                costUSD=round(run.cost_usd, 6),
+                usage=run.usage.to_dict(),
+                modelUsage={m: u.to_dict() for m, u in run.usage_by_model.items()},
+            )
+            transcript.close()
+    return end
+
+
+def _write(transcript: TranscriptWriter | None, item: Message | Event) -> None:
+    """A failing disk costs the sub-agent's transcript, never its run."""
+    if transcript is not None:
+        with contextlib.suppress(OSError):
+            transcript.record(item)
 
 
 def _own(agent: AgentDefinition, tools: Mapping[str, AnyTool] | None) -> dict[str, AnyTool]:

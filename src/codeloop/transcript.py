@@ -37,6 +37,21 @@ whole (the history written is what was said, not the shorter view a request sent
 records one model request: its usage, what it sent, and which agent sent it (usage/record.py
 describes it); it is not part of the history. Line types this version does not know are ignored.
 
+    {"type": "system", "subtype": "todos", "todos": [{"content", "status", "activeForm"}]}
+
+is the model's task list as a TodoWrite call left it (the last one read is the list).
+
+A sub-agent's transcript (a sidechain) is a file of its own,
+`<session id>/subagents/agent-<agentId>.jsonl` beside its session's, in the same format; every
+line also carries `"isSidechain": true`, `"agentId"`, `"agentType"`, `"description"` and
+`"parentToolUseId"` (the Agent call in the parent's transcript that started it), and
+`sessionId` is the parent session's. Its last line,
+
+    {"type": "system", "subtype": "subagent_end", "reason", "turns", "durationMs",
+     "costUSD", "usage": {...}, "modelUsage": {model: usage}}
+
+sums up what it did and spent (its assistant lines carry each response's usage, as always).
+
 Version 0, the prototype's format, is still read: a header line
 `{"kind": "header", "session", "cwd", "started": epoch}`, then one
 `{"kind": "message", "id", "time": epoch, "role", "content", "meta"?, "model"?, "usage"?,
@@ -57,12 +72,22 @@ import fcntl
 import json
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codeloop.events import CompactBoundary, ResultRecord
+from codeloop.events import (
+    AssistantTurn,
+    CompactBoundary,
+    Event,
+    LoopEnd,
+    MediaRemoved,
+    ResultRecord,
+    ResultsFolded,
+    TodosChanged,
+    UserTurn,
+)
 from codeloop.paths import git_branch
 from codeloop.types import Message, Usage, message_from_dict, message_to_dict, new_uuid
 
@@ -83,6 +108,8 @@ class Transcript:
     messages: tuple[Message, ...]
     first_prompt: str
     warnings: tuple[str, ...]
+    # The task list as the last TodoWrite left it.
+    todos: tuple[dict[str, str], ...] = ()
 
 
 class TranscriptWriter:
@@ -100,11 +127,14 @@ class TranscriptWriter:
         history: Sequence[Message] = (),
         *,
         claimed: int | None = None,
+        sidechain: Mapping[str, Any] | None = None,
     ) -> None:
         """`claimed`: the descriptor `claim` opened (and locked) the file with."""
         self.path = path
         self.session_id = session_id
         self._cwd = cwd
+        # A sub-agent's transcript: these fields go on every line (see the module).
+        self._sidechain = {"isSidechain": True, **sidechain} if sidechain else {}
         self._known = {m.uuid for m in history}  # the messages saved since the last boundary
         self._last = history[-1].uuid if history else None
         self._fd: int | None = claimed
@@ -180,6 +210,41 @@ class TranscriptWriter:
         else:
             self.compact(messages, trigger=trigger)
 
+    def record(self, item: Message | Event) -> None:
+        """Write what `item` changes in the history (a message, an answer, tool results, a
+        boundary, the task list, a run's end); other events leave no line. Turn boundaries
+        are synced."""
+        if isinstance(item, Message):
+            self.append(item)
+        elif isinstance(item, AssistantTurn):
+            self.append(
+                item.message,
+                model=item.model,
+                usage=item.usage,
+                stop_reason=item.stop_reason,
+                response_id=item.message_id,
+            )
+        elif isinstance(item, UserTurn):
+            self.append(item.message)
+            self.sync()
+        elif isinstance(item, CompactBoundary):
+            self.compact(item.messages, trigger=item.trigger, boundary=item)
+            self.sync()
+        elif isinstance(item, ResultsFolded):
+            self.folded(item.results)
+        elif isinstance(item, MediaRemoved):
+            self.compact(item.messages, trigger="media_removed")
+            self.sync()
+        elif isinstance(item, TodosChanged):
+            self.note("todos", todos=list(item.todos))
+        elif isinstance(item, LoopEnd):
+            self.settle(item.messages, trigger="loop")
+            self.sync()
+
+    def note(self, subtype: str, **fields: Any) -> None:
+        """A system line that is not part of the history (the task list, a sub-agent's end)."""
+        self._write(self._envelope("system", new_uuid()) | {"subtype": subtype, **fields})
+
     def sync(self) -> None:
         """Make what was written survive a power loss, not just a crash (a turn boundary)."""
         if self._fd is not None:
@@ -203,7 +268,7 @@ class TranscriptWriter:
             "cwd": str(self._cwd),
             "gitBranch": git_branch(self._cwd),
             "version": FORMAT_VERSION,
-        }
+        } | self._sidechain
 
     def _write(self, line: Line) -> None:
         data = memoryview(
@@ -262,6 +327,7 @@ def read_transcript(path: Path, visit: Callable[[Line], None] | None = None) -> 
     warnings: list[str] = []
     messages: list[Message] = []
     first_prompt = ""
+    todos: tuple[dict[str, str], ...] = ()
     upgrade = _Upgrader()
     for number, raw in _parse(path.read_bytes(), path.name, warnings):
         try:
@@ -274,6 +340,8 @@ def read_transcript(path: Path, visit: Callable[[Line], None] | None = None) -> 
             if kind == "system":
                 if line.get("subtype") == COMPACT_BOUNDARY:
                     messages = [entry_message(entry) for entry in line["messages"]]
+                elif line.get("subtype") == "todos":
+                    todos = tuple(t for t in line["todos"] if isinstance(t, dict))
                 continue
             message = entry_message(line)
             if kind == "user" and not first_prompt and not message.is_meta:
@@ -281,7 +349,7 @@ def read_transcript(path: Path, visit: Callable[[Line], None] | None = None) -> 
             messages.append(message)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             warnings.append(f"{path.name}: line {number} could not be read ({exc!r}); skipped")
-    return Transcript(path.stem, tuple(messages), first_prompt, tuple(warnings))
+    return Transcript(path.stem, tuple(messages), first_prompt, tuple(warnings), todos)
 
 
 def message_index(path: Path) -> dict[str, Message]:

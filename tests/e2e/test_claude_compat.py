@@ -271,7 +271,7 @@ def test_every_hook_event_fires_with_its_documented_fields(tmp_path: Path) -> No
     assert by_event["Stop"]["stop_hook_active"] is False
     assert by_event["SubagentStop"]["stop_hook_active"] is False
     task_post = payloads[events.index("SubagentStop") + 1]
-    assert task_post["tool_name"] == "Task"
+    assert task_post["tool_name"] == "Agent"  # Claude Code's current name for Task
     assert "The sub-agent's report." in json.dumps(task_post["tool_response"])
     assert Path(by_event["Stop"]["transcript_path"]).exists()
 

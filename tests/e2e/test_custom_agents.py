@@ -65,10 +65,11 @@ def test_a_custom_agent_runs_with_its_own_prompt_and_only_its_tools(tmp_path: Pa
     result, bodies = run(project, tmp_path, scenario, "--output-format", "json")
     assert result.returncode == 0, result.stderr
     main, agent, after = bodies
-    task = next(t for t in main["tools"] if t["name"] == "Task")
+    task = next(t for t in main["tools"] if t["name"] == "Agent")  # formerly Task
     assert "- code-reviewer: Use this agent when the user has written code" in task["description"]
     assert "(Tools: Read, Grep, Glob)" in task["description"]
-    assert "- doc-writer: Writes documentation (Tools: Read, Write)" in task["description"]
+    writer = "- doc-writer: Writes documentation (Tools: Read, Write, WebFetch)"
+    assert writer in task["description"]
     assert "README" not in task["description"]
     # The agent's own system prompt, and only the tools it lists.
     system = json.dumps(agent["system"])
@@ -110,8 +111,8 @@ def test_an_agent_whose_tools_all_are_missing_does_not_run(tmp_path: Path) -> No
     folder = project / ".claude" / "agents"
     folder.mkdir(parents=True)
     (folder / "web.md").write_text(
-        "---\nname: web-researcher\ndescription: Searches the web\n"
-        "tools: WebSearch, WebFetch\n---\nSearch.\n"
+        "---\nname: web-researcher\ndescription: Searches the tracker\n"
+        "tools: mcp__jira__search, mcp__jira__get_issue\n---\nSearch.\n"
     )
     scenario = Scenario(
         turns=(
@@ -126,7 +127,9 @@ def test_an_agent_whose_tools_all_are_missing_does_not_run(tmp_path: Path) -> No
     result, bodies = run(project, tmp_path, scenario)
     assert result.returncode == 0, result.stderr
     refused = last_tool_result(bodies[1])
-    assert refused["is_error"] and "WebSearch, WebFetch" in text_of(refused["content"])
+    assert refused["is_error"] and "mcp__jira__search, mcp__jira__get_issue" in text_of(
+        refused["content"]
+    )
     assert len(bodies) == 2
 
 

@@ -66,7 +66,14 @@ async def test_text_answer_completes(tmp_path: Path) -> None:
         "Read",
         "Edit",
         "Write",
-        "Task",
+        "Agent",
+        "NotebookEdit",
+        "WebFetch",
+        "TodoWrite",
+        "TaskOutput",
+        "TaskStop",
+        "ExitPlanMode",
+        "AskUserQuestion",
     ]
 
 
@@ -247,9 +254,10 @@ async def test_task_runs_a_sub_agent_and_returns_its_final_answer(tmp_path: Path
     _, end = await run(session, "count them")
     assert end.reason == "completed"
     _, sub_first, sub_second, main_second = model.requests
-    # the sub-agent starts from the prompt alone, without the Task tool, and says it is one
+    # the sub-agent starts from the prompt alone, without the Agent (Task) tool, and says it
+    # is one
     assert [m.text for m in sub_first.messages] == ["How many files?"]
-    assert "Task" not in [t.name for t in sub_first.tools]
+    assert "Agent" not in [t.name for t in sub_first.tools]
     assert "sub-agent" in sub_first.system
     assert sub_second.messages[-1].tool_results[0].text == "counted"
     (result,) = main_second.messages[-1].tool_results

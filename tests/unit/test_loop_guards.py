@@ -346,7 +346,10 @@ async def test_a_sub_agent_is_not_started_once_the_budget_is_spent(tmp_path: Pat
         turn("never"),
     ]
     model = ScriptedModel(turns)
-    events, end = await submit(session(model, tmp_path, max_budget_usd=0.05))
+    s = session(model, tmp_path, max_budget_usd=0.05)
+    # One agent at a time, so the second is due only once the first spent the budget.
+    s.agents = AgentRunner(Agents({GENERAL.name: GENERAL}), max_parallel=1)
+    events, end = await submit(s)
     assert end.reason == "max_budget" and len(model.requests) == 2
     results = [r for e in events if isinstance(e, UserTurn) for r in e.message.tool_results]
     assert "Reached the cost budget" in results[-2].text  # the first sub-agent stopped

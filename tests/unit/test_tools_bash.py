@@ -140,12 +140,6 @@ async def test_huge_output_keeps_head_and_tail(ctx: ToolContext) -> None:
     assert text == truncate_middle(full, BashTool.max_result_chars).rstrip("\n")
 
 
-async def test_run_in_background_is_refused(ctx: ToolContext, tmp_path: Path) -> None:
-    result = await bash(ctx, "touch ran", run_in_background=True)
-    assert result.is_error and "not supported" in text_of(result)
-    assert not (tmp_path / "ran").exists()
-
-
 async def test_background_job_does_not_hold_the_call(ctx: ToolContext, tmp_path: Path) -> None:
     # The job keeps the output pipe open; waiting for EOF would run into the timeout.
     result = await bash(ctx, "sleep 100 & echo $! > pid; echo started", timeout=10_000)

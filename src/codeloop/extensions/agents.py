@@ -21,14 +21,16 @@ from typing import Any
 
 from codeloop.extensions import frontmatter
 from codeloop.hook_config import HooksConfig, parse_hooks
+from codeloop.tool_names import AGENT, canonical
 
 GENERAL_PURPOSE = "general-purpose"
 GENERAL_DESCRIPTION = (
     "General-purpose agent for researching complex questions, searching for code, and "
     "executing multi-step tasks on its own."
 )
-# Claude Code renamed Task to Agent; both spell the same tool in lists.
-TOOL_ALIASES = {"Agent": "Task"}
+# Tools only the main conversation has: a sub-agent cannot start agents, leave the session's
+# plan mode or ask the user.
+MAIN_ONLY = frozenset({AGENT, "ExitPlanMode", "AskUserQuestion"})
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto", "manual")
 
 
@@ -226,8 +228,8 @@ def _definition(
         name=name,
         description=description,
         prompt=prompt,
-        tools=None if tools is None else tuple(TOOL_ALIASES.get(t, t) for t in tools),
-        disallowed_tools=tuple(TOOL_ALIASES.get(t, t) for t in disallowed or ()),
+        tools=None if tools is None else tuple(_named(t) for t in tools),
+        disallowed_tools=tuple(_named(t) for t in disallowed or ()),
         model=None if model in (None, "inherit") else model,
         permission_mode="default" if mode == "manual" else mode,
         skills=tuple(frontmatter.name_list(meta.get("skills")) or ()),
@@ -251,8 +253,9 @@ def choose_tools(
 ) -> ToolChoice:
     """The agent's tools: everything available to sub-agents less `disallowedTools`, then,
     when `tools` is given, only those. An entry with a rule (`Bash(git *)`) names its tool.
-    A sub-agent never gets Task; the session's own agent (`keep_task`) may."""
-    pool = [name for name in available if keep_task or name != "Task"]
+    A sub-agent never gets the tools of the main conversation (Agent, ExitPlanMode,
+    AskUserQuestion); the session's own agent (`keep_task`) may."""
+    pool = [name for name in available if keep_task or name not in MAIN_ONLY]
     removed = {_tool_of(entry) for entry in agent.disallowed_tools}
     pool = [name for name in pool if name not in removed and not _mcp_removed(name, removed)]
     if agent.tools is None:
@@ -264,13 +267,19 @@ def choose_tools(
         hits = [n for n in pool if n == tool or (tool.startswith("mcp__") and n.startswith(tool))]
         if hits:
             chosen += [h for h in hits if h not in chosen]
-        elif (keep_task or tool != "Task") and tool not in removed:
+        elif (keep_task or tool not in MAIN_ONLY) and tool not in removed:
             unresolved.append(entry)
     return ToolChoice(tuple(chosen), tuple(unresolved))
 
 
 def _tool_of(entry: str) -> str:
-    return TOOL_ALIASES.get(entry.split("(", 1)[0].strip(), entry.split("(", 1)[0].strip())
+    return canonical(entry.split("(", 1)[0].strip())
+
+
+def _named(entry: str) -> str:
+    """A tools-list entry under the tool's current name (`Task(x)` → `Agent(x)`)."""
+    tool, paren, rest = entry.partition("(")
+    return canonical(tool.strip()) + paren + rest
 
 
 def _mcp_removed(name: str, removed: set[str]) -> bool:
@@ -293,5 +302,5 @@ def task_description(base: str, agents: Agents, available: Sequence[str]) -> str
     return (
         f"{base}\n\nAvailable agent types and the tools they have access to:\n"
         + "\n".join(lines)
-        + "\n\nWhen using the Task tool, set subagent_type to one of these names."
+        + "\n\nWhen using the Agent tool, set subagent_type to one of these names."
     )

@@ -26,7 +26,7 @@ from codeloop.extensions import frontmatter
 from codeloop.hook_config import HooksConfig, parse_hooks
 
 if TYPE_CHECKING:
-    from codeloop.tools.base import ToolContext, ToolResult
+    from codeloop.tools.base import AgentCall, ToolContext, ToolResult
 
 MAX_LISTING_CHARS = 1536
 Level = Literal["plugin", "project", "user", "managed"]
@@ -306,9 +306,8 @@ class SkillRuntime:
     may_run: Callable[[str, ToolContext], bool] = lambda command, ctx: False
     # Registers a skill's hooks for the rest of the session.
     add_hooks: Callable[[Skill], None] = lambda skill: None
-    # Runs (description, prompt, agent type, the Skill call's tool_use_id) as a sub-agent:
-    # `context: fork` skills.
-    fork: Callable[[str, str, str, str], Awaitable[ToolResult]] | None = None
+    # Runs a call as a sub-agent, in the Skill call's context: `context: fork` skills.
+    fork: Callable[[AgentCall, ToolContext], Awaitable[ToolResult]] | None = None
     shell_disabled: bool = False
     # Skill name -> the text last given to the model: the same text twice is not repeated.
     loaded: dict[str, str] = field(default_factory=dict)

@@ -1,13 +1,15 @@
 """One model request answered whole, under the loop's own retry policy, watchdog and fallback:
-for the calls that need no block-by-block view (the compaction's summary).
+for the calls that need no block-by-block view (the compaction's summary, a tool's side
+question).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from codeloop.aio import Aborted, IdleTimeout, Stalled, unless_aborted, watched
 from codeloop.events import Event, Notice, RequestEnd, Retrying
@@ -125,3 +127,40 @@ async def _attempt(
     except ValueError as exc:  # a malformed stream: worth another try, like a cut one
         return Transient(f"the response was malformed: {exc}")
     return None
+
+
+@dataclass
+class QuickModel:
+    """One question to a model, no tools, answered whole under the session's retry policy:
+    the side questions tools ask (WebFetch's prompt about a page). `on_usage` hears what each
+    answer cost (the session counts it); a failure that survives the retries raises."""
+
+    call_model: CallModel
+    model: str
+    policy: RetryPolicy = field(default_factory=RetryPolicy)
+    on_usage: Callable[[str, Usage], None] | None = None
+
+    async def ask(
+        self,
+        prompt: str,
+        *,
+        system: str,
+        max_tokens: int = 2048,
+        server_tools: tuple[Mapping[str, Any], ...] = (),
+    ) -> str:
+        """`server_tools`: the provider's own tools (Anthropic's web search), run on its side."""
+        from codeloop.types import Message, TextBlock
+
+        request = ModelRequest(
+            model=self.model,
+            messages=(Message.user(prompt),),
+            system=system,
+            max_tokens=max_tokens,
+            extra={"tools": [dict(t) for t in server_tools]} if server_tools else {},
+        )
+        done = await complete(self.call_model, request, self.policy)
+        if self.on_usage is not None:
+            self.on_usage(done.model, done.usage)
+        if done.error is not None:
+            raise done.error
+        return "".join(b.text for b in done.assembler.blocks if isinstance(b, TextBlock))

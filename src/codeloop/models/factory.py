@@ -70,7 +70,7 @@ def resolve_model(
 
         player = ReplayModel(Path(replay), cwd=cwd)
         return player, player.model
-    spec = spec or env.get("CODELOOP_MODEL") or env.get("ANTHROPIC_MODEL") or settings_model
+    spec = _chosen_spec(spec, env, settings_model)
     if spec:
         spec = resolve_alias(spec, env, plan_mode=plan_mode)
     provider, name = split_spec(spec, env) if spec else _default(env)
@@ -81,6 +81,26 @@ def resolve_model(
 
         client = RecordingModel(client, Path(record), cwd=cwd)
     return client, name
+
+
+def _chosen_spec(
+    spec: str | None, env: Mapping[str, str], settings_model: str | None
+) -> str | None:
+    return spec or env.get("CODELOOP_MODEL") or env.get("ANTHROPIC_MODEL") or settings_model
+
+
+def mode_models(
+    spec: str | None, env: Mapping[str, str], *, settings_model: str | None = None
+) -> tuple[str, str] | None:
+    """For a model that depends on the permission mode (opusplan): the model's name in plan
+    mode and otherwise; None for any other. Same provider either way, so one client serves."""
+    chosen = _chosen_spec(spec, env, settings_model)
+    if not chosen or env.get("CODELOOP_REPLAY"):
+        return None
+    planning, working = (resolve_alias(chosen, env, plan_mode=mode) for mode in (True, False))
+    if planning == working:
+        return None
+    return split_spec(planning, env)[1], split_spec(working, env)[1]
 
 
 def fallback_model_name(spec: str, provider: str, env: Mapping[str, str] | None = None) -> str:

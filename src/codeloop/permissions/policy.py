@@ -142,6 +142,8 @@ class Policy:
         ask_user: AskUser | None = None,
     ) -> None:
         self.mode: PermissionMode = mode
+        # The mode an accepted plan returns to (whoever switches into plan mode may set it).
+        self.pre_plan_mode: PermissionMode = "default"
         self.ask_user = ask_user
         # PermissionRequest hooks, asked before the user (or the headless denial).
         self.request_hook: RequestHook | None = None
@@ -192,6 +194,28 @@ class Policy:
                 if rule in self._book.rules["allow"]:
                     self._book.rules["allow"].remove(rule)
         self._granted.clear()
+
+    def names_host(self, tool_name: str, host: str) -> bool:
+        """Whether an allow rule names `host` for the tool (`WebFetch(domain:localhost)`):
+        what lets WebFetch reach a loopback, private or link-local address."""
+        if self._book is None:
+            return False
+        url = f"http://[{host}]/" if ":" in host else f"http://{host}/"
+        return any(
+            rule.specifier is not None
+            and rule.specifier.startswith("domain:")
+            and rule.covers_tool(tool_name)
+            and domain_matches(rule.specifier, url)
+            for rule in self._book.rules["allow"]
+        )
+
+    def leave_plan_mode(self) -> bool:
+        """An accepted plan: back to the mode the session had before plan mode (`default` for
+        one that started in it); whether it was in plan mode."""
+        if self.mode != "plan":
+            return False
+        self.mode = self.pre_plan_mode
+        return True
 
     def with_mode(self, mode: PermissionMode) -> Policy:
         """The same rules, roots, prompt and denial record under another mode (a sub-agent's
@@ -245,6 +269,8 @@ class Policy:
             rule = book.tool_rule(behavior, name) or _specifier_rule(book, behavior, name, args)
             if rule is not None:
                 return Decision(behavior, f"{name} matches a {behavior} rule", rule)
+        if scope.mode == "plan" and name == "ExitPlanMode":
+            return _plan_exit(book)
         if scope.mode == "bypassPermissions":
             return Decision("allow", "bypassPermissions")
         read_only = tool.is_read_only(args)
@@ -362,6 +388,22 @@ class Policy:
 
 
 _KINDS = {"allow": 0, "deny": 1, "ask": 2}
+
+
+def _plan_exit(book: RuleBook) -> Decision:
+    """ExitPlanMode in plan mode is the plan's approval: asked (the dialog shows the plan),
+    unless an allow rule accepts plans (`--allowedTools ExitPlanMode`, in `-p`)."""
+    rule = book.tool_rule("allow", "ExitPlanMode")
+    if rule is not None:
+        return Decision("allow", "ExitPlanMode matches an allow rule: plans are accepted", rule)
+    return Decision(
+        "ask",
+        "leaving plan mode needs the user's approval of the plan; the session stays in plan "
+        "mode: keep to reading, or end with the plan as your answer",
+        None,
+        ("ExitPlanMode",),
+        fix="--allowedTools ExitPlanMode (accepts plans without asking)",
+    )
 
 
 def _rules(items: Iterable[str | Rule]) -> list[Rule]:

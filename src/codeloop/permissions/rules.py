@@ -31,6 +31,8 @@ from functools import cached_property
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from codeloop.tool_names import canonical
+
 READ_TOOLS = frozenset({"Read", "Grep", "Glob", "NotebookRead"})
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_\-*]+")
@@ -68,8 +70,9 @@ class Rule:
         return f"{self.text} (from {self.source})"
 
     def covers_tool(self, name: str) -> bool:
-        """Whether this rule is about tool `name` at all (its specifier aside)."""
-        if self.tool == name or fnmatch.fnmatchcase(name, self.tool):
+        """Whether this rule is about tool `name` at all (its specifier aside); a tool's
+        earlier name (`Task` for Agent) names it too."""
+        if canonical(self.tool) == canonical(name) or fnmatch.fnmatchcase(name, self.tool):
             return True
         if self.specifier is None and self.tool.startswith("mcp__"):
             return name.startswith(self.tool + "__")  # `mcp__server`: all its tools

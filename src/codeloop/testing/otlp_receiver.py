@@ -12,7 +12,7 @@ import gzip
 import threading
 from concurrent import futures
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from types import TracebackType
 from typing import Any, Self
 
@@ -31,6 +31,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+
+from codeloop.testing.loopback_http import LoopbackHttp, OwnedServer
 
 Attributes = dict[str, Any]
 
@@ -100,12 +102,12 @@ class Received:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: _Server
+    server: OwnedServer[OtlpReceiver]
 
     def setup(self) -> None:
         super().setup()
-        with self.server.receiver.lock:
-            self.server.receiver.received.connections += 1
+        with self.server.owner.lock:
+            self.server.owner.received.connections += 1
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: tests read what was received."""
@@ -114,7 +116,7 @@ class _Handler(BaseHTTPRequestHandler):
         data = self.rfile.read(int(self.headers.get("content-length") or 0))
         if self.headers.get("content-encoding") == "gzip":
             data = gzip.decompress(data)
-        receiver = self.server.receiver
+        receiver = self.server.owner
         try:
             reply = receiver.take(self.path, data, {k.lower(): v for k, v in self.headers.items()})
         except (KeyError, DecodeError) as exc:
@@ -131,32 +133,22 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(reply)
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, receiver: OtlpReceiver) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.receiver = receiver
-
-
 class OtlpReceiver:
     """`with OtlpReceiver() as otlp:` then set OTEL_EXPORTER_OTLP_ENDPOINT=otlp.url."""
 
     def __init__(self) -> None:
         self.received = Received()
         self.lock = threading.Lock()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
+        self._http: LoopbackHttp[OtlpReceiver] | None = None
 
     @property
     def url(self) -> str:
-        assert self._server is not None, "the receiver is not running"
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        assert self._http is not None, "the receiver is not running"
+        return self._http.url
 
     def __enter__(self) -> Self:
-        self._server = _Server(self)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
+        self._http = LoopbackHttp(_Handler, self)
+        self._http.start()
         return self
 
     def __exit__(
@@ -165,10 +157,8 @@ class OtlpReceiver:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        assert self._server is not None and self._thread is not None
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
+        assert self._http is not None
+        self._http.stop()
 
     def take(self, path: str, data: bytes, headers: dict[str, str]) -> bytes:
         """Decode one export request; the reply is the (empty) export response."""

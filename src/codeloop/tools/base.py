@@ -15,7 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
+from codeloop.events import Event
 from codeloop.models.base import ToolSpec
+from codeloop.tools.background import BackgroundShells
+from codeloop.tools.write_lock import WriteLock
 from codeloop.types import ImageBlock, TextBlock, ToolUseBlock
 
 if TYPE_CHECKING:
@@ -112,10 +115,16 @@ class Workspace:
     # cut by their tools alone, never saved.
     result_limits: ResultLimits = field(default_factory=ResultLimits)
     spill: Spill | None = None
+    # The model's task list as its last TodoWrite left it (content, status, activeForm).
+    todos: list[dict[str, str]] = field(default_factory=list)
+    # Commands started with run_in_background: the session's, shared with its sub-agents.
+    shells: BackgroundShells = field(default_factory=BackgroundShells)
+    # One writer at a time across the session's agents (tools/write_lock.py).
+    write_lock: WriteLock = field(default_factory=WriteLock)
 
     def fork(self) -> Workspace:
-        """A sub-agent's workspace: its own cwd, read state and loaded instructions, the same
-        environment and result limits."""
+        """A sub-agent's workspace: its own cwd, read state, loaded instructions and task list;
+        the same environment, result limits, background shells and write lock."""
         own = self.instructions.fork() if self.instructions is not None else None
         return Workspace(
             self.cwd,
@@ -125,6 +134,8 @@ class Workspace:
             instructions=own,
             result_limits=self.result_limits,
             spill=self.spill,
+            shells=self.shells,
+            write_lock=self.write_lock,
         )
 
     def resolve(self, path: str) -> Path:
@@ -144,12 +155,31 @@ def _normalize(path: Path) -> str:
 
 
 ProgressFn = Callable[[str], None]
-# Runs a sub-agent on (description, prompt, subagent_type, the Task call's tool_use_id) and
-# returns its final answer.
-SpawnAgent = Callable[[str, str, str, str], Awaitable["ToolResult"]]
+# Hands an event of a nested run (a sub-agent's) to whoever runs the call: frontends see it.
+EmitFn = Callable[["Event"], None]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentCall:
+    """What one Agent (Task) call asks for: the job, the agent type and, when the call names
+    one, the model (an alias such as sonnet, opus, haiku)."""
+
+    description: str
+    prompt: str
+    agent_type: str = "general-purpose"
+    model: str | None = None
+
+
+# Runs a sub-agent for one call, in that call's context (its tool_use id, its abort, where its
+# events go), and returns its final answer.
+SpawnAgent = Callable[[AgentCall, "ToolContext"], Awaitable["ToolResult"]]
 
 
 def _no_progress(_: str) -> None:
+    return None
+
+
+def _no_events(_: Event) -> None:
     return None
 
 
@@ -168,6 +198,7 @@ class ToolContext:
     hook_approved: bool = False
     # This turn's allowance for results, shared with the other calls of the turn.
     room: TurnRoom = field(default_factory=lambda: TurnRoom(ResultLimits().turn_tokens))
+    emit: EmitFn = _no_events
 
 
 class ToolInputError(Exception):
@@ -182,6 +213,9 @@ class Tool(ABC, Generic[InputT]):
     # it (head and tail kept, or a page). The executor cuts nothing; what is too big for the
     # context window is the context manager's to handle.
     max_result_chars: ClassVar[int] = 100_000
+    # A tool that only hands its work to others (a sub-agent): it holds no part of the
+    # session's write lock while they work, and a checkpoint comes before it.
+    delegates: ClassVar[bool] = False
 
     def is_read_only(self, args: InputT) -> bool:
         return False
@@ -221,12 +255,32 @@ def validated(name: str, model: type[M], raw: dict[str, Any]) -> M:
 
 
 def spec_of(name: str, description: str, model: type[BaseModel]) -> ToolSpec:
-    """What the model is told of a tool: its input model's JSON schema, without titles."""
+    """What the model is told of a tool: its input model's JSON schema."""
     schema = model.model_json_schema(by_alias=True)
-    schema.pop("title", None)
-    for prop in schema.get("properties", {}).values():
-        prop.pop("title", None)
-    return ToolSpec(name, description, schema)
+    definitions = schema.pop("$defs", {})
+    return ToolSpec(name, description, _plain(schema, definitions))
+
+
+def _plain(schema: Any, definitions: dict[str, Any]) -> Any:
+    """A schema as Claude Code's tools send theirs: nested models written out in place (no
+    `$defs`/`$ref`, which some servers' grammars do not follow), no generated titles."""
+    if isinstance(schema, list):
+        return [_plain(item, definitions) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        rest = {k: v for k, v in schema.items() if k != "$ref"}
+        return _plain({**definitions[ref.removeprefix("#/$defs/")], **rest}, definitions)
+    plain: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key == "properties" and isinstance(value, dict):
+            plain[key] = {name: _plain(prop, definitions) for name, prop in value.items()}
+        else:
+            plain[key] = _plain(value, definitions)
+    return plain
 
 
 class AnyTool(Protocol):

@@ -57,7 +57,8 @@ class BashInput(ToolInput):
     )
     run_in_background: bool = Field(
         default=False,
-        description="Not supported yet: setting it to true is refused.",
+        description="Run the command in the background and return at once; read its output "
+        "with TaskOutput, stop it with TaskStop.",
     )
 
 
@@ -76,8 +77,9 @@ will not work; pass flags such as `-y` or `--no-pager`.
 timeout the command and everything it started are killed.
 - A non-zero exit code is reported as an error together with the output. Long output keeps \
 its beginning and end only.
-- run_in_background is not supported yet; for a long-running server use \
-`nohup CMD > log 2>&1 &` and read the log."""
+- For a long-running command (a server, a watcher), set run_in_background: it returns an ID \
+at once; TaskOutput reads its new output and TaskStop stops it. Do not add `&`. Background \
+commands end with the session."""
 
 
 class BashTool(Tool[BashInput]):
@@ -105,10 +107,7 @@ class BashTool(Tool[BashInput]):
 
     async def call(self, args: BashInput, ctx: ToolContext) -> ToolResult:
         if args.run_in_background:
-            return ToolResult.error(
-                "run_in_background is not supported yet. Run the command in the foreground, "
-                "or start it detached with `nohup CMD > LOGFILE 2>&1 &` and read LOGFILE later."
-            )
+            return await self._background(args, ctx)
         notes: list[str] = []
         start_dir = _existing_dir(ctx.workspace.cwd)
         if start_dir != ctx.workspace.cwd:
@@ -156,6 +155,37 @@ class BashTool(Tool[BashInput]):
         text = "\n".join([output or "(no output)", *notes])
         return ToolResult(text, is_error=stopped is not None or exit_code != 0)
 
+    async def _background(self, args: BashInput, ctx: ToolContext) -> ToolResult:
+        """Started like a foreground command (sandbox, hooks' exports, git protection), but
+        not waited for, and without the cwd trap: it cannot move the session."""
+        from codeloop.tools.background_tools import start_in_background
+
+        cwd = _existing_dir(ctx.workspace.cwd)
+        script = _exports(ctx.workspace.env_file) + f"{args.command}\n"
+        base_env = os.environ if ctx.workspace.env is None else ctx.workspace.env
+        env = {**base_env, "CODELOOP": "1"}
+        argv = [_shell(), "-c", script]
+        if self.sandbox is not None:
+            argv = self.sandbox.argv(_shell(), script, cwd=cwd, files=[])
+            env = {**self.sandbox.env(base_env), "CODELOOP": "1"}
+        env = _git_protected(args.command, env)
+        return await start_in_background(
+            ctx,
+            argv,
+            env=env,
+            cwd=cwd,
+            command=args.command,
+            description=args.description or args.command[:60],
+        )
+
+
+def _exports(env_file: Path | None) -> str:
+    """Sources the `export`s hooks wrote to CLAUDE_ENV_FILE, quietly."""
+    if env_file is None:
+        return ""
+    quoted = shlex.quote(str(env_file))
+    return f"[ -f {quoted} ] && . {quoted} >/dev/null 2>&1 </dev/null\n"
+
 
 def _wrap(command: str, cwd_file: str, env_file: Path | None = None) -> str:
     """The user's command, preceded by an EXIT trap that records the final directory, and by
@@ -166,10 +196,7 @@ def _wrap(command: str, cwd_file: str, env_file: Path | None = None) -> str:
     behaves as typed. `$PWD` is the fallback when the directory was deleted under the shell.
     """
     target = shlex.quote(cwd_file)
-    exports = ""
-    if env_file is not None:
-        quoted = shlex.quote(str(env_file))
-        exports = f"[ -f {quoted} ] && . {quoted} >/dev/null 2>&1 </dev/null\n"
+    exports = _exports(env_file)
     return (
         f"__codeloop_exit() {{ __codeloop_rc=$?; "
         f"{{ pwd -P 2>/dev/null || printf '%s\\n' \"$PWD\"; }} >| {target}; "

@@ -27,8 +27,17 @@ from typing import Any, Literal
 from codeloop.context.budget import MIN_SAVED_TOKENS
 from codeloop.context.memory import system_reminder
 from codeloop.context.tokens import result_tokens
-from codeloop.events import Notice, ToolFinished, ToolProgress, ToolStarted
+from codeloop.events import (
+    Event,
+    Notice,
+    SubagentEvent,
+    TodosChanged,
+    ToolFinished,
+    ToolProgress,
+    ToolStarted,
+)
 from codeloop.hooks import HookOutcome, Hooks, tool_response, updated_text
+from codeloop.tool_names import canonical
 from codeloop.tools.base import (
     AnyTool,
     SpawnAgent,
@@ -61,7 +70,7 @@ class PermissionDecision:
 
 CanUseTool = Callable[[AnyTool, Any, ToolContext], Awaitable[PermissionDecision]]
 
-ExecutorEvent = ToolStarted | ToolProgress | ToolFinished | Notice
+ExecutorEvent = ToolStarted | ToolProgress | ToolFinished | Notice | SubagentEvent | TodosChanged
 
 
 class Status(Enum):
@@ -85,6 +94,8 @@ class _Call:
     decision: Literal["accept", "reject"] | None = None
     decided_by: Literal["config", "hook"] = "config"
     duration_ms: float = 0.0
+    # Changes nothing in the workspace: needs no checkpoint, shares the write lock.
+    read_only: bool = True
 
 
 @dataclass
@@ -113,8 +124,10 @@ class ToolExecutor:
         before_write: Callable[[ToolUseBlock], Awaitable[str | None]] | None = None,
     ) -> None:
         self._hooks = hooks
-        # Awaited once, before the first call that may write runs (a checkpoint).
+        # Awaited once, before the first call that may write runs (a checkpoint); calls that
+        # get there meanwhile wait for the same one.
         self._before_write = before_write
+        self._checkpoint: asyncio.Future[str | None] | None = None
         self._spawn_agent = spawn_agent
         # Set when a PreToolUse/PostToolUse hook answered `continue: false`: the run ends.
         self.hook_stop: str | None = None
@@ -140,7 +153,8 @@ class ToolExecutor:
         self._schedule()
 
     def _prepare(self, tool_use: ToolUseBlock) -> _Call:
-        tool = self._tools.get(tool_use.name)
+        # A model trained on an earlier Claude Code may call a tool by its old name.
+        tool = self._tools.get(tool_use.name) or self._tools.get(canonical(tool_use.name))
         if tool is None:
             known = ", ".join(sorted(self._tools))
             return self._failed(tool_use, f"No such tool: {tool_use.name}. Available: {known}")
@@ -152,9 +166,10 @@ class ToolExecutor:
             return self._failed(tool_use, str(exc))
         try:
             safe = tool.is_concurrency_safe(args)
+            read_only = tool.is_read_only(args)
         except Exception:
-            safe = False
-        return _Call(tool_use, tool, args, safe)
+            safe = read_only = False
+        return _Call(tool_use, tool, args, safe, read_only=read_only)
 
     @staticmethod
     def _failed(tool_use: ToolUseBlock, message: str) -> _Call:
@@ -199,6 +214,7 @@ class ToolExecutor:
             tool_use_id,
             self._spawn_agent,
             room=self._room,
+            emit=self._emit,
         )
         try:
             result = self._sized(call.tool_use, await self._checked_call(call, ctx))
@@ -278,14 +294,17 @@ class ToolExecutor:
                 )
                 self._note(notified)
             return ToolResult.error(decision.message or f"Permission denied: {tool.name}")
-        if not call.safe and self._before_write is not None:
-            before, self._before_write = self._before_write, None
-            if warning := await before(tool_use):
-                self._push(Notice("warning", warning))
+        delegates = bool(getattr(tool, "delegates", False))
+        if not call.read_only or delegates:
+            await self._checkpointed(tool_use)
         call.ran = True
         cwd_before = self._workspace.cwd
         started = time.monotonic()
-        result = await tool.call(args, ctx)
+        if delegates:  # its sub-agent's own calls take the lock
+            result = await tool.call(args, ctx)
+        else:
+            async with self._workspace.write_lock.hold(exclusive=not call.read_only):
+                result = await tool.call(args, ctx)
         elapsed_ms = round((time.monotonic() - started) * 1000)
         payload = {**payload, "tool_input": tool_input, "duration_ms": elapsed_ms}
         if hooks is not None and self._workspace.cwd != cwd_before:
@@ -332,6 +351,23 @@ class ToolExecutor:
             tokens = result_tokens(result.content)
         room.take(tokens)
         return result
+
+    async def _checkpointed(self, tool_use: ToolUseBlock) -> None:
+        """The turn's checkpoint, taken once before the first call that may write; parallel
+        calls (sub-agents) wait for it too. A failure is a warning: the write goes on."""
+        if self._before_write is None:
+            return
+        first = self._checkpoint is None
+        if self._checkpoint is None:
+            self._checkpoint = asyncio.ensure_future(self._before_write(tool_use))
+        warning = await asyncio.shield(self._checkpoint)
+        if first and warning:
+            self._push(Notice("warning", warning))
+
+    def _emit(self, event: Event) -> None:
+        """An event a call hands up from a nested run (a sub-agent, a task list change)."""
+        if isinstance(event, SubagentEvent | TodosChanged | Notice):
+            self._push(event)
 
     async def _attachments(
         self, tool_name: str, tool_input: dict[str, Any], result: ToolResult

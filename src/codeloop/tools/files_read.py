@@ -75,7 +75,8 @@ class ReadTool(Tool[ReadInput]):
         "- A file too long for one result (its size depends on the model's context window) "
         "comes back as its first page, ending with the offset and limit that read the next; "
         "or search it with Grep.\n"
-        "- Shows PNG, JPEG, GIF and WebP images; other binary files are refused.\n"
+        "- Shows PNG, JPEG, GIF and WebP images, and Jupyter notebooks cell by cell with "
+        "their outputs; other binary files are refused.\n"
         "- You must Read a file before you Edit it or Write over it. When you copy text from "
         "the output into Edit, leave out the line-number prefix.\n"
         "- It reads files, not directories: list a directory with Bash `ls` or Glob.\n"
@@ -105,6 +106,12 @@ class ReadTool(Tool[ReadInput]):
         try:
             if suffix in IMAGE_TYPES:
                 result = await _read_image(path, st.st_size)
+            elif suffix == ".ipynb":
+                from codeloop.tools.notebook import read_notebook
+
+                result = await asyncio.to_thread(
+                    read_notebook, path, self.max_result_chars, MAX_IMAGE_BYTES
+                )
             elif suffix in BINARY_EXTENSIONS:
                 result = ToolResult.error(binary_message(path, st.st_size))
             else:

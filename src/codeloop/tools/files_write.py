@@ -73,7 +73,7 @@ class WriteTool(Tool[WriteInput]):
         except OSError as exc:
             return ToolResult.error(f"Cannot access {path}: {exc.strerror or exc}")
         if st is not None:
-            problem = _unfit_to_change(path, st, ctx.workspace, "write to")
+            problem = unfit_to_change(path, st, ctx.workspace, "write to")
             if problem:
                 return ToolResult.error(problem)
         try:
@@ -83,9 +83,7 @@ class WriteTool(Tool[WriteInput]):
         mode = None if st is None else stat.S_IMODE(st.st_mode)
         before = None if st is None else await _old_text(path)
         try:
-            ctx.workspace.read_files[path] = await asyncio.to_thread(
-                _atomic_write, path, data, mode
-            )
+            ctx.workspace.read_files[path] = await asyncio.to_thread(atomic_write, path, data, mode)
         except OSError as exc:
             return ToolResult.error(f"Could not write {path}: {exc.strerror or exc}")
         lines = args.content.count("\n") + (not args.content.endswith("\n") and args.content != "")
@@ -130,7 +128,7 @@ class EditTool(Tool[EditInput]):
         suffix = path.suffix.lower()
         if stat.S_ISREG(st.st_mode) and (suffix in BINARY_EXTENSIONS or suffix in IMAGE_TYPES):
             return ToolResult.error(binary_message(path, st.st_size) + " Edit changes text only.")
-        problem = _unfit_to_change(path, st, ctx.workspace, "edit")
+        problem = unfit_to_change(path, st, ctx.workspace, "edit")
         if problem:
             return ToolResult.error(problem)
         try:
@@ -155,7 +153,7 @@ class EditTool(Tool[EditInput]):
             return ToolResult.error("new_string is not valid Unicode text (lone surrogates).")
         try:
             ctx.workspace.read_files[path] = await asyncio.to_thread(
-                _atomic_write, path, data, stat.S_IMODE(st.st_mode)
+                atomic_write, path, data, stat.S_IMODE(st.st_mode)
             )
         except OSError as exc:
             return ToolResult.error(f"Could not write {path}: {exc.strerror or exc}")
@@ -167,7 +165,7 @@ class EditTool(Tool[EditInput]):
 async def _create(path: Path, content: str, workspace: Workspace) -> ToolResult:
     try:
         data = content.encode("utf-8")
-        workspace.read_files[path] = await asyncio.to_thread(_atomic_write, path, data, None)
+        workspace.read_files[path] = await asyncio.to_thread(atomic_write, path, data, None)
     except UnicodeEncodeError:
         return ToolResult.error("new_string is not valid Unicode text (lone surrogates).")
     except OSError as exc:
@@ -190,7 +188,7 @@ def _display(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-def _unfit_to_change(path: Path, st: os.stat_result, workspace: Workspace, verb: str) -> str:
+def unfit_to_change(path: Path, st: os.stat_result, workspace: Workspace, verb: str) -> str:
     """Why an existing path may not be changed now, or "" when it may."""
     if stat.S_ISDIR(st.st_mode):
         return f"{path} is a directory, not a file."
@@ -207,7 +205,7 @@ def _unfit_to_change(path: Path, st: os.stat_result, workspace: Workspace, verb:
     return ""
 
 
-def _atomic_write(path: Path, data: bytes, mode: int | None) -> int:
+def atomic_write(path: Path, data: bytes, mode: int | None) -> int:
     """Replace the file's content in one step; return the new st_mtime_ns.
 
     `mode` is the existing file's permission bits, None for a new file (which then gets the

@@ -22,6 +22,7 @@ from typing import Any
 
 from codeloop.models.base import ToolSpec
 from codeloop.tools.base import AnyTool, Tool, ToolContext, ToolResult
+from codeloop.tools.services import ToolServices
 
 BUILTINS: tuple[tuple[str, str], ...] = (
     ("Bash", "codeloop.tools.bash:BashTool"),
@@ -30,11 +31,21 @@ BUILTINS: tuple[tuple[str, str], ...] = (
     ("Read", "codeloop.tools.files_read:ReadTool"),
     ("Edit", "codeloop.tools.files_write:EditTool"),
     ("Write", "codeloop.tools.files_write:WriteTool"),
-    ("Task", "codeloop.tools.task:TaskTool"),
+    ("Agent", "codeloop.tools.task:AgentTool"),
+    ("NotebookEdit", "codeloop.tools.notebook:NotebookEditTool"),
+    ("WebFetch", "codeloop.tools.web_fetch:WebFetchTool"),
+    ("TodoWrite", "codeloop.tools.todo:TodoWriteTool"),
+    ("TaskOutput", "codeloop.tools.background_tools:TaskOutputTool"),
+    ("TaskStop", "codeloop.tools.background_tools:TaskStopTool"),
+    ("ExitPlanMode", "codeloop.tools.plan:ExitPlanModeTool"),
+    ("AskUserQuestion", "codeloop.tools.ask:AskUserQuestionTool"),
 )
 # Tools a session adds only when it has something for them (Skill: when there are skills);
 # their specs are stored like the built-ins'.
-ON_DEMAND: tuple[tuple[str, str], ...] = (("Skill", "codeloop.tools.skill:SkillTool"),)
+ON_DEMAND: tuple[tuple[str, str], ...] = (
+    ("Skill", "codeloop.tools.skill:SkillTool"),
+    ("WebSearch", "codeloop.tools.web_search:WebSearchTool"),
+)
 SPECS_FILE = Path(__file__).with_name("specs.json")
 
 ToolFactory = Callable[[], AnyTool]
@@ -88,6 +99,10 @@ class LazyTool:
     def is_concurrency_safe(self, args: Any) -> bool:
         return self.tool.is_concurrency_safe(args)
 
+    @property
+    def delegates(self) -> bool:
+        return bool(getattr(self.tool, "delegates", False))
+
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
         return await self.tool.call(args, ctx)
 
@@ -123,19 +138,35 @@ def on_demand_tool(name: str, load: ToolFactory) -> AnyTool:
     return LazyTool(_stored_specs()[name], load)
 
 
-def default_tools(overrides: Mapping[str, ToolFactory] | None = None) -> dict[str, AnyTool]:
-    """The built-in tools; `overrides` builds some differently (e.g. Bash in a sandbox)."""
+def service_tool(name: str, services: ToolServices) -> AnyTool:
+    """An ON_DEMAND tool built from the services on first use (WebSearch, when there is a
+    search backend)."""
+    return on_demand_tool(name, functools.partial(_construct, dict(ON_DEMAND)[name], services))
+
+
+def default_tools(
+    overrides: Mapping[str, ToolFactory] | None = None, services: ToolServices | None = None
+) -> dict[str, AnyTool]:
+    """The built-in tools, and WebSearch when the services have a search backend; `overrides`
+    builds some differently (e.g. Bash in a sandbox); `services` is what the tools that need
+    the session act through (tools/services.py)."""
     specs = _stored_specs()
+    services = services or ToolServices()
     tools: dict[str, AnyTool] = {}
     for name, target in BUILTINS:
-        factory = (overrides or {}).get(name) or functools.partial(_construct, target)
+        factory = (overrides or {}).get(name) or functools.partial(_construct, target, services)
         tools[name] = LazyTool(specs[name], factory)
+    if services.can_search:
+        tools["WebSearch"] = service_tool("WebSearch", services)
     return tools
 
 
-def _construct(target: str) -> AnyTool:
-    module, _, cls = target.partition(":")
-    tool: AnyTool = getattr(importlib.import_module(module), cls)()
+def _construct(target: str, services: ToolServices | None = None) -> AnyTool:
+    """A tool class with `from_services` is built from them; any other with no arguments."""
+    module, _, name = target.partition(":")
+    cls = getattr(importlib.import_module(module), name)
+    build = getattr(cls, "from_services", None)
+    tool: AnyTool = build(services or ToolServices()) if build is not None else cls()
     return tool
 
 

@@ -18,7 +18,7 @@ from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
 from codeloop.extensions.skills import Skill, SkillRuntime, Skills, shell_commands, substitute
-from codeloop.tools.base import Tool, ToolContext, ToolResult, Workspace
+from codeloop.tools.base import AgentCall, Tool, ToolContext, ToolResult, Workspace
 from codeloop.tools.input import ToolInput
 
 SHELL_TIMEOUT = 120.0
@@ -52,6 +52,8 @@ class SkillTool(Tool[SkillInput]):
     name: ClassVar[str] = "Skill"
     description: ClassVar[str] = DESCRIPTION
     input_model = SkillInput
+    # A `context: fork` skill runs a sub-agent, whose own calls take the write lock.
+    delegates: ClassVar[bool] = True
 
     def __init__(self, runtime: SkillRuntime | None = None) -> None:
         # None only to declare the spec (the registry's specs.json); a session passes one.
@@ -88,8 +90,8 @@ class SkillTool(Tool[SkillInput]):
         if skill.hooks:
             runtime.add_hooks(skill)
         if skill.context == "fork" and runtime.fork is not None:
-            agent = skill.agent or "general-purpose"
-            return await runtime.fork(f"skill {skill.name}", text, agent, ctx.tool_use_id)
+            call = AgentCall(f"skill {skill.name}", text, skill.agent or "general-purpose")
+            return await runtime.fork(call, ctx)
         if runtime.loaded.get(skill.name) == text:
             return ToolResult(f"The skill {skill.name} is already loaded; follow it.")
         runtime.loaded[skill.name] = text

@@ -1,21 +1,25 @@
-"""Task: hand a self-contained job to a sub-agent and get back its final answer.
+"""Agent (formerly Task): hand a self-contained job to a sub-agent, get back its final answer.
 
-The sub-agent is a fresh loop with its own history (only the prompt), the same model, tools
-(but Task) and permissions; only its last message comes back, so a long search or a noisy
-investigation costs the main conversation a few lines. The session provides the spawner.
+The sub-agent is a fresh loop with its own history (only the prompt), tools (but Agent),
+permissions and turn limit; only its last message comes back, so a long search or a noisy
+investigation costs the main conversation a few lines. Several calls in one answer run side
+by side: the call itself changes nothing, and what its agent does goes through the same
+checks, checkpoint and session-wide write lock as any other call. The session provides the
+spawner (subagents.py).
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from pydantic import Field
+from pydantic.json_schema import SkipJsonSchema
 
-from codeloop.tools.base import Tool, ToolContext, ToolResult
+from codeloop.tools.base import AgentCall, Tool, ToolContext, ToolResult
 from codeloop.tools.input import ToolInput
 
 
-class TaskInput(ToolInput):
+class AgentInput(ToolInput):
     description: str = Field(description="A short (3-5 word) description of the task.")
     prompt: str = Field(
         description="The task for the sub-agent, complete in itself: it sees nothing of this "
@@ -25,32 +29,47 @@ class TaskInput(ToolInput):
         default="general-purpose",
         description="The type of agent to run (see the list in the tool's description).",
     )
+    model: Literal["sonnet", "opus", "haiku"] | SkipJsonSchema[None] = Field(
+        default=None,
+        description="A model for this agent (default: the agent's own, else this session's).",
+    )
+    # Claude Code's background agents: accepted so a call that sets it false still works.
+    run_in_background: SkipJsonSchema[bool] = False
 
 
-class TaskTool(Tool[TaskInput]):
-    name: ClassVar[str] = "Task"
+class AgentTool(Tool[AgentInput]):
+    name: ClassVar[str] = "Agent"
     description: ClassVar[str] = (
         "Launch a sub-agent to carry out a multi-step task on its own, such as searching a "
         "large codebase for something, or investigating a question that needs many reads.\n"
-        "- The sub-agent has the same tools (except Task) and permissions, and starts with "
+        "- The sub-agent has the same tools (except Agent) and permissions, and starts with "
         "nothing but your prompt: include every detail it needs.\n"
         "- Only its final answer comes back to you; the user does not see it, so report what "
         "matters.\n"
+        "- Independent jobs run at the same time when you start several agents in one "
+        "message.\n"
         "- Use it for open-ended searches; for a known file or symbol, Read or Grep directly."
     )
-    input_model = TaskInput
+    input_model = AgentInput
+    delegates: ClassVar[bool] = True
 
-    def is_read_only(self, args: TaskInput) -> bool:
+    def is_read_only(self, args: AgentInput) -> bool:
         """Needs no approval itself: every tool the sub-agent uses is checked as it runs."""
         return True
 
-    def is_concurrency_safe(self, args: TaskInput) -> bool:
-        # Two sub-agents may each run writers: one at a time, so their edits cannot interleave.
-        return False
+    def is_concurrency_safe(self, args: AgentInput) -> bool:
+        # Agents run side by side; their writers take the session's write lock one at a time.
+        return True
 
-    async def call(self, args: TaskInput, ctx: ToolContext) -> ToolResult:
+    async def call(self, args: AgentInput, ctx: ToolContext) -> ToolResult:
         if ctx.spawn_agent is None:
-            return ToolResult.error("Sub-agents are not available in this session.")
-        return await ctx.spawn_agent(
-            args.description, args.prompt, args.subagent_type, ctx.tool_use_id
-        )
+            return ToolResult.error(
+                "Sub-agents are not available here (a sub-agent cannot start one)."
+            )
+        if args.run_in_background:
+            return ToolResult.error(
+                "Background agents are not supported: call Agent again without "
+                "run_in_background; agents started in one message already run side by side."
+            )
+        call = AgentCall(args.description, args.prompt, args.subagent_type, args.model)
+        return await ctx.spawn_agent(call, ctx)

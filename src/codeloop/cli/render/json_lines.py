@@ -123,6 +123,8 @@ class JsonRenderer:
                 }
                 for d in session.config.policy.denials[self._denials_before :]
             ],
+            # What each sub-agent spent, part of total_cost_usd (codeloop's addition).
+            "subagents": [run.summary() for run in session.subagent_runs],
             "uuid": new_uuid(),
         }
         if api_error:

@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from codeloop.events import CompactBoundary, Event, LoopEnd, MediaRemoved, Notice, Retrying
+from codeloop.events import (
+    CompactBoundary,
+    Event,
+    LoopEnd,
+    MediaRemoved,
+    Notice,
+    Retrying,
+    SubagentEvent,
+)
 from codeloop.tools.base import AnyTool, Workspace
 from codeloop.types import Usage
 
@@ -48,6 +56,9 @@ class SessionView(Protocol):
     @property
     def observers(self) -> list[Any]: ...
 
+    @property
+    def subagent_runs(self) -> Sequence[Any]: ...
+
     def model_usage(self) -> dict[str, dict[str, Any]]: ...
 
 
@@ -57,6 +68,7 @@ class StderrReport:
     def __init__(self, also: Callable[[str], None] | None = None) -> None:
         """`also` hears every line printed (the live text counts the rows they take)."""
         self.also = also
+        self.prefix = ""  # names the sub-agent a line comes from
 
     def line(self, text: str) -> None:
         print(text, file=sys.stderr)
@@ -65,6 +77,17 @@ class StderrReport:
 
     def event(self, event: Event) -> bool:
         """Report `event` if it is one of these; whether it was."""
+        if isinstance(event, SubagentEvent):
+            inner = event.event
+            if isinstance(inner, Retrying | Notice) and not (
+                isinstance(inner, Notice) and inner.level == "info"
+            ):
+                self.prefix = f"[{event.agent.description or event.agent.agent_type}] "
+                try:
+                    return self.event(inner)
+                finally:
+                    self.prefix = ""
+            return False
         if isinstance(event, CompactBoundary):
             for text in compaction_report(event):
                 self.line(text)
@@ -75,11 +98,11 @@ class StderrReport:
             )
         elif isinstance(event, Retrying):
             self.line(
-                f"codeloop: {event.error}; retrying in {event.wait_seconds:.1f} s "
+                f"codeloop: {self.prefix}{event.error}; retrying in {event.wait_seconds:.1f} s "
                 f"(attempt {event.attempt + 1} of {event.max_attempts})"
             )
         elif isinstance(event, Notice) and event.level != "info":
-            self.line(f"codeloop: {event.level}: {event.text}")
+            self.line(f"codeloop: {self.prefix}{event.level}: {event.text}")
         else:
             return False
         return True

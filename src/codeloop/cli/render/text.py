@@ -16,6 +16,7 @@ from codeloop.events import (
     Notice,
     ResponseDiscarded,
     Retrying,
+    SubagentEvent,
     TextDelta,
     ToolStarted,
 )
@@ -59,6 +60,10 @@ class TextRenderer:
 
 
 def _progress(event: Event) -> str | None:
+    if isinstance(event, SubagentEvent):
+        inner = _progress(event.event)
+        who = event.agent.description or event.agent.agent_type
+        return f"  ⎿ {who}: {inner.strip()}" if inner else None
     if isinstance(event, ToolStarted):
         args = json.dumps(event.tool_use.input, ensure_ascii=False)
         return f"⏺ {event.tool_use.name}({args[:120]})"

@@ -1,0 +1,203 @@
+"""Background shells: commands started with Bash's `run_in_background`, outliving the call.
+
+Each runs in its own process group with its output (stdout and stderr together) going straight
+to a file, so nothing has to read it while the model works on; TaskOutput reads what is new
+since the last read (optionally only the lines a regex matches), and TaskStop ends the group.
+The registry belongs to the session (sub-agents share it): when the session ends, every
+process it started ends too, by its process group, and an exiting interpreter kills what is
+left (atexit), so no `sleep 300` or dev server outlives codeloop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import os
+import re
+import signal
+import tempfile
+import time
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+# After SIGTERM, how long a group gets before SIGKILL.
+STOP_GRACE_SECONDS = 1.0
+Status = Literal["running", "completed", "failed", "killed"]
+
+
+@dataclass(eq=False)
+class BackgroundShell:
+    id: str
+    command: str
+    description: str
+    output_path: Path
+    process: asyncio.subprocess.Process
+    started: float = field(default_factory=time.time)
+    # Bytes of the output file already shown to the model.
+    shown: int = 0
+    killed: bool = False
+    exited: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def exit_code(self) -> int | None:
+        return self.process.returncode
+
+    @property
+    def status(self) -> Status:
+        code = self.process.returncode
+        if code is None:
+            return "running"
+        if self.killed:
+            return "killed"
+        return "completed" if code == 0 else "failed"
+
+
+class BackgroundShells:
+    """`folder` holds the output files (the session's folder; a temporary one otherwise)."""
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = folder
+        self._shells: dict[str, BackgroundShell] = {}
+        self._count = 0
+        _LIVE.add(self)
+
+    def all(self) -> list[BackgroundShell]:
+        """Every shell of the session, oldest first (the UI lists them)."""
+        return list(self._shells.values())
+
+    def get(self, shell_id: str) -> BackgroundShell | None:
+        return self._shells.get(shell_id.strip())
+
+    async def start(
+        self, argv: list[str], *, cwd: Path, env: dict[str, str], command: str, description: str
+    ) -> BackgroundShell:
+        """Start `argv` in a new process group; raises OSError when it cannot start."""
+        self._count += 1
+        shell_id = f"b{self._count}{os.urandom(2).hex()}"
+        folder = self._folder()
+        path = folder / f"{shell_id}.output"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=fd,
+                stderr=fd,
+                cwd=cwd,
+                env=env,
+                start_new_session=True,
+            )
+        finally:
+            os.close(fd)
+        shell = BackgroundShell(shell_id, command, description, path, process)
+        self._shells[shell_id] = shell
+        watcher = asyncio.ensure_future(process.wait())
+        watcher.add_done_callback(lambda _: shell.exited.set())
+        return shell
+
+    def _folder(self) -> Path:
+        if self.folder is None:
+            self.folder = Path(tempfile.mkdtemp(prefix="codeloop-background-"))
+        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return self.folder
+
+    async def wait(self, shell: BackgroundShell, seconds: float) -> bool:
+        """Wait up to `seconds` for the shell to exit; whether it has."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(shell.exited.wait(), seconds)
+        return shell.exited.is_set()
+
+    def new_output(
+        self, shell: BackgroundShell, pattern: re.Pattern[str] | None, limit: int
+    ) -> tuple[str, int]:
+        """What the shell wrote since the last read (at most `limit` characters, the rest kept
+        for the next read), filtered to the lines `pattern` matches (the others are consumed,
+        as Claude Code's BashOutput does); and how many characters are still unread."""
+        try:
+            with shell.output_path.open("rb") as file:
+                file.seek(shell.shown)
+                data = file.read()
+        except OSError:
+            return "", 0
+        if shell.status == "running":
+            # A line still being written is left for the next read.
+            cut = data.rfind(b"\n") + 1
+            data = data[:cut] if cut else b""
+        taken = data[: limit * 4]
+        text = taken.decode("utf-8", errors="replace")
+        if len(text) > limit:
+            text = text[:limit]
+            taken = text.encode("utf-8", errors="replace")
+        shell.shown += len(taken)
+        left = len(data) - len(taken)
+        if pattern is not None:
+            text = "\n".join(line for line in text.splitlines() if pattern.search(line))
+        return text, left
+
+    async def stop(self, shell: BackgroundShell) -> None:
+        """SIGTERM the shell's process group, then SIGKILL what is left after a grace period."""
+        if shell.exit_code is not None and not _group_running(shell.pid):
+            return
+        shell.killed = shell.exit_code is None
+        _signal_group(shell.pid, signal.SIGTERM)
+        if not await self.wait(shell, STOP_GRACE_SECONDS) or _group_running(shell.pid):
+            _signal_group(shell.pid, signal.SIGKILL)
+            await self.wait(shell, STOP_GRACE_SECONDS)
+        # A signal is delivered, not yet acted on, when kill() returns; the shell's exit says
+        # nothing of its children, and nothing announces theirs (they are not ours to wait
+        # for): done when no process of the group still runs.
+        deadline = time.monotonic() + STOP_GRACE_SECONDS
+        while _group_running(shell.pid) and time.monotonic() < deadline:  # noqa: ASYNC110
+            await asyncio.sleep(0.02)
+
+    async def aclose(self) -> None:
+        """The session ends: every background process ends with it."""
+        await asyncio.gather(*(self.stop(s) for s in self._shells.values()))
+        _LIVE.discard(self)
+
+    def kill_now(self) -> None:
+        """SIGKILL every group at once, without waiting (the process is about to exit)."""
+        for shell in self._shells.values():
+            _signal_group(shell.pid, signal.SIGKILL)
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _group_running(pgid: int) -> bool:
+    """Whether a process of the group runs: on Linux its zombies (dead, waiting for a parent
+    to reap them, which in a container may never come) do not count; elsewhere any member."""
+    proc = Path("/proc")
+    if not (proc / "self" / "stat").exists():
+        return _signal_group(pgid, 0)
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+            return True
+    return False
+
+
+_LIVE: weakref.WeakSet[BackgroundShells] = weakref.WeakSet()
+
+
+@atexit.register
+def _kill_leftovers() -> None:
+    for shells in list(_LIVE):
+        shells.kill_now()
