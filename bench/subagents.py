@@ -25,7 +25,10 @@ def scenarios(jobs: tuple[str, ...]) -> dict[str, Scenario]:
         tool_use("Agent", {"description": f"run {j}", "prompt": f"{j}: sleep, then report"})
         for j in jobs
     ]
-    found = {MAIN: Scenario(turns=(turn("Starting them.", *calls), turn("All reported.")))}
+    # The answer's text names the main conversation ahead of the agents' prompts (the fake
+    # server picks the key earliest in the latest message naming one).
+    opening = turn(f"Starting them: {MAIN}.", *calls)
+    found = {MAIN: Scenario(turns=(opening, turn("All reported.")))}
     for job in jobs:
         found[f"{job}:"] = Scenario(
             turns=(turn(tool_use("Bash", {"command": "sleep 1"})), turn(f"report from {job}"))

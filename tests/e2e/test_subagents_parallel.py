@@ -26,8 +26,13 @@ def agent(job: str) -> Any:
 
 
 def scenarios() -> dict[str, Scenario]:
+    # The fake server serves a request from the key earliest in its latest message naming
+    # one: the answer's text names the main conversation's ahead of the agents' prompts.
     main = Scenario(
-        turns=(turn("Starting them.", *[agent(j) for j in JOBS]), turn("All three reported."))
+        turns=(
+            turn(f"Starting them: {MAIN}.", *[agent(j) for j in JOBS]),
+            turn("All three reported."),
+        )
     )
     found = {MAIN: main}
     for job in JOBS:
