@@ -1,11 +1,17 @@
 """Background shells against real processes: started by Bash, read by TaskOutput (new output
-only, filtered), stopped by TaskStop, and ended with their session (checked by PID)."""
+only, filtered), stopped by TaskStop, and ended with their session or with a codeloop killed
+by SIGKILL (checked by PID)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
+import signal
+import subprocess
+import sys
+import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -19,6 +25,42 @@ from codeloop.tools.background_tools import TaskOutputTool, TaskStopTool
 from codeloop.tools.base import ToolContext, ToolResult, Workspace
 from codeloop.tools.bash import BashTool
 from codeloop.tools.registry import default_tools
+
+# A codeloop session that starts `sleep 300` in the background (bash, sh and two sleeps in one
+# group), says which group once all of it runs, and is killed with SIGKILL: no handler runs.
+KILLED_SESSION = textwrap.dedent(
+    """
+    import asyncio, os, signal, sys, time
+    from pathlib import Path
+    from codeloop.models.scripted import ScriptedModel
+    from codeloop.permissions.policy import Policy
+    from codeloop.session import Session, SessionConfig
+    from codeloop.testing.scenario import tool_use, turn
+    from codeloop.tools.base import Workspace
+    from codeloop.tools.registry import default_tools
+    from tests.unit.test_background_shells import group_members
+
+    async def main():
+        command = "sh -c 'sleep 300' & sleep 300"
+        model = ScriptedModel([
+            turn(tool_use("Bash", {"command": command, "run_in_background": True})),
+            turn("Started it."),
+        ])
+        config = SessionConfig(
+            model="m", system="s", max_tokens=100, policy=Policy("bypassPermissions")
+        )
+        session = Session(model, default_tools(), Workspace(cwd=Path(sys.argv[1])), config)
+        [e async for e in session.submit("start a server")]
+        (shell,) = session.workspace.shells.all()
+        deadline = time.monotonic() + 10
+        while len(group_members(shell.pid)) < 4 and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        print(shell.pid, flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    asyncio.run(main())
+    """
+)
 
 
 async def call(tool: Any, ctx: ToolContext, **raw: Any) -> ToolResult:
@@ -146,3 +188,25 @@ async def test_every_background_process_ends_with_the_session(tmp_path: Path) ->
     assert len(pids) >= 3, pids  # bash, sh and two sleeps outlived the call
     await session.aclose()
     assert [pid for pid in pids if alive(pid)] == []
+
+
+def test_background_processes_die_with_a_killed_codeloop(tmp_path: Path) -> None:
+    root = Path(__file__).parents[2]
+    run = subprocess.run(
+        [sys.executable, "-c", KILLED_SESSION, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=root,
+    )
+    assert run.returncode == -signal.SIGKILL, run.stderr
+    pgid = int(run.stdout)
+    try:
+        # Polling: the reaper's watchdog kills the group once it reads the end of its pipe.
+        deadline = time.monotonic() + 10
+        while group_members(pgid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert group_members(pgid) == []
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGKILL)

@@ -4,24 +4,25 @@ Each runs in its own process group with its output (stdout and stderr together) 
 to a file, so nothing has to read it while the model works on; TaskOutput reads what is new
 since the last read (optionally only the lines a regex matches), and TaskStop ends the group.
 The registry belongs to the session (sub-agents share it): when the session ends, every
-process it started ends too, by its process group, and an exiting interpreter kills what is
-left (atexit), so no `sleep 300` or dev server outlives codeloop.
+process it started ends too, by its process group; and each group is registered with the
+crash reaper (reaper.py), so that one codeloop leaves behind when it exits before its session
+ends, even by `kill -9`, is killed then: no `sleep 300` or dev server outlives codeloop.
 """
 
 from __future__ import annotations
 
 import asyncio
-import atexit
 import contextlib
 import os
 import re
 import signal
 import tempfile
 import time
-import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
+
+from codeloop.reaper import REAPER
 
 # After SIGTERM, how long a group gets before SIGKILL.
 STOP_GRACE_SECONDS = 1.0
@@ -66,7 +67,6 @@ class BackgroundShells:
         self.folder = folder
         self._shells: dict[str, BackgroundShell] = {}
         self._count = 0
-        _LIVE.add(self)
 
     def all(self) -> list[BackgroundShell]:
         """Every shell of the session, oldest first (the UI lists them)."""
@@ -96,11 +96,17 @@ class BackgroundShells:
             )
         finally:
             os.close(fd)
+        REAPER.watch(process.pid)
         shell = BackgroundShell(shell_id, command, description, path, process)
         self._shells[shell_id] = shell
         watcher = asyncio.ensure_future(process.wait())
-        watcher.add_done_callback(lambda _: shell.exited.set())
+        watcher.add_done_callback(lambda _: self._exited(shell))
         return shell
+
+    @staticmethod
+    def _exited(shell: BackgroundShell) -> None:
+        shell.exited.set()
+        REAPER.forget(shell.pid)  # kept while a process of its group still runs
 
     def _folder(self) -> Path:
         if self.folder is None:
@@ -156,16 +162,11 @@ class BackgroundShells:
         deadline = time.monotonic() + STOP_GRACE_SECONDS
         while _group_running(shell.pid) and time.monotonic() < deadline:  # noqa: ASYNC110
             await asyncio.sleep(0.02)
+        REAPER.forget(shell.pid)
 
     async def aclose(self) -> None:
         """The session ends: every background process ends with it."""
         await asyncio.gather(*(self.stop(s) for s in self._shells.values()))
-        _LIVE.discard(self)
-
-    def kill_now(self) -> None:
-        """SIGKILL every group at once, without waiting (the process is about to exit)."""
-        for shell in self._shells.values():
-            _signal_group(shell.pid, signal.SIGKILL)
 
 
 def _signal_group(pgid: int, sig: int) -> bool:
@@ -193,11 +194,3 @@ def _group_running(pgid: int) -> bool:
             return True
     return False
 
-
-_LIVE: weakref.WeakSet[BackgroundShells] = weakref.WeakSet()
-
-
-@atexit.register
-def _kill_leftovers() -> None:
-    for shells in list(_LIVE):
-        shells.kill_now()
