@@ -40,7 +40,7 @@ from codeloop.token_budget import parse_budget_marker
 from codeloop.tools.base import AgentCall, AnyTool, ToolContext, ToolResult, Workspace
 from codeloop.tools.questions import QuestionChannel
 from codeloop.tools.registry import preload
-from codeloop.transcript import TranscriptWriter
+from codeloop.transcript import TranscriptWriter, sidechain_path
 from codeloop.types import ImageBlock, Message, TextBlock, ToolUseBlock, Usage, new_uuid
 from codeloop.usage.record import RequestLog
 
@@ -323,14 +323,13 @@ class Session:
         None when the session keeps no transcript."""
         if self.transcript is None:
             return None
-        folder = self.transcript.path.parent / self.session_id / "subagents"
         fields = {
             "agentId": agent.agent_id,
             "agentType": agent.agent_type,
             "description": agent.description,
             "parentToolUseId": agent.tool_use_id,
         }
-        path = folder / f"agent-{agent.agent_id}.jsonl"
+        path = sidechain_path(self.transcript.path, agent.agent_id)
         return TranscriptWriter(path, self.session_id, self.workspace.cwd, sidechain=fields)
 
     @property

@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from codeloop.events import ResultFate, ResultRecord
-from codeloop.transcript import COMPACT_BOUNDARY, MICROCOMPACT, entry_message, read_transcript
+from codeloop.transcript import (
+    COMPACT_BOUNDARY,
+    MICROCOMPACT,
+    SIDECHAIN_FIELDS,
+    entry_message,
+    read_transcript,
+)
 from codeloop.types import Message, ToolUseBlock
 
 _FATES: tuple[ResultFate, ...] = ("folded", "saved", "summarized")
@@ -66,6 +72,9 @@ class Timeline:
     calls: dict[str, ToolUseBlock] = field(default_factory=dict)
     cwd: str = ""
     warnings: tuple[str, ...] = ()
+    # A sub-agent's transcript (a sidechain): its agentId, agentType, description and
+    # parentToolUseId; empty for a session's own.
+    agent: dict[str, str] = field(default_factory=dict)
 
     @property
     def compactions(self) -> list[CompactionEntry]:
@@ -84,6 +93,9 @@ def _visitor(timeline: Timeline) -> Callable[[dict[str, Any]], None]:
     def visit(line: dict[str, Any]) -> None:
         time = str(line.get("timestamp") or "")
         timeline.cwd = timeline.cwd or str(line.get("cwd") or "")
+        if line.get("isSidechain") and not timeline.agent:
+            timeline.session_id = str(line.get("sessionId") or timeline.session_id)
+            timeline.agent = {k: str(line.get(k) or "") for k in SIDECHAIN_FIELDS}
         if line["type"] in ("user", "assistant"):
             message = entry_message(line)
             timeline.calls.update((use.id, use) for use in message.tool_uses)

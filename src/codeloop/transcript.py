@@ -95,6 +95,8 @@ FORMAT_VERSION = 1
 COMPACT_BOUNDARY = "compact_boundary"
 API_REQUEST = "api_request"
 MICROCOMPACT = "microcompact"
+# What every line of a sub-agent's transcript says of it, besides `"isSidechain": true`.
+SIDECHAIN_FIELDS = ("agentId", "agentType", "description", "parentToolUseId")
 
 Line = dict[str, Any]
 
@@ -290,6 +292,21 @@ class TranscriptWriter:
             _fsync_dir(self.path.parent)
         self._fd = fd
         return fd
+
+
+def sidechain_path(transcript: Path, agent_id: str) -> Path:
+    """Where sub-agent `agent_id` of the session whose transcript is `transcript` writes."""
+    return transcript.with_suffix("") / "subagents" / f"agent-{agent_id}.jsonl"
+
+
+def sidechain_paths(transcript: Path) -> list[Path]:
+    """The session's sub-agents' transcripts, oldest first."""
+    folder = sidechain_path(transcript, "").parent
+    try:
+        found = [(p.stat().st_mtime_ns, p) for p in folder.glob("agent-*.jsonl")]
+    except OSError:
+        return []
+    return [p for _, p in sorted(found)]
 
 
 def claim(path: Path) -> int | None:

@@ -11,6 +11,7 @@ from typing import Any
 
 from codeloop.testing.fake_server import FakeModelServer, RecordedRequest
 from codeloop.testing.scenario import Scenario, tool_use, turn
+from codeloop.transcript import read_transcript
 from tests.e2e.cli import CliRun, provider_env, run_cli
 
 MODEL = "claude-sonnet-4-5"
@@ -119,6 +120,23 @@ def test_three_sub_agents_run_side_by_side(tmp_path: Path) -> None:
         assert entries[-1]["subtype"] == "subagent_end" and entries[-1]["turns"] == 2
         assert any("slept" in json.dumps(e.get("message")) for e in entries)
     assert linked == set(calls)
+    # Each reads back as a transcript: its prompt, its Bash call and result, its report.
+    for path in sidechains:
+        read = read_transcript(path)
+        assert read.warnings == () and len(read.messages) == 4
+        assert read.messages[-1].text.startswith("report from job-")
+    # `codeloop sessions show` lists them, and shows one's own timeline.
+    env = {"CODELOOP_HOME": str(tmp_path / "home")}
+    shown = run_cli(["sessions", "show", session_id], cwd=tmp_path, env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert "3 sub-agents" in shown.stdout
+    agent_id = json.loads(sidechains[0].read_text().splitlines()[0])["agentId"]
+    one = run_cli(["sessions", "show", session_id, "--agent", agent_id[:6]], cwd=tmp_path, env=env)
+    assert one.returncode == 0, one.stderr
+    assert f"sub-agent {agent_id} (general-purpose: run job-" in one.stdout
+    assert "Bash" in one.stdout and "report from job-" in one.stdout
+    missing = run_cli(["sessions", "show", session_id, "--agent", "zzz"], cwd=tmp_path, env=env)
+    assert missing.returncode != 0 and "no sub-agent 'zzz'" in missing.stderr
     # The parent goes on.
     with FakeModelServer([turn("Still here.")]) as server:
         again = run_cli(

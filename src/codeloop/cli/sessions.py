@@ -1,6 +1,6 @@
 """`codeloop sessions`: this directory's saved sessions as a table, newest first; `codeloop
 sessions show ID`: one session's timeline, with what each compaction summarized, kept and
-folded, and its summary."""
+folded, and its summary, then its sub-agents; `--agent AGENT_ID`: one sub-agent's timeline."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from codeloop.timeline import (
     Timeline,
     read_timeline,
 )
+from codeloop.transcript import sidechain_paths
 from codeloop.types import Message
 
 HEADER = ("SESSION", "LAST ACTIVE", "TURNS", "COST", "FIRST PROMPT")
@@ -55,18 +56,26 @@ def run_sessions(argv: Sequence[str]) -> int:
         help="only what context management did: folds and compactions",
     )
     show.add_argument("--full", action="store_true", help="messages whole, not one line each")
+    show.add_argument(
+        "--agent",
+        metavar="AGENT_ID",
+        help="the timeline of one of the session's sub-agents (its own transcript) instead",
+    )
     args = parser.parse_args(argv)
     project = Path.cwd().resolve()
     store = SessionStore(project, os.environ)
     if args.command == "show":
         path = store.find(args.session)
-        try:
-            timeline = read_timeline(path)
-        except OSError as exc:
-            raise SessionError(f"cannot read the session {path}: {exc.strerror}") from None
+        agents = sidechain_paths(path)
+        if args.agent is not None:
+            path = _agent_path(path, agents, args.agent)
+        timeline = _read(path)
         width = shutil.get_terminal_size((120, 24)).columns
         for line in format_timeline(timeline, width, compactions=args.compactions, full=args.full):
             print(line)
+        if args.agent is None and agents:
+            for line in format_agents([_read(p) for p in agents], timeline.session_id):
+                print(line)
         return 0
     summaries = store.summaries()
     if not summaries:
@@ -76,6 +85,40 @@ def run_sessions(argv: Sequence[str]) -> int:
     for line in format_table(summaries, width):
         print(line)
     return 0
+
+
+def _read(path: Path) -> Timeline:
+    try:
+        return read_timeline(path)
+    except OSError as exc:
+        raise SessionError(f"cannot read the session {path}: {exc.strerror}") from None
+
+
+def _agent_path(session: Path, agents: Sequence[Path], ref: str) -> Path:
+    """The transcript of the session's sub-agent `ref` (its id, or enough of its start)."""
+    ref = ref.strip().removeprefix("agent-")
+    found = [p for p in agents if p.stem.removeprefix("agent-").startswith(ref)] if ref else []
+    if len(found) == 1:
+        return found[0]
+    known = ", ".join(p.stem.removeprefix("agent-") for p in agents) or "none"
+    many = f"{len(found)} sub-agents start with {ref!r}" if found else f"no sub-agent {ref!r}"
+    raise SessionError(f"{many} in session {session.stem} (its sub-agents: {known})")
+
+
+def format_agents(agents: Sequence[Timeline], session_id: str) -> list[str]:
+    """The session's sub-agents, one line each, with the command that shows one."""
+    lines = [
+        "",
+        f"{_plural(len(agents), 'sub-agent')} (codeloop sessions show {session_id} --agent ID):",
+    ]
+    for agent in agents:
+        info = agent.agent
+        messages = sum(isinstance(e, MessageEntry) for e in agent.entries)
+        lines.append(
+            f"  {info.get('agentId', '?')}  {info.get('agentType', '?')}: "
+            f"{info.get('description', '')} ({_plural(messages, 'message')})"
+        )
+    return lines
 
 
 def format_table(summaries: Sequence[SessionSummary], width: int) -> list[str]:
@@ -107,8 +150,14 @@ def format_timeline(
 ) -> list[str]:
     folds = sum(len(e.results) for e in timeline.entries if isinstance(e, FoldEntry))
     messages = sum(isinstance(e, MessageEntry) for e in timeline.entries)
+    agent = timeline.agent
+    head = (
+        f"sub-agent {agent['agentId']} ({agent['agentType']}: {agent['description']}) of "
+        if agent
+        else ""
+    )
     lines = [
-        f"session {timeline.session_id} in {timeline.cwd or '?'}",
+        f"{head}session {timeline.session_id} in {timeline.cwd or '?'}",
         f"{messages} messages, {len(timeline.compactions)} compactions, "
         f"{folds} tool results folded",
         *(f"warning: {w}" for w in timeline.warnings),
