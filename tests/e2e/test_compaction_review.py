@@ -34,11 +34,13 @@ def test_a_compaction_can_be_reviewed_and_its_hooks_see_the_summary(tmp_path: Pa
     (hooks / "settings.json").write_text(json.dumps(settings))
     turns = reading_turns(14, rng)
     with FakeModelServer(
-        Scenario(turns=tuple(turns)), max_prompt_tokens=16_000, summaries=summary_turns(20)
+        Scenario(turns=tuple(turns)), max_prompt_tokens=18_000, summaries=summary_turns(20)
     ) as server:
         env = provider_env(server, "anthropic", tmp_path) | {
             "CODELOOP_HOME": str(tmp_path / "home"),
-            "CODELOOP_CONTEXT_WINDOW": "16000",
+            # Small enough to compact after a fold, with room for the ~4,500 tokens of the
+            # built-in tools' specs.
+            "CODELOOP_CONTEXT_WINDOW": "18000",
         }
         args = ["-p", "Read the files in data/.", "--model", PROVIDER_MODELS["anthropic"]]
         run = run_cli([*args, "--output-format", "stream-json"], cwd=tmp_path, env=env)
