@@ -28,8 +28,8 @@ def tokens(request: RecordedRequest) -> float:
 
 @pytest.mark.parametrize(
     ("provider", "window", "file_bytes"),
-    [("anthropic", 60_000, 30_000), ("openai", 32_000, 18_000), ("anthropic", 16_000, 7_000)],
-    ids=["60k", "32k-openai", "16k"],
+    [("anthropic", 60_000, 30_000), ("openai", 32_000, 18_000), ("anthropic", 18_000, 7_000)],
+    ids=["60k", "32k-openai", "18k"],
 )
 def test_every_request_shows_the_file_just_read_whole(
     tmp_path: Path, provider: str, window: int, file_bytes: int
@@ -76,10 +76,10 @@ def test_a_window_too_small_for_one_turn_is_reported_once_at_start(tmp_path: Pat
     with FakeModelServer(scenario) as server:
         env = provider_env(server, "anthropic", tmp_path) | {
             "CODELOOP_HOME": str(tmp_path / "home"),
-            "CODELOOP_CONTEXT_WINDOW": "6000",
+            "CODELOOP_CONTEXT_WINDOW": "7000",
         }
         run = run_cli(["-p", "hi", "--model", PROVIDER_MODELS["anthropic"]], cwd=tmp_path, env=env)
     assert run.returncode == 0, run.stderr
     assert run.stderr.count("is too small for this session") == 1
-    assert "context window (6,000 tokens)" in run.stderr and "CODELOOP_CONTEXT_WINDOW" in run.stderr
+    assert "context window (7,000 tokens)" in run.stderr and "CODELOOP_CONTEXT_WINDOW" in run.stderr
     assert "Traceback" not in run.stderr
