@@ -29,7 +29,7 @@ from codeloop.aio import linked_abort
 from codeloop.context.memory import system_reminder
 from codeloop.context.system_prompt import build_system_prompt
 from codeloop.costs import total_cost_usd
-from codeloop.deps import LoopDeps, TrimOnly
+from codeloop.deps import BeforeWrite, LoopDeps, TrimOnly
 from codeloop.events import Event, LoopEnd, SubAgent, SubagentEvent
 from codeloop.extensions.agents import GENERAL, AgentDefinition, Agents, choose_tools
 from codeloop.loop import LoopParams, query_loop
@@ -37,7 +37,7 @@ from codeloop.models.aliases import resolve_alias
 from codeloop.permissions.policy import Policy
 from codeloop.tools.base import AgentCall, AnyTool, ToolContext, ToolResult
 from codeloop.transcript import TranscriptWriter
-from codeloop.types import Message, Usage, new_uuid
+from codeloop.types import Message, ToolUseBlock, Usage, new_uuid
 
 if TYPE_CHECKING:
     from codeloop.mcp.agent_servers import AgentMcp
@@ -222,14 +222,14 @@ async def run_agent(
         stop_event="SubagentStop",
     )
     # The session's context manager belongs to the main history; a sub-agent trims its own.
-    # The checkpoint was taken before the Agent call started (the executor's).
+    # Its writes wait for the checkpoint its Agent call's turn takes (the caller's executor).
     deps = replace(
         session.run_deps(),
         can_use_tool=_policy(session, agent, bypass_disabled).can_use_tool,
         context=TrimOnly(),
         hooks=hooks,
         spawn_agent=None,
-        before_write=None,
+        before_write=_caller_checkpoint(ctx),
     )
     end = await _drive(session, sub, params, deps, ctx)
     answer = end.final_text
@@ -286,6 +286,18 @@ def _write(transcript: TranscriptWriter | None, item: Message | Event) -> None:
     if transcript is not None:
         with contextlib.suppress(OSError):
             transcript.record(item)
+
+
+def _caller_checkpoint(ctx: ToolContext) -> BeforeWrite | None:
+    checkpoint = ctx.checkpoint
+    if checkpoint is None:
+        return None
+
+    async def before_write(history: tuple[Message, ...], call: ToolUseBlock) -> str | None:
+        await checkpoint()
+        return None  # a failure is the caller's warning
+
+    return before_write
 
 
 def _own(agent: AgentDefinition, tools: Mapping[str, AnyTool] | None) -> dict[str, AnyTool]:

@@ -193,4 +193,3 @@ def _group_running(pgid: int) -> bool:
         if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
             return True
     return False
-

@@ -199,6 +199,9 @@ class ToolContext:
     # This turn's allowance for results, shared with the other calls of the turn.
     room: TurnRoom = field(default_factory=lambda: TurnRoom(ResultLimits().turn_tokens))
     emit: EmitFn = _no_events
+    # A delegating call's: its caller's turn checkpoint, which is taken while its sub-agent
+    # starts; the sub-agent's first write waits for it.
+    checkpoint: Callable[[], Awaitable[None]] | None = None
 
 
 class ToolInputError(Exception):
@@ -214,7 +217,7 @@ class Tool(ABC, Generic[InputT]):
     # context window is the context manager's to handle.
     max_result_chars: ClassVar[int] = 100_000
     # A tool that only hands its work to others (a sub-agent): it holds no part of the
-    # session's write lock while they work, and a checkpoint comes before it.
+    # session's write lock while they work, and a checkpoint comes before their first write.
     delegates: ClassVar[bool] = False
 
     def is_read_only(self, args: InputT) -> bool:

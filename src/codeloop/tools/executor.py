@@ -295,13 +295,17 @@ class ToolExecutor:
                 self._note(notified)
             return ToolResult.error(decision.message or f"Permission denied: {tool.name}")
         delegates = bool(getattr(tool, "delegates", False))
-        if not call.read_only or delegates:
+        if delegates:  # the checkpoint is taken while the sub-agent starts
+            self._start_checkpoint(tool_use)
+            ctx = dataclasses.replace(ctx, checkpoint=lambda: self._checkpointed(tool_use))
+        elif not call.read_only:
             await self._checkpointed(tool_use)
         call.ran = True
         cwd_before = self._workspace.cwd
         started = time.monotonic()
         if delegates:  # its sub-agent's own calls take the lock
             result = await tool.call(args, ctx)
+            await self._checkpointed(tool_use)  # over before the turn is
         else:
             async with self._workspace.write_lock.hold(exclusive=not call.read_only):
                 result = await tool.call(args, ctx)
@@ -354,14 +358,23 @@ class ToolExecutor:
 
     async def _checkpointed(self, tool_use: ToolUseBlock) -> None:
         """The turn's checkpoint, taken once before the first call that may write; parallel
-        calls (sub-agents) wait for it too. A failure is a warning: the write goes on."""
+        calls (sub-agents) wait for it too."""
+        taking = self._start_checkpoint(tool_use)
+        if taking is not None:
+            await asyncio.shield(taking)
+
+    def _start_checkpoint(self, tool_use: ToolUseBlock) -> asyncio.Future[str | None] | None:
+        """The turn's checkpoint, started now unless it has been; a failure is a warning (the
+        write goes on)."""
         if self._before_write is None:
-            return
-        first = self._checkpoint is None
+            return None
         if self._checkpoint is None:
             self._checkpoint = asyncio.ensure_future(self._before_write(tool_use))
-        warning = await asyncio.shield(self._checkpoint)
-        if first and warning:
+            self._checkpoint.add_done_callback(self._checkpoint_taken)
+        return self._checkpoint
+
+    def _checkpoint_taken(self, taking: asyncio.Future[str | None]) -> None:
+        if not taking.cancelled() and taking.exception() is None and (warning := taking.result()):
             self._push(Notice("warning", warning))
 
     def _emit(self, event: Event) -> None:

@@ -59,6 +59,8 @@ class LazyTool:
         self._spec = spec
         self._load = load
         self._tool: AnyTool | None = None
+        # Its own: a call waits for its tool alone, not for what `preload` is loading.
+        self._loading = threading.Lock()
 
     @property
     def name(self) -> str:
@@ -72,7 +74,7 @@ class LazyTool:
     def tool(self) -> AnyTool:
         """The real tool, built once (`preload` may be building it in its thread)."""
         if self._tool is None:
-            with _LOADING:
+            with self._loading:
                 if self._tool is None:
                     self._tool = self._load()
         return self._tool
@@ -105,9 +107,6 @@ class LazyTool:
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
         return await self.tool.call(args, ctx)
-
-
-_LOADING = threading.RLock()  # reentrant: a tool's factory may build another lazy tool
 
 
 def preload(tools: Iterable[AnyTool]) -> threading.Thread:
