@@ -248,8 +248,10 @@ class TranscriptWriter:
         self._write(self._envelope("system", new_uuid()) | {"subtype": subtype, **fields})
 
     def sync(self) -> None:
-        """Make what was written survive a power loss, not just a crash (a turn boundary)."""
-        if self._fd is not None:
+        """Make what was written survive a power loss, not just a crash (a turn boundary). A
+        sub-agent's transcript is synced when it closes: what resuming needs is in its
+        session's, synced at every turn, and its turns are on its caller's wait."""
+        if self._fd is not None and not self._sidechain:
             os.fsync(self._fd)
 
     def close(self) -> None:
