@@ -18,7 +18,7 @@ from codeloop.context.compact import SummaryModel
 from codeloop.context.lazy_memory import InstructionTracker
 from codeloop.context.memory import Memory, load_memory
 from codeloop.context.pipeline import ContextManager, ContextSettings
-from codeloop.context.system_prompt import STYLE_BASE, gather_prompt_context
+from codeloop.context.system_prompt import STYLE_BASE, PromptContext, gather_prompt_context
 from codeloop.context.tokens import context_limits
 from codeloop.deps import CallModel, LoopDeps
 from codeloop.errors import SettingsError, UsageError
@@ -172,9 +172,7 @@ async def build_session(options: Options) -> Session:
             reminders=(listing,) if listing else (),
         )
         warnings += prompt.warnings
-        config = _config(
-            options, settings, env, client.provider, model, prompt.system, policy, main
-        )
+        config = _config(options, settings, env, client.provider, model, prompt, policy, main)
         context = _context_manager(
             config, settings, env, client.stream, tools, workspace, session_dir, hooks
         )
@@ -344,7 +342,7 @@ def _config(
     env: Mapping[str, str],
     provider: str,
     model: str,
-    system: str,
+    prompt: PromptContext,
     policy: Policy,
     main: AgentDefinition | None,
 ) -> SessionConfig:
@@ -352,7 +350,7 @@ def _config(
     fallback = options.fallback_model or next(iter(settings.fallback_models), None)
     return SessionConfig(
         model=model,
-        system=system,
+        system=prompt.system,
         # No more than the window keeps free for the answer (a small window keeps less).
         max_tokens=min(info.default_output_tokens, context_limits(model, env).output_reserve),
         max_output_tokens=info.max_output_tokens,
@@ -372,6 +370,7 @@ def _config(
         mode_models=mode_models(
             options.model or (main.model if main else None), env, settings_model=settings.model
         ),
+        environment=prompt.environment,
     )
 
 

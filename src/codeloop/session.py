@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from codeloop.aio import unless_aborted
 from codeloop.context.compact import CompactResult
+from codeloop.context.environment import Environment
 from codeloop.context.memory import system_reminder
 from codeloop.context.pipeline import ContextManager
 from codeloop.costs import Ledger, model_usage
@@ -75,6 +76,9 @@ class SessionConfig:
     # opusplan: (the model while in plan mode, the model otherwise); each prompt runs on the
     # one for the mode it starts in, so an accepted plan is carried out on the second.
     mode_models: tuple[str, str] | None = None
+    # What the builder gathered for the system prompt (git state included): a custom agent's
+    # prompt describes the same environment without probing it again.
+    environment: Environment | None = None
 
     def for_mode(self) -> SessionConfig:
         """The config on the model for the permission mode it is in now (opusplan)."""

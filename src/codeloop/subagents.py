@@ -308,12 +308,21 @@ def _own(agent: AgentDefinition, tools: Mapping[str, AnyTool] | None) -> dict[st
 
 
 def _system(session: Session, agent: AgentDefinition, model: str) -> str:
-    """General-purpose: the session's prompt; a custom agent: its own, with the environment."""
+    """General-purpose: the session's prompt; a custom agent: its own, with the environment
+    (the one the session gathered, without its git state, while it works in the same folder)."""
     if agent.built_in:
         return f"{session.config.system}\n\n{SUBAGENT_NOTE}"
     workspace = session.workspace
     own = f"{agent.prompt.strip()}\n\n{SUBAGENT_NOTE}" if agent.prompt.strip() else SUBAGENT_NOTE
-    return build_system_prompt(workspace.cwd, model, extra_dirs=workspace.extra_dirs, override=own)
+    gathered = session.config.environment
+    environment = (
+        replace(gathered, model=model, git=None)
+        if gathered is not None and gathered.cwd == workspace.cwd
+        else None
+    )
+    return build_system_prompt(
+        workspace.cwd, model, extra_dirs=workspace.extra_dirs, override=own, environment=environment
+    )
 
 
 def _policy(session: Session, agent: AgentDefinition, bypass_disabled: bool) -> Policy:
