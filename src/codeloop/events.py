@@ -264,6 +264,8 @@ class LoopEnd:
     error: str | None = None
     api_duration_ms: float = 0.0
     usage_by_model: dict[str, Usage] = field(default_factory=dict)
+    # Each model's cost, priced response by response (costs.costs_by_model).
+    cost_by_model: dict[str, float] = field(default_factory=dict)
 
     @property
     def final_text(self) -> str:

@@ -247,6 +247,7 @@ class _Run:
             error=error,
             api_duration_ms=totals.api_ms,
             usage_by_model=dict(totals.by_model),
+            cost_by_model=dict(totals.cost_by_model),
         )
         turn.next = end
         return end

@@ -77,6 +77,7 @@ class SubagentRun:
     turns: int
     duration_ms: float
     usage_by_model: dict[str, Usage]
+    cost_by_model: dict[str, float]
     transcript: Path | None = None
 
     @property
@@ -85,7 +86,7 @@ class SubagentRun:
 
     @property
     def cost_usd(self) -> float:
-        return total_cost_usd(self.usage_by_model)
+        return total_cost_usd(self.cost_by_model)
 
     def summary(self) -> dict[str, Any]:
         """As the json result lists it (`subagents`)."""
@@ -263,6 +264,7 @@ async def _drive(
         end.turns,
         (time.monotonic() - started) * 1000,
         dict(end.usage_by_model),
+        dict(end.cost_by_model),
         transcript.path if transcript is not None else None,
     )
     session.subagent_runs.append(run)
