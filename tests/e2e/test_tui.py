@@ -561,14 +561,17 @@ def test_a_project_mcp_server_is_asked_about_once_and_shown_by_mcp(tmp_path: Pat
 
 def test_usage_shows_where_the_tokens_went_and_the_footer_the_cache_rate(tmp_path: Path) -> None:
     cached = UsageSpec(input_tokens=100, cache_read_input_tokens=300, output_tokens=20)
+    # A result big enough for a whole token of the 400 the request reports, shared out in
+    # proportion beside ~4,500 tokens of tool definitions.
+    echo = "echo " + " ".join(["hi"] * 300)
     scenario = Scenario(
         turns=(
-            turn("Listing.", tool_use("Bash", {"command": "echo hi"}), usage=cached),
+            turn("Listing.", tool_use("Bash", {"command": echo}), usage=cached),
             turn("Listed.", usage=cached),
         )
     )
     args = [*MODEL, "--allowedTools", "Bash(echo:*)"]
-    with ui(scenario, tmp_path, args) as (_server, term):
+    with ui(scenario, tmp_path, args, height=50) as (_server, term):  # the report whole
         term.send("list")
         term.wait_for("Listed.")
         screen = term.wait_for("cache 75%")  # 600 of 800 prompt tokens read from the cache
