@@ -1,4 +1,5 @@
-"""Short-lived helper processes (hooks, git) with a time bound.
+"""Short-lived helper processes (hooks, git) with a time bound, and the one way codeloop
+stops a process group (these, Bash's commands, background shells).
 
 Each runs in its own session, so a timeout kills the whole process group: a hook script that
 started a `sleep` or a pipeline leaves nothing behind, and nothing holds our pipes open. The
@@ -17,8 +18,11 @@ from pathlib import Path
 
 from codeloop.reaper import REAPER
 
-# After a kill, how long to wait for output still in the pipes.
-DRAIN_SECONDS = 2.0
+# After SIGTERM, how long a process group gets to exit before SIGKILL.
+KILL_GRACE_SECONDS = 1.0
+# Once the process has exited, how long to wait for its pipes to close: a background job
+# started with `&` may hold them open forever, and nobody must wait for it.
+DRAIN_SECONDS = 0.2
 
 
 def child_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -78,21 +82,69 @@ async def _finish(
     try:
         out, err = await asyncio.wait_for(proc.communicate(stdin), time_limit)
     except TimeoutError:
-        _kill_group(proc.pid)
+        await kill_group(proc.pid)
         # Reading to EOF lets the pipes close; what the process had said no longer matters.
         with contextlib.suppress(TimeoutError, OSError):
             await asyncio.wait_for(proc.communicate(), DRAIN_SECONDS)
         return Finished(None, "", "")
     except BaseException:
-        _kill_group(proc.pid)
+        signal_group(proc.pid, signal.SIGKILL)  # cancelled: no time to give it
         raise
     assert proc.returncode is not None
     return Finished(proc.returncode, _text(out), _text(err))
 
 
-def _kill_group(pgid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
+def signal_group(pgid: int, sig: int) -> bool:
+    """Send `sig` to the process group; False when none of it is left (or none of it is
+    ours to signal)."""
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def group_running(pgid: int) -> bool:
+    """Whether a process of the group still runs. On Linux its zombies (dead, waiting for a
+    parent to reap them, which in a container may never come) do not count; elsewhere, any
+    member does."""
+    proc = Path("/proc")
+    if not (proc / "self" / "stat").exists():
+        return signal_group(pgid, 0)
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+            return True
+    return False
+
+
+async def kill_group(pgid: int, grace: float = KILL_GRACE_SECONDS) -> None:
+    """SIGTERM the process group, SIGKILL whatever of it still runs after `grace`; return
+    once none of it runs (or a further `grace` later: a process stuck in the kernel outlasts
+    any signal)."""
+    if not signal_group(pgid, signal.SIGTERM):
+        return
+    if await _gone(pgid, grace):
+        return
+    signal_group(pgid, signal.SIGKILL)
+    await _gone(pgid, grace)
+
+
+async def _gone(pgid: int, within: float) -> bool:
+    """Wait until no process of the group runs, at most `within` seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    # Polling: nothing signals "the group is empty" (grandchildren are not our children).
+    while group_running(pgid):
+        if loop.time() >= deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True
 
 
 def _text(data: bytes | None) -> str:

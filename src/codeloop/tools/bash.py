@@ -26,7 +26,7 @@ from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
 from codeloop.aio import unless_aborted
-from codeloop.procs import child_env
+from codeloop.procs import DRAIN_SECONDS, child_env, kill_group, signal_group
 from codeloop.reaper import REAPER
 from codeloop.tools.base import ProgressFn, Tool, ToolContext, ToolResult
 from codeloop.tools.input import ToolInput
@@ -36,11 +36,6 @@ if TYPE_CHECKING:
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
-# After SIGTERM, how long the process group gets to exit before SIGKILL.
-KILL_GRACE_SECONDS = 1.0
-# After the shell exits, how long to wait for the pipe to close: a background job started
-# with `&` may hold it open forever, and we must not wait for it.
-DRAIN_SECONDS = 0.2
 
 Stop = Literal["timeout", "abort"]
 
@@ -308,7 +303,7 @@ async def _run(
         except asyncio.CancelledError:
             with contextlib.suppress(Exception):
                 started = await spawning
-                _signal_group(started.pid, signal.SIGKILL)
+                signal_group(started.pid, signal.SIGKILL)
                 await started.wait()
             transport.close()
             raise
@@ -321,13 +316,14 @@ async def _run(
     try:
         stopped = await _wait(proc, time_limit, abort)
         if stopped is not None:
-            await _kill_group(proc)
+            await kill_group(proc.pid)
+            await proc.wait()
         # Output already in the pipe is read at once; a background job holding it open is not
         # waited for.
         await asyncio.wait([output.closed], timeout=DRAIN_SECONDS)
     except asyncio.CancelledError:
         if proc.returncode is None:
-            _signal_group(proc.pid, signal.SIGKILL)
+            signal_group(proc.pid, signal.SIGKILL)
         raise
     finally:
         transport.close()
@@ -346,28 +342,6 @@ async def _wait(
     except TimeoutError:
         return "timeout"
     return None if exited else "abort"
-
-
-async def _kill_group(proc: asyncio.subprocess.Process) -> None:
-    """SIGTERM the whole process group, then SIGKILL whatever is left after a grace period."""
-    if not _signal_group(proc.pid, signal.SIGTERM):
-        return
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + KILL_GRACE_SECONDS
-    # Polling: nothing signals "the group is empty" (grandchildren are not our children).
-    while loop.time() < deadline and _signal_group(proc.pid, 0):  # noqa: ASYNC110
-        await asyncio.sleep(0.02)
-    _signal_group(proc.pid, signal.SIGKILL)
-    await proc.wait()
-
-
-def _signal_group(pgid: int, sig: int) -> bool:
-    """Send `sig` to the group; False when no process of the group is left."""
-    try:
-        os.killpg(pgid, sig)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def _take_reported_dir(cwd_file: str) -> str:
