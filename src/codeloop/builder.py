@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -371,7 +371,26 @@ def _config(
             options.model or (main.model if main else None), env, settings_model=settings.model
         ),
         environment=prompt.environment,
+        temperature=_temperature(options.temperature, provider),
+        stop_sequences=_stop_sequences(options.stop_sequences),
     )
+
+
+def _temperature(value: float | None, provider: str) -> float | None:
+    """Checked against the provider's range (Claude's is 0 to 1, OpenAI's 0 to 2) before
+    anything is sent."""
+    if value is None:
+        return None
+    top = 1 if provider in ("anthropic", "bedrock", "vertex") else 2
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= top:
+        raise UsageError(f"temperature must be a number from 0 to {top} for {provider}: {value!r}")
+    return float(value)
+
+
+def _stop_sequences(values: Sequence[str]) -> tuple[str, ...]:
+    if isinstance(values, str) or not all(isinstance(v, str) and v for v in values):
+        raise UsageError(f"stop_sequences must be a list of non-empty strings, got {values!r}")
+    return tuple(values)
 
 
 def _context_manager(

@@ -93,6 +93,9 @@ class LoopParams:
     workspace: Workspace
     system: str = ""
     max_tokens: int = 8192
+    # Sampling, as the caller asked (Options): None and () leave the provider's default.
+    temperature: float | None = None
+    stop_sequences: tuple[str, ...] = ()
     # The model's largest output: one escalation to it when an answer is cut at max_tokens.
     max_output_tokens: int | None = None
     max_turns: int | None = None
@@ -320,6 +323,8 @@ async def request_with_retries(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
             system=params.system,
             tools=tool_specs,
             max_tokens=state.max_tokens_override or params.max_tokens,
+            temperature=params.temperature,
+            stop_sequences=params.stop_sequences,
             stream=not attempts.non_streaming,
         )
         async for event in _stream(

@@ -64,6 +64,11 @@ class Options:
     agent: str | None = None
     # --effort: low, medium, high, xhigh or max (else the effortLevel setting).
     effort: str | None = None
+    # Sampling for the session's requests (its sub-agents' too; not the summaries'): each
+    # provider's own field (Chat Completions' `stop`, Anthropic's `stop_sequences`). None and
+    # (): the provider's default (the local model's temperature is 0.2).
+    temperature: float | None = None
+    stop_sequences: Sequence[str] = ()
     # --mcp-config values (a file or inline JSON, each {"mcpServers": {...}}); with
     # strict_mcp_config, the only servers started.
     mcp_config: Sequence[str] = ()

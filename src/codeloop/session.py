@@ -79,6 +79,8 @@ class SessionConfig:
     # What the builder gathered for the system prompt (git state included): a custom agent's
     # prompt describes the same environment without probing it again.
     environment: Environment | None = None
+    temperature: float | None = None
+    stop_sequences: tuple[str, ...] = ()
 
     def for_mode(self) -> SessionConfig:
         """The config on the model for the permission mode it is in now (opusplan)."""
@@ -350,6 +352,8 @@ class Session:
             workspace=self.workspace,
             system=config.system,
             max_tokens=config.max_tokens,
+            temperature=config.temperature,
+            stop_sequences=config.stop_sequences,
             max_output_tokens=config.max_output_tokens,
             max_turns=config.max_turns,
             max_budget_usd=config.max_budget_usd,

@@ -69,3 +69,60 @@ async def test_forking_without_a_session_to_fork_is_a_usage_error(tmp_path: Path
     )
     with pytest.raises(UsageError, match="--fork-session needs --resume or --continue"):
         await build_session(options)
+
+
+@pytest.mark.parametrize(
+    ("provider", "stop_field"), [("anthropic", "stop_sequences"), ("openai", "stop")]
+)
+async def test_sampling_options_reach_every_request_in_the_providers_words(
+    tmp_path: Path, provider: str, stop_field: str
+) -> None:
+    repo = project(tmp_path)
+    with FakeModelServer([turn("ok"), turn("again")]) as server:
+        env = environment(tmp_path, server.anthropic_base_url)
+        model = "claude-sonnet-4-5"
+        if provider == "openai":
+            env |= {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": server.openai_base_url}
+            model = "openai:gpt-6.2-sol"
+        options = Options(model=model, cwd=repo, env=env, temperature=0.25, stop_sequences=["END"])
+        session = await build_session(options)
+        try:
+            for prompt in ("hi", "and again"):
+                assert [event async for event in session.submit(prompt)]
+        finally:
+            await session.aclose()
+        sent = [request.body for request in server.requests]
+    assert [(body["temperature"], body[stop_field]) for body in sent] == [(0.25, ["END"])] * 2
+
+
+async def test_no_sampling_options_send_none(tmp_path: Path) -> None:
+    repo = project(tmp_path)
+    with FakeModelServer([turn("ok")]) as server:
+        env = environment(tmp_path, server.anthropic_base_url)
+        session = await build_session(Options(model="claude-sonnet-4-5", cwd=repo, env=env))
+        try:
+            assert [event async for event in session.submit("hi")]
+        finally:
+            await session.aclose()
+        sent = server.requests[0].body
+    assert "temperature" not in sent and "stop_sequences" not in sent
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"temperature": 1.5}, "temperature must be a number from 0 to 1 for anthropic"),
+        ({"temperature": -0.1}, "temperature must be a number from 0 to 1"),
+        ({"stop_sequences": "END"}, "stop_sequences must be a list of non-empty strings"),
+        ({"stop_sequences": [""]}, "stop_sequences must be a list of non-empty strings"),
+    ],
+)
+async def test_bad_sampling_options_are_usage_errors(
+    tmp_path: Path, changes: dict[str, object], message: str
+) -> None:
+    repo = project(tmp_path)
+    options = Options(
+        model="claude-sonnet-4-5", cwd=repo, env=environment(tmp_path, "http://127.0.0.1:9")
+    )
+    with pytest.raises(UsageError, match=message):
+        await build_session(dataclasses.replace(options, **changes))  # type: ignore[arg-type]
