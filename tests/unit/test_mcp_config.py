@@ -324,3 +324,12 @@ def test_plugin_servers_get_their_root_and_a_scoped_name(tmp_path: Path) -> None
     assert server.env["CLAUDE_PLUGIN_DATA"] == str(data)
     assert len(warnings) == 1 and "plugin:kit:bad" in warnings[0]
     assert tool_name(server.name, "query") == "mcp__plugin_kit_db__query"
+
+
+def test_mcp_timeouts_from_the_environment_and_a_bad_one_said() -> None:
+    from codeloop.mcp.setup import timeouts_from_env
+
+    warnings: list[str] = []
+    timeouts = timeouts_from_env({"MCP_TIMEOUT": "1500", "MCP_TOOL_TIMEOUT": "2s"}, warnings)
+    assert (timeouts.connect, timeouts.tool) == (1.5, 600.0)
+    assert warnings == ["MCP_TOOL_TIMEOUT='2s' is not a number of milliseconds; using 600000"]

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from codeloop.env_values import milliseconds
 from codeloop.mcp.config import ServerConfig, Timeouts
 from codeloop.mcp.manager import McpManager
 from codeloop.mcp.policy import McpPolicy, allowed_servers
@@ -66,19 +67,9 @@ def session_mcp(
 
 def timeouts_from_env(env: Mapping[str, str], warnings: list[str]) -> Timeouts:
     """MCP_TIMEOUT (connect) and MCP_TOOL_TIMEOUT (each call), in milliseconds."""
-    connect = _millis(env, "MCP_TIMEOUT", DEFAULT_CONNECT_MS, warnings)
-    tool = _millis(env, "MCP_TOOL_TIMEOUT", DEFAULT_TOOL_MS, warnings)
+    connect = milliseconds(env, "MCP_TIMEOUT", DEFAULT_CONNECT_MS, warnings)
+    tool = milliseconds(env, "MCP_TOOL_TIMEOUT", DEFAULT_TOOL_MS, warnings)
     return Timeouts(connect / 1000, tool / 1000)
-
-
-def _millis(env: Mapping[str, str], key: str, default: int, warnings: list[str]) -> int:
-    raw = env.get(key, "").strip()
-    if not raw:
-        return default
-    if raw.isdigit() and int(raw) > 0:
-        return int(raw)
-    warnings.append(f"{key}={raw!r} is not a number of milliseconds; using {default}")
-    return default
 
 
 def oauth_factory(env: Mapping[str, str]) -> Callable[[ServerConfig], httpx.Auth | None]:

@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
+from codeloop.env_values import milliseconds
+
 SIGNALS = ("metrics", "logs", "traces")
 EXPORTERS = ("otlp", "console")
 PROTOCOLS = ("http/protobuf", "grpc")
@@ -138,7 +140,7 @@ def _signal(env: Mapping[str, str], name: str, warnings: list[str]) -> Signal | 
         f"OTEL_EXPORTER_OTLP_{upper}_HEADERS",
         warnings,
     )
-    interval = _milliseconds(env, interval_var, default_interval, warnings)
+    interval = milliseconds(env, interval_var, default_interval, warnings)
     return Signal(exporters, protocol, endpoint, headers, interval)
 
 
@@ -154,16 +156,6 @@ def _pairs(text: str, source: str, warnings: list[str]) -> dict[str, str]:
             continue
         out[unquote(key.strip())] = unquote(value.strip())
     return out
-
-
-def _milliseconds(env: Mapping[str, str], key: str, default: int, warnings: list[str]) -> int:
-    raw = env.get(key, "").strip()
-    if not raw:
-        return default
-    if raw.isdigit() and int(raw) > 0:
-        return int(raw)
-    warnings.append(f"{key}={raw!r} is not a number of milliseconds; using {default}")
-    return default
 
 
 def _flag(env: Mapping[str, str], key: str, default: bool = False) -> bool:
