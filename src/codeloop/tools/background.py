@@ -15,13 +15,13 @@ import asyncio
 import contextlib
 import os
 import re
-import signal
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from codeloop.procs import group_running, kill_group
 from codeloop.reaper import REAPER
 
 # After SIGTERM, how long a group gets before SIGKILL.
@@ -149,47 +149,13 @@ class BackgroundShells:
 
     async def stop(self, shell: BackgroundShell) -> None:
         """SIGTERM the shell's process group, then SIGKILL what is left after a grace period."""
-        if shell.exit_code is not None and not _group_running(shell.pid):
+        if shell.exit_code is not None and not group_running(shell.pid):
             return
         shell.killed = shell.exit_code is None
-        _signal_group(shell.pid, signal.SIGTERM)
-        if not await self.wait(shell, STOP_GRACE_SECONDS) or _group_running(shell.pid):
-            _signal_group(shell.pid, signal.SIGKILL)
-            await self.wait(shell, STOP_GRACE_SECONDS)
-        # A signal is delivered, not yet acted on, when kill() returns; the shell's exit says
-        # nothing of its children, and nothing announces theirs (they are not ours to wait
-        # for): done when no process of the group still runs.
-        deadline = time.monotonic() + STOP_GRACE_SECONDS
-        while _group_running(shell.pid) and time.monotonic() < deadline:  # noqa: ASYNC110
-            await asyncio.sleep(0.02)
+        await kill_group(shell.pid, STOP_GRACE_SECONDS)
+        await self.wait(shell, STOP_GRACE_SECONDS)  # its exit status, now that it is gone
         REAPER.forget(shell.pid)
 
     async def aclose(self) -> None:
         """The session ends: every background process ends with it."""
         await asyncio.gather(*(self.stop(s) for s in self._shells.values()))
-
-
-def _signal_group(pgid: int, sig: int) -> bool:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
-
-
-def _group_running(pgid: int) -> bool:
-    """Whether a process of the group runs: on Linux its zombies (dead, waiting for a parent
-    to reap them, which in a container may never come) do not count; elsewhere any member."""
-    proc = Path("/proc")
-    if not (proc / "self" / "stat").exists():
-        return _signal_group(pgid, 0)
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
-            return True
-    return False
