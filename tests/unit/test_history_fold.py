@@ -9,6 +9,7 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from codeloop.context.microcompact import KeepRecent, SettledPrefix, microcompact
 from codeloop.context.tokens import HistoryTokens, estimate_messages
 from codeloop.history_fold import HistoryFold, shared_prefix
 from codeloop.models import openai
@@ -115,10 +116,65 @@ def test_a_fold_redoes_only_what_follows_the_shared_prefix() -> None:
     assert fold(changed) == 6 and seen[6:] == list(changed[2:])
 
 
-def test_shared_prefix_is_by_identity() -> None:
+def test_shared_prefix_counts_equal_messages() -> None:
     a = Message.user("x")
     b = replace(a)
+    c = Message.user("y")
     assert a == b and a is not b
-    assert shared_prefix((a, a), (a, b)) == 1
+    assert shared_prefix((a, a), (a, b)) == 2
+    assert shared_prefix((a, c, a), (a, b, a)) == 1
     assert shared_prefix((a,), (a, a)) == 1
     assert shared_prefix((), (a,)) == 0
+    history = tuple(Message.user(str(i)) for i in range(100))
+    for i in (0, 1, 37, 98, 99):  # one message replaced, wherever it is
+        changed = (*history[:i], c, *history[i + 1 :])
+        assert shared_prefix(changed, history) == shared_prefix(history, changed) == i
+    assert shared_prefix(history, list(history[:60])) == 60  # any sequence
+
+
+def tool_round(kind: int, n: int) -> tuple[Message, ...]:
+    """A call and its result: a Read (small or big) or a Write, of one of three files."""
+    path = f"/src/f{n % 3}.py"
+    if kind == 2:
+        call = ToolUseBlock(f"w{n}", "Write", {"file_path": path, "content": "x"})
+        return Message("assistant", (call,)), Message("user", (ToolResultBlock(f"w{n}", "ok"),))
+    call = ToolUseBlock(f"r{n}", "Read", {"file_path": path})
+    result = ToolResultBlock(f"r{n}", "a line of the file\n" * (10 if kind == 0 else 400))
+    return Message("assistant", (TextBlock("Reading."), call)), Message("user", (result,))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(("round", "round", "round", "fold", "rewind", "resume", "compact")),
+            st.integers(0, 3),
+            st.integers(0, 30_000),
+        ),
+        max_size=50,
+    ),
+    st.integers(0, 4),
+)
+def test_microcompact_after_the_settled_prefix_folds_what_a_full_scan_folds(
+    ops: list[tuple[str, int, int]], keep_turns: int
+) -> None:
+    """Folding moves the settled prefix forward, a rewind, resume or compaction moves it back:
+    at every step, microcompact from it folds exactly what microcompact over the whole history
+    does (the latest result, not answered yet, is never folded)."""
+    keep = KeepRecent(keep_turns, 2_000)
+    settled = SettledPrefix()
+    history: tuple[Message, ...] = (Message.user("go"),)
+    for n, (op, kind, need) in enumerate(ops):
+        if op == "round":
+            history = (*history, *tool_round(kind % 3, n))
+        elif op == "rewind":
+            history = history[: max(1, len(history) - kind * 2)]
+        elif op == "resume":
+            history = tuple(read_back(m) for m in history)
+        elif op == "compact":  # a summary, then the latest rounds as new objects
+            kept = [read_back(m) for m in history[1:][-kind * 2 :]] if kind else []
+            history = (Message.user("Summary of the conversation so far.", is_meta=True), *kept)
+        else:
+            expected = microcompact(history, need, keep)
+            history, folded = microcompact(history, need, keep, settled(history))
+            assert (history, folded) == expected

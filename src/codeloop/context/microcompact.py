@@ -17,12 +17,13 @@ provider's prompt cache warm between batches.
 from __future__ import annotations
 
 import os.path
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from codeloop.context.budget import saved_path
 from codeloop.context.tokens import estimate_text, result_tokens
 from codeloop.events import ResultFate, ResultRecord
+from codeloop.history_fold import HistoryFold
 from codeloop.text import human_size
 from codeloop.types import ContentBlock, Message, ToolResultBlock, ToolUseBlock
 
@@ -63,14 +64,65 @@ class _Result:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """A prefix of the history with no result left to fold (each is folded already or too
+    small to be worth it), up to the call before the first that may fold: microcompact starts
+    after it. `turns` counts its tool-calling turns."""
+
+    messages: int = 0
+    turns: int = 0
+
+
+class SettledPrefix:
+    """A history's `Settled` prefix, kept as the history grows (history_fold.py): what
+    microcompact scans is then what the window holds unfolded, however long the session. On
+    a history the API takes (each result right after its call) microcompact folds exactly
+    what a scan of the whole history would: a result of the prefix neither folds nor makes a
+    later one stale, and its turns come after every later one's."""
+
+    def __init__(self) -> None:
+        self._fold: HistoryFold[_Scanned] = HistoryFold(_Scanned(0, 0, 0, None), _scan)
+
+    def __call__(self, messages: Sequence[Message]) -> Settled:
+        scanned = self._fold(messages)
+        return scanned.settled or Settled(scanned.messages, scanned.turns)
+
+
+@dataclass(frozen=True, slots=True)
+class _Scanned:
+    messages: int
+    turns: int
+    turns_before_last: int
+    settled: Settled | None  # found at the first message with a result that may fold
+
+
+def _scan(state: _Scanned, message: Message) -> _Scanned:
+    turns = state.turns + (message.role == "assistant" and bool(message.tool_uses))
+    settled = state.settled
+    if settled is None and message.cached("may fold", _may_fold):
+        settled = Settled(max(state.messages - 1, 0), state.turns_before_last)
+    return _Scanned(state.messages + 1, turns, state.turns, settled)
+
+
+def _may_fold(message: Message) -> bool:
+    return any(_foldable(r) for r in message.tool_results)
+
+
+def _foldable(result: ToolResultBlock) -> bool:
+    return result_tokens(result.content) >= MIN_FOLD_TOKENS and not result.text.startswith(
+        FOLDED_PREFIX
+    )
+
+
 def microcompact(
-    messages: tuple[Message, ...], need: int, keep: KeepRecent
+    messages: tuple[Message, ...], need: int, keep: KeepRecent, settled: Settled = Settled()
 ) -> tuple[tuple[Message, ...], tuple[ResultRecord, ...]]:
     """Fold until about `need` tokens are freed or nothing foldable is left; returns the new
-    history and what was folded."""
+    history and what was folded. The `settled` prefix is not looked at."""
     if need <= 0:
         return messages, ()
-    everything = list(_results(messages))
+    everything = list(_results(messages, settled))
     superseded = _superseded(everything)  # a Read not answered yet supersedes earlier ones
     results = [r for r in everything if r.answered]
     protected = _protected(results, keep)
@@ -83,7 +135,7 @@ def microcompact(
     for r in order:
         if freed >= need:
             break
-        if r.tokens < MIN_FOLD_TOKENS or r.result.text.startswith(FOLDED_PREFIX):
+        if not _foldable(r.result):
             continue
         stub = stub_text(r.result, r.use, superseded=r.key in superseded)
         stubs[r.key] = replace(r.result, content=stub)
@@ -101,13 +153,14 @@ def microcompact(
     return tuple(out), tuple(records)
 
 
-def _results(messages: tuple[Message, ...]) -> Iterator[_Result]:
+def _results(messages: tuple[Message, ...], settled: Settled = Settled()) -> Iterator[_Result]:
     uses: dict[str, ToolUseBlock] = {}
     turn_of: dict[str, int] = {}
-    turns = sum(1 for m in messages if m.role == "assistant" and m.tool_uses)
+    scanned = messages[settled.messages :]
+    turns = sum(1 for m in scanned if m.role == "assistant" and m.tool_uses)
     seen = 0
     last_answer = -1
-    for i, message in enumerate(messages):
+    for i, message in enumerate(scanned, settled.messages):
         if message.role == "assistant":
             last_answer = i
         if message.role == "assistant" and message.tool_uses:
@@ -115,7 +168,8 @@ def _results(messages: tuple[Message, ...]) -> Iterator[_Result]:
             for use in message.tool_uses:
                 uses[use.id] = use
                 turn_of[use.id] = turns - seen
-    for i, message in enumerate(messages):
+    turns += settled.turns  # a result whose call is not found counts as the oldest
+    for i, message in enumerate(scanned, settled.messages):
         for j, block in enumerate(message.content):
             if isinstance(block, ToolResultBlock):
                 yield _Result(

@@ -31,7 +31,7 @@ from codeloop.context.compact import (
     Todo,
     compact_history,
 )
-from codeloop.context.microcompact import KeepRecent, microcompact, plain_target
+from codeloop.context.microcompact import KeepRecent, SettledPrefix, microcompact, plain_target
 from codeloop.context.tokens import (
     ContextLimits,
     HistoryTokens,
@@ -121,6 +121,7 @@ class ContextManager:
         # Results folded or saved since the last compaction, by tool_use id.
         self._taken: dict[str, ResultRecord] = {}
         self._history_tokens = HistoryTokens()
+        self._settled = SettledPrefix()
         # Where the last automatic compaction left the count (measured at the next request).
         self._compacted_to: int | None = None
         self._measure_after_compact = False
@@ -151,7 +152,8 @@ class ContextManager:
 
     def record_usage(self, sent: tuple[Message, ...], reply: Message, usage: Usage) -> None:
         """What the API reported for a request (call it with each complete response)."""
-        self._anchor = UsageAnchor.after(sent, reply, usage)
+        estimate = self._history_tokens(sent)
+        self._anchor = UsageAnchor.after(sent, reply, usage, estimate=estimate)
 
     def count(self, messages: tuple[Message, ...]) -> int:
         history = self._history_tokens(messages)
@@ -171,7 +173,8 @@ class ContextManager:
         tokens = self.count(messages)
         folded = 0
         if tokens >= self.fold_at and settings.microcompact:
-            messages, records = microcompact(messages, tokens - self.fold_target, self.keep_recent)
+            need, settled = tokens - self.fold_target, self._settled(messages)
+            messages, records = microcompact(messages, need, self.keep_recent, settled)
             if records:
                 events.append(ResultsFolded(self._note_folds(records)))
                 folded = len(records)

@@ -22,7 +22,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from codeloop.history_fold import HistoryFold, shared_prefix
+from codeloop.history_fold import HistoryFold
 from codeloop.models.base import ToolSpec
 from codeloop.models.catalog import ModelInfo, model_info
 from codeloop.text import CHARS_PER_TOKEN, estimate_text
@@ -197,14 +197,21 @@ class Shares:
 
 @dataclass(frozen=True, slots=True)
 class UsageAnchor:
-    """What the API said a prompt cost: `messages` is that prompt plus the reply to it."""
+    """What the API said a prompt cost: `messages` is that prompt plus the reply to it, and
+    `estimate` what `estimate_messages` makes of them."""
 
     messages: tuple[Message, ...]
     tokens: int
+    estimate: int
 
     @staticmethod
-    def after(sent: tuple[Message, ...], reply: Message, usage: Usage) -> UsageAnchor:
-        return UsageAnchor((*sent, reply), usage.context_tokens + usage.output_tokens)
+    def after(
+        sent: tuple[Message, ...], reply: Message, usage: Usage, *, estimate: int | None = None
+    ) -> UsageAnchor:
+        """`estimate` is `estimate_messages(sent)` when the caller keeps it (`HistoryTokens`)."""
+        sent_tokens = estimate_messages(sent) if estimate is None else estimate
+        reported = usage.context_tokens + usage.output_tokens
+        return UsageAnchor((*sent, reply), reported, sent_tokens + estimate_message(reply))
 
 
 def count_tokens(
@@ -220,15 +227,10 @@ def count_tokens(
     added, what microcompact folded since taken off. A fold never makes the real count
     forgotten (and a compaction it would call for skipped); a compaction drops the anchor.
     `history` is `estimate_messages(messages)` when the caller keeps it (`HistoryTokens`)."""
-    estimate = overhead + (estimate_messages(messages) if history is None else history)
+    history = estimate_messages(messages) if history is None else history
     if anchor is None or anchor.tokens <= 0:
-        return estimate
-    n = len(anchor.messages)
-    if len(messages) >= n and shared_prefix(messages, anchor.messages) == n:
-        moved = anchor.tokens + estimate_messages(messages[n:])
-    else:
-        moved = anchor.tokens + estimate_messages(messages) - estimate_messages(anchor.messages)
-    return max(estimate, moved)
+        return overhead + history
+    return max(overhead + history, anchor.tokens + history - anchor.estimate)
 
 
 __all__ = [

@@ -70,12 +70,12 @@ class SegmentCache:
     """One agent's requests as changes: how many segments of the previous request the next one
     starts with, and its segments after those.
 
-    Requests share most of their messages with the previous one, as the same objects, so the
-    shared prefix is found by identity and only new (or rewritten) messages are measured."""
+    Requests share most of their messages with the previous one, so the shared prefix is found
+    in C (`shared_prefix`) and only new (or rewritten) messages are measured."""
 
     def __init__(self) -> None:
         self._overhead: tuple[str, tuple[ToolSpec, ...]] | None = None
-        self._messages: list[Message] = []
+        self._messages: tuple[Message, ...] = ()
         self._ends: list[int] = []  # segments up to and including each message, system first
         self._uses: dict[str, ToolUseBlock] = {}
 
@@ -99,7 +99,7 @@ class SegmentCache:
             added.extend(segments)
             count += len(segments)
             ends.append(count)
-        self._messages, self._ends = list(messages), ends
+        self._messages, self._ends = tuple(messages), ends
         return keep, added
 
 
