@@ -71,12 +71,12 @@ async def watched(
                 if abort.is_set():
                     raise Aborted
                 raise IdleTimeout(timeout or 0.0, first=first)
-            try:
-                item = next_item.result()
-            except StopAsyncIteration:
+            if isinstance(next_item.exception(), StopAsyncIteration):
+                # Not raised here: its traceback would hold this frame, which holds the task
+                # that holds it, a cycle keeping the last item alive until a full collection.
                 return
             first = False
-            yield item
+            yield next_item.result()
     finally:
         abort_wait.cancel()
         if next_item is not None and not next_item.done():

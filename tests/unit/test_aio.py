@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import weakref
 from collections.abc import AsyncIterator
 
 from codeloop.aio import unless_aborted, watched
@@ -54,3 +56,25 @@ async def test_a_time_limit_on_unless_aborted_stops_what_it_waited_for() -> None
     assert never.cancelled()
     # Nothing is left waiting on the abort event either.
     assert not [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+
+
+class Item:
+    """An item a weak reference can follow."""
+
+
+async def test_a_finished_source_leaves_its_last_item_to_no_cycle() -> None:
+    """Once the consumer lets go of the items, they are freed at once, not at the next full
+    collection (a long session's tool results would pile up until then)."""
+
+    async def source() -> AsyncIterator[Item]:
+        yield Item()
+
+    gc.collect()
+    gc.disable()
+    try:
+        items = [item async for item in watched(source(), asyncio.Event())]
+        last = weakref.ref(items[0])
+        del items
+        assert last() is None
+    finally:
+        gc.enable()

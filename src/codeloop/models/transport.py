@@ -81,6 +81,7 @@ class HttpTransport:
         import httpx
 
         url = self.url(path)
+        response: httpx.Response | None = None
         try:
             async with self._client.stream(
                 "POST", url, **_payload(body), headers=headers
@@ -91,6 +92,9 @@ class HttpTransport:
                     yield chunk
         except httpx.TransportError as exc:
             raise error_from_transport(exc, url=url) from exc
+        finally:
+            if response is not None:
+                _release(response)
 
     async def post_json(
         self,
@@ -108,6 +112,7 @@ class HttpTransport:
             response = await self._client.post(url, **_payload(body), headers=headers)
         except httpx.TransportError as exc:
             raise error_from_transport(exc, url=url) from exc
+        _release(response)
         if response.status_code >= 400:
             raise self._error(response, response.content, url, model)
         try:
@@ -131,6 +136,17 @@ class HttpTransport:
             model=model,
             auth_hint=self._auth_hint,
         )
+
+
+def _release(response: httpx.Response) -> None:
+    """httpx 0.28 binds a response's stream back to the response (to time it on close): a
+    reference cycle that only the cyclic collector frees, and it holds the request, its body
+    and all. A long session's request bodies (hundreds of KB each) then pile up between full
+    collections, and the RSS grows turn by turn (encode/httpx#3733). Once the response is
+    closed nothing reads that stream: dropping it frees the lot as soon as the caller lets go."""
+    import httpx
+
+    response.stream = httpx.ByteStream(b"")
 
 
 def load_httpx() -> None:
