@@ -8,8 +8,12 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+from codeloop.testing.fake_server import FakeModelServer
+from codeloop.testing.scenario import Scenario, turn
 
 
 def loaded_after(code: str, modules: tuple[str, ...]) -> list[str]:
@@ -33,3 +37,25 @@ def test_the_http_client_comes_without_httpx_command_line_tool() -> None:
 def test_httpx_command_line_tool_is_still_importable_after() -> None:
     code = "from codeloop.models.transport import load_httpx\nload_httpx()\nimport httpx._main\n"
     assert loaded_after(code, ("httpx", "httpx._main")) == ["httpx", "httpx._main"]
+
+
+def test_a_headless_run_of_a_hosted_model_never_loads_the_local_models_module(
+    tmp_path: Path,
+) -> None:
+    """Nor pydantic and the tools: a run that calls no tool never needs them."""
+    with FakeModelServer(Scenario(turns=(turn("hello"),))) as server:
+        env = {
+            "ANTHROPIC_BASE_URL": server.anthropic_base_url,
+            "ANTHROPIC_API_KEY": "k",
+            "CODELOOP_HOME": str(tmp_path),
+        }
+        code = (
+            "import contextlib, io, os\n"
+            f"os.environ.update({env!r})\n"
+            "from codeloop.cli.main import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    main(['-p', 'hi', '--model', 'anthropic:claude-sonnet-4-5'])\n"
+        )
+        loaded = loaded_after(code, ("codeloop.models.local", "pydantic", "codeloop.tools.bash"))
+        assert len(server.requests) == 1
+    assert loaded == []

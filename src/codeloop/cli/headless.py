@@ -67,9 +67,11 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
         await session.aclose()
         raise
 
-    from codeloop.models.local import DEFAULT_MODEL, DEMO_NOTICE
+    from codeloop.models.factory import DEFAULT_MODELS
 
-    if session.config.model == DEFAULT_MODEL:
+    if session.config.model == DEFAULT_MODELS["local"]:
+        from codeloop.models.local import DEMO_NOTICE  # its module costs ~20 ms of start-up
+
         print(DEMO_NOTICE, file=sys.stderr)
     verbose = args.verbose or sys.stderr.isatty()
     out = renderer_for(
