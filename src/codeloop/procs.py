@@ -65,6 +65,7 @@ async def run_bounded(
         "env": None if env is None else dict(env),
         "start_new_session": True,
     }
+    REAPER.ready()
     if isinstance(command, str):
         proc = await asyncio.create_subprocess_shell(command, **options)  # type: ignore[arg-type]
     else:

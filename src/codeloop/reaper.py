@@ -37,6 +37,13 @@ class Reaper:
         self._pipe: int | None = None
         self._watchdog: subprocess.Popen[bytes] | None = None
 
+    def ready(self) -> None:
+        """Start the watchdog now, before a group is started: registering the group is then one
+        write, not a watchdog's start while the group already runs unwatched (a kill -9 of
+        codeloop in that window left the group behind)."""
+        with self._lock:
+            self._ensure()
+
     def watch(self, pgid: int) -> None:
         """Kill group `pgid` when codeloop dies (its leader has just started)."""
         with self._lock:

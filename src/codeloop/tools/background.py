@@ -84,6 +84,7 @@ class BackgroundShells:
         folder = self._folder()
         path = folder / f"{shell_id}.output"
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        REAPER.ready()
         try:
             process = await asyncio.create_subprocess_exec(
                 *argv,

@@ -38,6 +38,10 @@ DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
 
 Stop = Literal["timeout", "abort"]
+# The command waits at this gate until its process group is registered with the reaper: a
+# kill -9 of codeloop in between would otherwise leave what it started running. The gate's
+# end closing unopened (codeloop died first) runs nothing.
+_GATE = ("/bin/sh", "-c", 'IFS= read -r _ || exit 1; exec "$@" </dev/null', "gate")
 
 
 class BashInput(ToolInput):
@@ -282,13 +286,16 @@ async def _run(
     """Run `argv`; return its output, exit code and why it was stopped early (if it was)."""
     loop = asyncio.get_running_loop()
     output = _Output(limit, on_output)
+    REAPER.ready()
     read_fd, write_fd = os.pipe()
+    gate_read, gate_write = os.pipe()
     try:
         transport, _ = await loop.connect_read_pipe(lambda: output, os.fdopen(read_fd, "rb", 0))
         spawning = asyncio.ensure_future(
             asyncio.create_subprocess_exec(
+                *_GATE,
                 *argv,
-                stdin=asyncio.subprocess.DEVNULL,
+                stdin=gate_read,
                 stdout=write_fd,
                 stderr=write_fd,
                 cwd=cwd,
@@ -312,7 +319,12 @@ async def _run(
             raise
     finally:
         os.close(write_fd)  # the child holds its own copy; EOF comes when every writer is gone
-    REAPER.watch(proc.pid)
+        os.close(gate_read)
+    try:
+        REAPER.watch(proc.pid)
+        os.write(gate_write, b"\n")  # watched: the command may start
+    finally:
+        os.close(gate_write)
     try:
         stopped = await _wait(proc, time_limit, abort)
         if stopped is not None:
