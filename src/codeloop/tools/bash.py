@@ -317,6 +317,9 @@ async def _run(
         except BaseException:
             transport.close()
             raise
+    except BaseException:
+        os.close(gate_write)  # not spawned (or killed): nothing will pass the gate
+        raise
     finally:
         os.close(write_fd)  # the child holds its own copy; EOF comes when every writer is gone
         os.close(gate_read)
