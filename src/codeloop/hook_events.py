@@ -71,12 +71,7 @@ EVENTS: dict[str, EventSpec] = {
         EventSpec("TeammateIdle", blocks=True, not_fired=_NO_TEAMS),
         EventSpec("ConfigChange", "source", blocks=True, types=_NO_MODEL),
         EventSpec("CwdChanged", types=_NO_MODEL, env_file=True),
-        EventSpec(
-            "DirectoryAdded",
-            "source",
-            types=_NO_MODEL,
-            not_fired="directories are added only at start (--add-dir)",
-        ),
+        EventSpec("DirectoryAdded", "source", types=_NO_MODEL),
         EventSpec("FileChanged", "file_path", types=_NO_MODEL, env_file=True),
         EventSpec(
             "WorktreeCreate",

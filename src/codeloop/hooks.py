@@ -113,6 +113,8 @@ class HookOutcome:
     # Each hook's `hookSpecificOutput`, in order, for the event's own fields (an elicitation's
     # `action`/`content`, FileChanged's `watchPaths`, ...).
     specific: tuple[Mapping[str, Any], ...] = ()
+    # The hooks that failed or timed out (also first among `system_messages`).
+    errors: tuple[str, ...] = ()
 
     def for_model(self) -> str:
         """The text the model should read: why it was blocked (unless the reason is the
@@ -492,6 +494,7 @@ def _fold(event: str, runs: Sequence[tuple[HookCommand, HookRun]]) -> HookOutcom
         request_message=fold.request_message,
         interrupt=fold.interrupt,
         specific=tuple(fold.specific),
+        errors=tuple(fold.errors),
     )
 
 

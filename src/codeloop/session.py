@@ -163,6 +163,8 @@ class Session:
         self.hooks = hooks
         self._started = False
         self._setup_context: list[Message] = []
+        # What the model is told with the next prompt (a directory /add-dir added ...).
+        self._reminders: list[str] = []
         # Sent ahead of the history in every request: the memory, then what the Setup and
         # SessionStart hooks add when the session starts.
         self.user_context: tuple[Message, ...] = tuple(user_context)
@@ -211,11 +213,15 @@ class Session:
         for text in self.mcp.take_notices() if self.mcp else ():
             yield Notice("warning", text)
         added: tuple[Message, ...] = ()
+        if self._reminders:
+            added = (Message.user(system_reminder("\n\n".join(self._reminders)), is_meta=True),)
+            self._reminders.clear()
         if self.hooks is not None:
             for text in await self.hooks.check_watched():  # changed since the last prompt
                 yield Notice("warning", text)
             if pending := self.hooks.take_async_context():
-                added = (Message.user(system_reminder("\n\n".join(pending)), is_meta=True),)
+                reminder = system_reminder("\n\n".join(pending))
+                added = (*added, Message.user(reminder, is_meta=True))
             submitted = await self.hooks.run("UserPromptSubmit", {"prompt": prompt})
             for text in submitted.system_messages:
                 yield Notice("warning", text)
@@ -307,6 +313,10 @@ class Session:
         if (failed := self._persist(event, agent)) is not None:
             self._notices.append(failed)
         self._publish(event, agent)
+
+    def remind(self, text: str) -> None:
+        """Something the model is told with the next prompt, as a system reminder."""
+        self._reminders.append(text)
 
     def notify(self, text: str) -> None:
         """A warning for the user, shown with the next event (a sub-agent's server that did

@@ -94,6 +94,17 @@ async def test_the_workspace_stays_writable_and_the_cwd_is_tracked(world: Path, 
     assert (world / "extra" / "also.txt").read_text() == "more\n"
 
 
+async def test_a_folder_added_mid_session_is_writable_too(world: Path, bwrap: str) -> None:
+    tool = BashTool(Sandbox((world / "ws",), bwrap))
+    ctx = ToolContext(Workspace(cwd=world / "ws"))
+    result = await run(tool, ctx, "echo no > ../extra/late.txt")
+    assert result.is_error and "Read-only file system" in text(result)
+    ctx.workspace.extra_dirs.append(world / "extra")  # what /add-dir does
+    result = await run(tool, ctx, "echo yes > ../extra/late.txt")
+    assert not result.is_error, text(result)
+    assert (world / "extra" / "late.txt").read_text() == "yes\n"
+
+
 async def test_tmp_is_private(world: Path, bwrap: str) -> None:
     tool, ctx = sandboxed(world, bwrap)
     name = f"/tmp/codeloop-sandbox-{uuid.uuid4().hex}"

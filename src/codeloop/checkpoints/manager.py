@@ -159,6 +159,11 @@ class Checkpoints:
 
     # --- taking ---------------------------------------------------------------------------
 
+    def add_root(self, root: Path) -> None:
+        """A folder added mid-session (/add-dir): snapshot from the next checkpoint on."""
+        with self._mutex:
+            self.roots = _outermost([*self.roots, root])
+
     def take(self, history: Sequence[str], *, prompt: str = "", label: str = "") -> Checkpoint:
         """Snapshot the workspace and record it, durably, before returning: `history` is the
         conversation's message uuids, `prompt` and `label` say what the turn was for."""

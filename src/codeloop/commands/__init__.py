@@ -190,10 +190,11 @@ async def run_command(command: Command, ctx: CommandContext, args: str) -> Ran:
 def default_registry() -> Registry:
     """The built-in commands, the custom command files and the MCP servers' prompts: what
     every frontend offers."""
-    from codeloop.commands import builtin, custom, mcp_prompts, rewind, servers, usage
+    from codeloop.commands import add_dir, builtin, custom, mcp_prompts, rewind, servers, usage
 
     registry = Registry()
-    for command in (*builtin.COMMANDS, rewind.COMMAND, servers.COMMAND, usage.COMMAND):
+    commands = (add_dir.COMMAND, rewind.COMMAND, servers.COMMAND, usage.COMMAND)
+    for command in (*builtin.COMMANDS, *commands):
         registry.add(command)
     registry.add_provider(custom.provide)
     registry.add_provider(mcp_prompts.provide)

@@ -161,6 +161,11 @@ class Policy:
     def roots(self) -> list[Path]:
         return list(self._roots)
 
+    def add_root(self, path: Path) -> None:
+        """A working directory added mid-session (/add-dir): writes there are the project's."""
+        if self._book is not None:
+            self._roots.extend(r for r in paths.real_roots([path]) if r not in self._roots)
+
     def grant(self, texts: Sequence[str], source: str) -> None:
         """Allow these rules until the next prompt (a skill's `allowed-tools`)."""
         book = self._book

@@ -17,7 +17,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 ENV_ALLOWLIST = frozenset(
@@ -71,6 +71,10 @@ class Sandbox:
         for path in files:
             argv += ["--bind", path, path]
         return [*argv, "--chdir", str(cwd), "--", shell, "-c", script]
+
+    def widened(self, roots: Sequence[Path]) -> Sandbox:
+        """The same sandbox with these folders writable too (directories added mid-session)."""
+        return replace(self, roots=tuple(dict.fromkeys((*self.roots, *roots))))
 
     @staticmethod
     def env(base: Mapping[str, str]) -> dict[str, str]:

@@ -123,7 +123,8 @@ class BashTool(Tool[BashInput]):
         env = {**base_env, "CODELOOP": "1"}
         argv = [_shell(), "-c", script]
         if self.sandbox is not None:
-            argv = self.sandbox.argv(_shell(), script, cwd=start_dir, files=[cwd_file])
+            sandbox = self.sandbox.widened(ctx.workspace.extra_dirs)  # /add-dir's folders too
+            argv = sandbox.argv(_shell(), script, cwd=start_dir, files=[cwd_file])
             env = {**self.sandbox.env(base_env), "CODELOOP": "1"}
         env = _git_protected(args.command, env)
         try:
