@@ -73,15 +73,8 @@ EVENTS: dict[str, EventSpec] = {
         EventSpec("CwdChanged", types=_NO_MODEL, env_file=True),
         EventSpec("DirectoryAdded", "source", types=_NO_MODEL),
         EventSpec("FileChanged", "file_path", types=_NO_MODEL, env_file=True),
-        EventSpec(
-            "WorktreeCreate",
-            blocks=True,
-            types=_NO_MODEL,
-            not_fired="codeloop does not create worktrees",
-        ),
-        EventSpec(
-            "WorktreeRemove", types=_NO_MODEL, not_fired="codeloop does not create worktrees"
-        ),
+        EventSpec("WorktreeCreate", blocks=True, types=_NO_MODEL),
+        EventSpec("WorktreeRemove", types=_NO_MODEL),
         EventSpec("PreCompact", "trigger", blocks=True, types=_NO_MODEL),
         EventSpec("PostCompact", "trigger", types=_NO_MODEL),
         EventSpec("Elicitation", "mcp_server_name", blocks=True, types=_NO_MODEL),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from codeloop import __version__
 from codeloop.cli.args import (
@@ -30,6 +30,7 @@ Interactive use:
   codeloop                                      a session in this folder (/help inside)
   codeloop "first prompt"                       ... starting with that prompt
   codeloop -c   |   codeloop -r [ID]            continue the latest session, or pick one
+  codeloop -w [NAME]                            a session in its own git worktree
 
 Headless use (scripts, CI):
   codeloop -p "fix the failing test"            answer printed on stdout
@@ -212,6 +213,18 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="another directory the tools may work in (repeatable)",
     )
+    parser.add_argument(
+        "-w",
+        "--worktree",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="NAME",
+        help="run the session in a new git worktree, <repo>/.claude/worktrees/NAME on branch "
+        "worktree-NAME from origin/HEAD (a name is made up without NAME); removed with its "
+        "branch at the end when nothing changed, else kept (the interactive UI asks). "
+        "WorktreeCreate/WorktreeRemove hooks replace git, as in Claude Code",
+    )
     add_mcp_flags(parser)
     add_sdk_flags(parser)
     parser.add_argument(
@@ -319,17 +332,28 @@ def _main(argv: Sequence[str] | None) -> int:
         from codeloop.cli.sdk_protocol import run_sdk
 
         args, unknown = build_parser().parse_known_args(argv)
-        return run_sdk(args, unknown)
+        return _in_worktree(args, lambda a: run_sdk(a, unknown), interactive=False)
     args = build_parser().parse_args(argv)
     if args.prompt is None and args.init_only:
         args.prompt = ""
     if args.prompt is None:
         from codeloop.cli.tui import run_interactive
 
-        return run_interactive(args)
+        return _in_worktree(args, run_interactive, interactive=True)
     from codeloop.cli.headless import run_headless
 
-    return run_headless(args)
+    return _in_worktree(args, run_headless, interactive=False)
+
+
+def _in_worktree(
+    args: argparse.Namespace, run: Callable[[argparse.Namespace], int], *, interactive: bool
+) -> int:
+    """`run(args)`, in a worktree of its own with --worktree."""
+    if args.worktree is None:
+        return run(args)
+    from codeloop.cli.worktree import run_in_worktree
+
+    return run_in_worktree(args, run, interactive=interactive)
 
 
 def _streams_input(argv: Sequence[str]) -> bool:
