@@ -26,7 +26,7 @@ from codeloop.events import Notice, RequestEnd
 from codeloop.extensions.agents import AgentDefinition, choose_tools, task_description
 from codeloop.extensions.loader import Extensions, load_extensions
 from codeloop.extensions.output_styles import style_section
-from codeloop.extensions.skill_discovery import SkillDiscovery
+from codeloop.extensions.skill_discovery import SkillDiscovery, nested_skills_exist
 from codeloop.extensions.skills import SkillRuntime, substitute
 from codeloop.hook_config import merge_hooks
 from codeloop.hook_handlers import HttpPolicy, model_judge
@@ -125,7 +125,12 @@ async def build_session(options: Options) -> Session:
         env["PATH"] = os.pathsep.join([*map(str, ext.bin_dirs), env.get("PATH", "")])
     skills = SkillRuntime(ext.skills, "", cwd, shell_disabled=settings.skill_shell_disabled)
     listing = ext.skills.listing(settings.skill_overrides)
-    with_skill = bool(listing) or any(skill.paths for skill in ext.skills.by_name.values())
+    # Offered when a skill is listed, held for its `paths:`, or waits in a subfolder.
+    with_skill = (
+        bool(listing)
+        or any(skill.paths for skill in ext.skills.by_name.values())
+        or nested_skills_exist(cwd)
+    )
     services = ToolServices(  # filled once the session exists (_connect_tools)
         search_endpoint=settings.web_search_url, server_search=client.provider == "anthropic"
     )

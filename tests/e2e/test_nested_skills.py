@@ -70,3 +70,39 @@ def test_nested_and_path_scoped_skills_arrive_with_the_files_they_concern(
     assert "WEB-DEPLOY-BODY" in text_of(last_tool_result(bodies[4])["content"])
     assert "MIGRATIONS-BODY" in text_of(last_tool_result(bodies[5])["content"])
     assert "ROOT-DEPLOY-BODY" not in request_text(bodies[5])
+
+
+def test_only_nested_skills_still_bring_the_skill_tool(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    web = project / "apps" / "web"
+    skill(web / ".claude" / "skills", "storybook", "Runs the web app's stories.", "STORY-BODY")
+    (web / "index.ts").write_text("export {}\n")
+    ignored = project / "vendor" / "lib"
+    skill(ignored / ".claude" / "skills", "vendored", "A vendored skill.", "VENDOR-BODY")
+    (project / ".gitignore").write_text("vendor/\n")
+    scenario = Scenario(
+        turns=(
+            turn(tool_use("Read", {"file_path": "apps/web/index.ts"})),
+            turn(tool_use("Skill", {"skill": "storybook"})),
+            turn("Done."),
+        )
+    )
+    result, bodies = run(project, tmp_path, scenario, "--allowedTools", "Read")
+    assert result.returncode == 0, result.stderr
+    # No skill at the root, yet the tool is there from the start for the one in the package.
+    assert "Skill" in [tool["name"] for tool in bodies[0]["tools"]]
+    assert "Runs the web app's stories." not in request_text(bodies[0])
+    assert "- storybook: Runs the web app's stories." in text_of(
+        last_tool_result(bodies[1])["content"]
+    )
+    assert "STORY-BODY" in text_of(last_tool_result(bodies[2])["content"])
+
+
+def test_no_skill_anywhere_means_no_skill_tool(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    ignored = project / "vendor" / "lib"
+    skill(ignored / ".claude" / "skills", "vendored", "A vendored skill.", "VENDOR-BODY")
+    (project / ".gitignore").write_text("vendor/\n")  # git ignores it: not searched
+    result, bodies = run(project, tmp_path, Scenario(turns=(turn("Hi."),)))
+    assert result.returncode == 0, result.stderr
+    assert "Skill" not in [tool["name"] for tool in bodies[0]["tools"]]

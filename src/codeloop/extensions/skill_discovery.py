@@ -11,6 +11,8 @@ system reminder on the tool result that brought them in.
 from __future__ import annotations
 
 import copy
+import os
+import subprocess
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,27 @@ from codeloop.context.memory import system_reminder
 from codeloop.extensions.skills import Skill, SkillRuntime, skills_in
 
 _INTRO = "These skills apply to the files you are working on now:"
+# A SKILL.md below the working folder's own .claude/skills (which loads at start), as git sees
+# the tree: tracked, or untracked and not ignored.
+_NESTED = ":(glob)**/.claude/skills/**/SKILL.md"
+
+
+def nested_skills_exist(cwd: Path) -> bool:
+    """Whether a subfolder holds skills the session would discover (so it needs the Skill
+    tool though it starts with none). git's index and ignore rules keep this one quick call;
+    a folder outside git is not searched. Under the protective config: the repository must
+    not get to run a program of its own (core.fsmonitor) by being opened."""
+    from codeloop.permissions.git_check import protective_env
+
+    listing = ["ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", _NESTED]
+    argv = ["git", "--no-optional-locks", *listing]
+    env = protective_env(os.environ)
+    try:
+        found = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    names = found.stdout.decode(errors="replace").split("\0") if found.returncode == 0 else []
+    return any(name and not name.startswith(".claude/") for name in names)
 
 
 class SkillDiscovery:
