@@ -125,12 +125,7 @@ async def build_session(options: Options) -> Session:
         env["PATH"] = os.pathsep.join([*map(str, ext.bin_dirs), env.get("PATH", "")])
     skills = SkillRuntime(ext.skills, "", cwd, shell_disabled=settings.skill_shell_disabled)
     listing = ext.skills.listing(settings.skill_overrides)
-    # Offered when a skill is listed, held for its `paths:`, or waits in a subfolder.
-    with_skill = (
-        bool(listing)
-        or any(skill.paths for skill in ext.skills.by_name.values())
-        or nested_skills_exist(cwd)
-    )
+    with_skill = _offers_skill_tool(ext, listing, cwd)
     services = ToolServices(  # filled once the session exists (_connect_tools)
         search_endpoint=settings.web_search_url, server_search=client.provider == "anthropic"
     )
@@ -151,16 +146,7 @@ async def build_session(options: Options) -> Session:
     hooks = _hooks(
         settings, ext, transcript, cwd, env, policy, tools, client.stream, model, workspace
     )
-    memory = load_memory(
-        cwd, env=env, excludes=settings.claude_md_excludes, managed_text=settings.managed_claude_md
-    )
-    workspace.instructions = InstructionTracker(
-        memory,
-        cwd,
-        user_dirs(env).home,
-        excludes=settings.claude_md_excludes,
-        on_load=functools.partial(instructions_loaded, hooks),
-    )
+    memory = _memory(settings, cwd, env, workspace, hooks)
     mcp = _mcp(options, settings, ext, cwd, env, model, warnings)
     try:
         if mcp is not None:  # the servers come up while the prompt context is gathered
@@ -215,6 +201,34 @@ async def build_session(options: Options) -> Session:
         if mcp is not None:  # no session holds them: nothing else would stop them
             await mcp.aclose()
         raise
+
+
+def _offers_skill_tool(ext: Extensions, listing: str, cwd: Path) -> bool:
+    """The Skill tool is offered when a skill is listed, held for its `paths:`, or waits in
+    a subfolder's .claude/skills."""
+    return (
+        bool(listing)
+        or any(skill.paths for skill in ext.skills.by_name.values())
+        or nested_skills_exist(cwd)
+    )
+
+
+def _memory(
+    settings: Settings, cwd: Path, env: dict[str, str], workspace: Workspace, hooks: HookRunner
+) -> Memory:
+    """The memory files loaded at start; the workspace's tracker loads the nested and
+    path-scoped ones as the model's tools touch their folders."""
+    memory = load_memory(
+        cwd, env=env, excludes=settings.claude_md_excludes, managed_text=settings.managed_claude_md
+    )
+    workspace.instructions = InstructionTracker(
+        memory,
+        cwd,
+        user_dirs(env).home,
+        excludes=settings.claude_md_excludes,
+        on_load=functools.partial(instructions_loaded, hooks),
+    )
+    return memory
 
 
 def _tools(
