@@ -31,6 +31,7 @@ from codeloop.aio import (
     watched,
 )
 from codeloop.context.media import strip_refused_media
+from codeloop.context.tokens import estimate_message
 from codeloop.costs import Ledger
 from codeloop.deps import Executor, LoopDeps
 from codeloop.events import (
@@ -386,7 +387,7 @@ async def _stream(
                 elif event.kind == "thinking":
                     yield ThinkingDelta(event.value)
             if isinstance(block, ToolUseBlock):
-                executor.add(block)
+                executor.add(block, estimate_message(assembler.message()))
             for ready in executor.ready():
                 yield attempt.collect(ready)
     except Aborted:

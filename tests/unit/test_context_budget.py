@@ -7,7 +7,12 @@ import asyncio
 from pathlib import Path
 from typing import Any, ClassVar
 
-from codeloop.context.budget import PERSISTED_TAG, persist_result, saved_path
+from codeloop.context.budget import (
+    PERSISTED_TAG,
+    SAVED_NOTE_TOKENS,
+    persist_result,
+    saved_path,
+)
 from codeloop.context.pipeline import ContextManager
 from codeloop.context.tokens import ContextLimits, estimate_text
 from codeloop.events import ToolFinished
@@ -61,11 +66,13 @@ def _workspace(tmp_path: Path, window: int = 64_000) -> Workspace:
     return workspace
 
 
-async def _turn(workspace: Workspace, *calls: tuple[str, dict[str, Any]]) -> list[ToolResult]:
+async def _turn(
+    workspace: Workspace, *calls: tuple[str, dict[str, Any]], answer_tokens: int = 0
+) -> list[ToolResult]:
     tools: dict[str, AnyTool] = {"Print": PrintTool(), "Read": ReadTool()}
     executor = ToolExecutor(tools, workspace, _allow)
     for i, (name, args) in enumerate(calls):
-        executor.add(ToolUseBlock(f"toolu_{i}", name, args))
+        executor.add(ToolUseBlock(f"toolu_{i}", name, args), answer_tokens)
     finished = [e async for e in executor.remaining() if isinstance(e, ToolFinished)]
     return [ToolResult(e.result.content, e.result.is_error) for e in finished]
 
@@ -100,6 +107,30 @@ async def test_a_turns_results_share_one_allowance(tmp_path: Path) -> None:
     assert 1 <= len(whole) < 3
     total = sum(estimate_text(r.text) for r in results)
     assert total <= workspace.result_limits.turn_tokens + 3 * 1_000  # previews aside
+
+
+async def test_results_past_the_turns_allowance_are_saved_however_small(tmp_path: Path) -> None:
+    """Small results once passed the allowance whole, so a small window's turn could outgrow
+    what a compaction keeps word for word; past it, a result is saved, its preview within
+    what is left."""
+    workspace = _workspace(tmp_path)
+    workspace.result_limits = ResultLimits(result_tokens=1_000, turn_tokens=1_300)
+    results = await _turn(workspace, *[("Print", {"chars": 2_400})] * 3)  # 600 tokens each
+    saved = [r for r in results if r.text.startswith(PERSISTED_TAG)]
+    assert len(saved) == 1 and len(saved[0].text) < 600
+    path = saved_path(saved[0].text)
+    assert path is not None and len(await asyncio.to_thread(Path(path).read_text)) == 2_400
+    assert sum(estimate_text(r.text) for r in results) <= 1_300 + SAVED_NOTE_TOKENS
+
+
+async def test_a_long_answer_leaves_its_calls_less_room(tmp_path: Path) -> None:
+    """The answer and its results together must fit what a compaction keeps of the turn."""
+    workspace = _workspace(tmp_path)
+    workspace.result_limits = ResultLimits(1_000, 2_500, unanswered_tokens=1_500)
+    (roomy,) = await _turn(workspace, ("Print", {"chars": 2_400}), answer_tokens=100)
+    (squeezed,) = await _turn(workspace, ("Print", {"chars": 2_400}), answer_tokens=1_000)
+    assert len(roomy.text) == 2_400
+    assert squeezed.text.startswith(PERSISTED_TAG) and estimate_text(squeezed.text) <= 500
 
 
 async def test_images_are_never_saved(tmp_path: Path) -> None:

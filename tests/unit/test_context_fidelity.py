@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from codeloop.context.budget import PERSISTED_TAG
@@ -120,6 +120,23 @@ def _numbered(root: Path, name: str) -> list[str]:
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(session=sessions(), window=WINDOWS)
+# Found by hypothesis: a full-page Read and two small Bash results passed the turn's
+# allowance (small results were never saved), so the compaction cut the Read's page.
+@example(
+    session=(
+        [11975, 50, 50],
+        [
+            [
+                {"name": "Read", "input": {"file_path": "f0.txt"}},
+                {"name": "Bash", "input": {"command": "cat f0.txt"}},
+                {"name": "Bash", "input": {"command": "head -c 2349 /dev/zero | tr '\\0' x"}},
+            ],
+            *[[{"name": "Read", "input": {"file_path": "f0.txt"}}]] * 3,
+        ],
+        [3293, 0, 0, 0],
+    ),
+    window=16_000,
+)
 def test_the_newest_results_reach_the_model_as_the_tools_made_them(
     session: tuple[list[int], list[list[dict[str, Any]]], list[int]], window: int
 ) -> None:

@@ -18,14 +18,18 @@ from codeloop.text import human_size, truncate_middle
 
 PERSISTED_TAG = "<persisted-output>"
 PREVIEW_CHARS = 2_000
-# A result smaller than this (twice its preview) is never worth saving.
-MIN_SAVED_TOKENS = PREVIEW_CHARS // 2
+# What the note replacing a saved result takes besides its preview: a result no bigger is
+# never worth saving.
+SAVED_NOTE_TOKENS = 100
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 _SAVED_PATH = re.compile(r"The full text is saved in (.+?): Read it")
 
 
-def persist_result(tool_use_id: str, text: str, results_dir: Path) -> str:
-    """Save a result's text and return the preview that replaces it."""
+def persist_result(
+    tool_use_id: str, text: str, results_dir: Path, preview_chars: int = PREVIEW_CHARS
+) -> str:
+    """Save a result's text and return the preview that replaces it: its head and tail, in
+    at most `preview_chars` (PREVIEW_CHARS at most)."""
     size = human_size(len(text.encode("utf-8")))
     path = results_dir / f"{_UNSAFE.sub('_', tool_use_id) or 'result'}.txt"
     try:
@@ -43,7 +47,7 @@ def persist_result(tool_use_id: str, text: str, results_dir: Path) -> str:
     return (
         f"{PERSISTED_TAG}\nThis result was too large to keep in the conversation ({size}, "
         f"about {estimate_text(text):,} tokens). {where}\n\n"
-        f"{truncate_middle(text, PREVIEW_CHARS)}\n</persisted-output>"
+        f"{truncate_middle(text, min(preview_chars, PREVIEW_CHARS))}\n</persisted-output>"
     )
 
 

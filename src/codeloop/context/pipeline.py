@@ -133,16 +133,18 @@ class ContextManager:
         self.summarizer = summarizer
         self._overhead = summarizer.overhead
         self.shares = Shares(self.limits, self._overhead)
-        self.workspace.result_limits = ResultLimits(self.shares.result, self.shares.turn_results)
+        self.workspace.result_limits = ResultLimits(
+            self.shares.result, self.shares.turn_results, self.shares.unanswered
+        )
         self.workspace.spill = self.spill if self.settings.persist_results else None
 
     def window_warning(self) -> str | None:
         """Why the window cannot hold this session's overhead plus one turn, if it cannot."""
         return self.shares.too_small()
 
-    def spill(self, use: ToolUseBlock, text: str) -> str:
+    def spill(self, use: ToolUseBlock, text: str, preview_chars: int) -> str:
         """L1 for one result as it is made: save it, return its preview (Workspace.spill)."""
-        preview = persist_result(use.id, text, self.results_dir)
+        preview = persist_result(use.id, text, self.results_dir, preview_chars)
         tokens = estimate_text(text)
         path = saved_path(preview)
         self._taken[use.id] = ResultRecord(

@@ -175,6 +175,12 @@ class Shares:
         return min(RESULT_TOKENS_CAP, self.turn_results)
 
     @property
+    def unanswered(self) -> int:
+        """The answer that made a turn's calls and their results together: what a compaction
+        keeps word for word beside the summary."""
+        return max(MIN_RESULT_TOKENS, self.free - self.summary)
+
+    @property
     def summary(self) -> int:
         """The summary's max_tokens: within the answer's reserve, which the window keeps."""
         share = max(MIN_SUMMARY_TOKENS, min(SUMMARY_TOKENS_CAP, self.free // 4))

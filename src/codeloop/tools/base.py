@@ -59,10 +59,12 @@ class ResultLimits:
     """How many tokens tool results may take in the model's window: one result, and all the
     results of one turn together (context/tokens.py `Shares`; these defaults are a 200K
     window's). Read pages itself to them; another tool's result past them is saved to a file
-    and previewed (`Workspace.spill`)."""
+    and previewed (`Workspace.spill`). `unanswered_tokens` bounds the answer that made the
+    calls and their results together: a compaction keeps that much word for word."""
 
     result_tokens: int = 25_000
     turn_tokens: int = 50_000
+    unanswered_tokens: int = 140_000
 
 
 class TurnRoom:
@@ -71,18 +73,24 @@ class TurnRoom:
 
     def __init__(self, tokens: int) -> None:
         self.left = tokens
+        self._granted = 0
 
     def take(self, tokens: int) -> int:
         """Up to `tokens` of what is left: what was granted."""
         granted = max(0, min(tokens, self.left))
         self.left -= granted
+        self._granted += granted
         return granted
+
+    def within(self, tokens: int) -> None:
+        """At most `tokens` for the turn's results in all (the answer took the rest)."""
+        self.left = max(0, min(self.left, tokens - self._granted))
 
 
 class Spill(Protocol):
     """Saves a result too big for the window and returns the preview that replaces it."""
 
-    def __call__(self, use: ToolUseBlock, text: str) -> str: ...
+    def __call__(self, use: ToolUseBlock, text: str, preview_chars: int) -> str: ...
 
 
 class FileInstructions(Protocol):

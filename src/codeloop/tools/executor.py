@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal
 
-from codeloop.context.budget import MIN_SAVED_TOKENS
+from codeloop.context.budget import SAVED_NOTE_TOKENS
 from codeloop.context.memory import system_reminder
 from codeloop.context.tokens import result_tokens
 from codeloop.events import (
@@ -37,6 +37,7 @@ from codeloop.events import (
     ToolStarted,
 )
 from codeloop.hooks import HookOutcome, Hooks, tool_response, updated_text
+from codeloop.text import CHARS_PER_TOKEN
 from codeloop.tool_names import canonical
 from codeloop.tools.base import (
     AnyTool,
@@ -143,8 +144,11 @@ class ToolExecutor:
 
     # --- intake ---------------------------------------------------------------------------
 
-    def add(self, tool_use: ToolUseBlock) -> None:
-        """Queue a call whose block has finished streaming, and start it if it may start now."""
+    def add(self, tool_use: ToolUseBlock, answer_tokens: int = 0) -> None:
+        """Queue a call whose block has finished streaming, and start it if it may start now.
+        `answer_tokens`: what the answer making the calls takes so far; the results get what it
+        leaves of the unanswered turn's room, so a compaction can keep them as they are."""
+        self._room.within(self._workspace.result_limits.unanswered_tokens - answer_tokens)
         call = self._prepare(tool_use)
         self._calls.append(call)
         if self._abort.reason:
@@ -342,16 +346,18 @@ class ToolExecutor:
 
     def _sized(self, tool_use: ToolUseBlock, result: ToolResult) -> ToolResult:
         """The result within what one result, and what is left of this turn's allowance, may
-        take: a text result past either is saved to a file and previewed (the tool's own size
-        when there is nowhere to save it). Results a tool sized itself pass as they are."""
+        take: a text result past either is saved to a file and previewed, the preview as long
+        as the room left allows (the tool's own size when there is nowhere to save it).
+        Results a tool sized itself pass as they are."""
         if result.sized:
             return result
         tokens = result_tokens(result.content)
         spill = self._workspace.spill
         room = self._room
-        limit = max(min(self._workspace.result_limits.result_tokens, room.left), MIN_SAVED_TOKENS)
+        limit = max(min(self._workspace.result_limits.result_tokens, room.left), SAVED_NOTE_TOKENS)
         if spill is not None and tokens > limit and _text_only(result):
-            result = dataclasses.replace(result, content=spill(tool_use, result.text))
+            preview = max(room.left - SAVED_NOTE_TOKENS, 0) * CHARS_PER_TOKEN
+            result = dataclasses.replace(result, content=spill(tool_use, result.text, preview))
             tokens = result_tokens(result.content)
         room.take(tokens)
         return result

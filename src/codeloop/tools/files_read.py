@@ -201,7 +201,7 @@ async def _read_text(path: Path, size: int, args: ReadInput, ctx: ToolContext) -
         part = part.cut(granted)
         cap = granted
     if not part.numbered:
-        return ToolResult.error(_no_room(path, limits.turn_tokens))
+        return ToolResult.error(_no_room(path))
     text = "\n".join(part.numbered)
     if part.last < part.total:
         shown = part.last - start + 1
@@ -220,11 +220,11 @@ async def _read_text(path: Path, size: int, args: ReadInput, ctx: ToolContext) -
     return ToolResult(text, sized=True)
 
 
-def _no_room(path: Path, turn_tokens: int) -> str:
+def _no_room(path: Path) -> str:
     return (
-        f"{path} was not read: the other results of this turn already take the "
-        f"{turn_tokens:,} tokens one turn's results may hold in this model's context window. "
-        "Read it again in your next turn (with offset and limit for a part)."
+        f"{path} was not read: this turn's answer and its other results already take the "
+        "room one turn may have in this model's context window. Read it again in your next "
+        "turn (with offset and limit for a part)."
     )
 
 
