@@ -216,7 +216,7 @@ class Client:
     async def set_model(self, model: str | None = None) -> None:
         """An alias or a model name of the session's provider; None: the starting model."""
         await self.connect()
-        self._live().set_model(model)
+        await self._live().set_model(model)
 
     async def rewind_files(self, user_message_id: str, *, dry_run: bool = False) -> dict[str, Any]:
         """Set the files back to how they were when that prompt was sent (the conversation

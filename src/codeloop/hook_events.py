@@ -80,6 +80,10 @@ EVENTS: dict[str, EventSpec] = {
         EventSpec("Elicitation", "mcp_server_name", blocks=True, types=_NO_MODEL),
         EventSpec("ElicitationResult", "mcp_server_name", blocks=True, types=_NO_MODEL),
         EventSpec("SessionEnd", "reason", types=_NO_MODEL, default_timeout=1.5),
+        # A switch someone asked for; a hook that times out refuses it too.
+        EventSpec("PreModelSwitch", "to_model", blocks=True, default_timeout=30.0),
+        # After every switch, the fallback model's too.
+        EventSpec("PostModelSwitch", "to_model", stdout_is_context=True, default_timeout=30.0),
     )
 }
 HOOK_EVENTS: tuple[str, ...] = tuple(EVENTS)

@@ -59,6 +59,10 @@ MAX_STOP_HOOK_CONTINUATIONS = 8
 _PERMISSION_RANK: dict[PermissionBehavior, int] = {"allow": 0, "ask": 1, "deny": 2}
 _LEGACY_DECISIONS: dict[str, PermissionBehavior] = {"approve": "allow", "block": "deny"}
 _MODEL_LABELS = {"PreToolUse": "A PreToolUse hook blocked this tool call"}
+# Events whose hooks answer with `permissionDecision` (allow, ask, deny).
+_DECIDERS = frozenset({"PreToolUse", "PreModelSwitch"})
+# Events a hook that times out refuses (Claude Code's: a model switch is not made unchecked).
+_TIMEOUT_REFUSES = frozenset({"PreModelSwitch"})
 # Events whose `continue` Claude Code discards (they cannot stop anything).
 _NO_CONTINUE = frozenset({"CwdChanged", "FileChanged", "DirectoryAdded"})
 # Events whose hooks may return `watchPaths`, the files FileChanged watches besides its own.
@@ -468,7 +472,7 @@ def _fold(event: str, runs: Sequence[tuple[HookCommand, HookRun]]) -> HookOutcom
         _take(event, hook, run, fold)
     if fold.permission == "deny":
         fold.blocked = True
-        fold.reasons.append(fold.permission_reason or "Denied by a PreToolUse hook.")
+        fold.reasons.append(fold.permission_reason or f"Denied by a {event} hook.")
     spec = spec_of(event)
     if fold.blocked and not (spec.blocks or event in _FEEDBACK):
         fold.errors.extend(fold.reasons)
@@ -502,6 +506,9 @@ def _take(event: str, hook: HookCommand, run: HookRun, fold: _Fold) -> None:
     label = f"{event} hook `{run.command}`"
     if run.exit_code is None:
         fold.errors.append(f"{label} {run.stderr}")
+        if run.timed_out and event in _TIMEOUT_REFUSES:
+            fold.blocked = True
+            fold.reasons.append(f"{label} timed out")
         return
     answer = _json_object(run.stdout)
     if run.exit_code == 2:
@@ -556,7 +563,7 @@ def _take_json(event: str, hook: HookCommand, answer: Mapping[str, Any], fold: _
         fold.blocked = True
         fold.reasons.append(reason or f"Blocked by a {event} hook.")
     behavior = specific.get("permissionDecision")
-    if event == "PreToolUse" and behavior in _PERMISSION_RANK:
+    if event in _DECIDERS and behavior in _PERMISSION_RANK:
         _permission(fold, behavior, _str(specific.get("permissionDecisionReason")))
     elif event == "PreToolUse" and behavior == "defer":
         fold.messages.append("a PreToolUse hook answered defer, which codeloop does not support")

@@ -31,6 +31,7 @@ from codeloop.aio import (
     watched,
 )
 from codeloop.context.media import strip_refused_media
+from codeloop.context.memory import system_reminder
 from codeloop.context.tokens import estimate_message
 from codeloop.costs import Ledger
 from codeloop.deps import Executor, LoopDeps
@@ -54,6 +55,7 @@ from codeloop.events import (
     UserTurn,
 )
 from codeloop.hooks import MAX_STOP_HOOK_CONTINUATIONS
+from codeloop.model_switch import switched
 from codeloop.models.assembler import MessageAssembler
 from codeloop.models.base import (
     BlockDelta,
@@ -351,10 +353,17 @@ async def request_with_retries(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
         if isinstance(step, GiveUp):
             return
         if isinstance(step, Fallback):
-            switched = attempts.fallback_model or state.model
-            yield Notice("warning", f"{state.model} is {step.reason}; switching to {switched}")
+            to_model = attempts.fallback_model or state.model
+            yield Notice("warning", f"{state.model} is {step.reason}; switching to {to_model}")
             yield ResponseDiscarded("model fallback")
-            turn.next = state.go_on("model_fallback", model=switched, fallback_used=True)
+            after = await switched(run.deps.hooks, state.model, to_model)
+            for text in after.messages:
+                yield Notice("warning", text)
+            told = (Message.user(system_reminder(after.context), is_meta=True),)
+            messages = (*state.messages, *told) if after.context else state.messages
+            turn.next = state.go_on(
+                "model_fallback", model=to_model, fallback_used=True, messages=messages
+            )
             return
         if limiter is not None and isinstance(error, Overloaded):
             await limiter.hold(step.wait)  # the quota is shared: every session sharing it waits

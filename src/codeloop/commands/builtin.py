@@ -65,12 +65,15 @@ async def _cost(ctx: CommandContext, args: str) -> Submit | None:
 
 async def _model(ctx: CommandContext, args: str) -> Submit | None:
     """Switch the model: the same conversation goes on with it (the session is rebuilt
-    for the model's window, prices and provider)."""
+    for the model's window, prices and provider). The PreModelSwitch hooks may refuse it;
+    the PostModelSwitch hooks' context goes with the next prompt."""
+    from codeloop.model_switch import SwitchRefused, check_switch, switched
     from codeloop.models.aliases import ALIASES, resolve_alias
+    from codeloop.models.factory import split_spec
 
     current = ctx.session.config.model
+    env = ctx.session.workspace.env if ctx.session.workspace.env is not None else os.environ
     if not args:
-        env = ctx.session.workspace.env
         choices = [(alias, resolve_alias(alias, env)) for alias in ALIASES]
         listed = [f"{alias} ({full})" for alias, full in choices]
         if not ctx.ui.interactive:
@@ -80,8 +83,26 @@ async def _model(ctx: CommandContext, args: str) -> Submit | None:
         if picked is None:
             return None
         args = choices[picked][0]
+    target = split_spec(resolve_alias(args, env), env)[1]
+
+    async def confirm(question: str) -> bool:
+        return await ctx.ui.choose(question, ["Yes, switch", "No"]) == 0
+
+    try:
+        for text in await check_switch(
+            ctx.session.hooks, current, target, confirm if ctx.ui.interactive else None
+        ):
+            ctx.ui.show(text)
+    except SwitchRefused as exc:
+        raise CommandError(str(exc)) from None
     await ctx.ui.reopen({"model": args, "resume": ctx.session.session_id})
-    ctx.ui.show(f"Model: {ctx.session.config.model} (was {current}).")
+    session = ctx.session
+    ctx.ui.show(f"Model: {session.config.model} (was {current}).")
+    after = await switched(session.hooks, current, session.config.model)
+    for text in after.messages:
+        ctx.ui.show(text)
+    if after.context:
+        session.remind(after.context)
     return None
 
 

@@ -277,7 +277,7 @@ class SdkServer:
         if subtype == "set_permission_mode":
             return {"mode": conversation.set_permission_mode(request.get("mode"))}
         if subtype == "set_model":
-            return {"model": conversation.set_model(request.get("model"))}
+            return {"model": await conversation.set_model(request.get("model"))}
         if subtype == "mcp_status":
             return {"mcpServers": _mcp_status(session)}
         if subtype == "rewind_files":

@@ -16,6 +16,7 @@ from codeloop.cli.headless import list_slash_commands
 from codeloop.cli.render.json_lines import Emit, StreamJsonRenderer
 from codeloop.errors import UsageError
 from codeloop.events import LoopEnd
+from codeloop.model_switch import check_switch, switched
 from codeloop.models.aliases import resolve_alias
 from codeloop.models.factory import split_spec
 from codeloop.permissions.policy import PERMISSION_MODES, PermissionMode
@@ -112,9 +113,10 @@ class Conversation:
         self.session.config.policy.mode = MODE_ALIASES.get(mode) or _mode(mode)
         return mode
 
-    def set_model(self, spec: Any) -> str:
+    async def set_model(self, spec: Any) -> str:
         """Another model from the next request on (None: the one the session started with):
-        an alias or a name the session's provider serves."""
+        an alias or a name the session's provider serves. The PreModelSwitch hooks may refuse
+        it (a UsageError); the PostModelSwitch hooks' context goes with the next prompt."""
         session = self.session
         if spec is None or spec == "default":
             name = self.started_model
@@ -128,7 +130,15 @@ class Conversation:
                     f"set_model: {spec} is served by {provider}, and this session talks to "
                     f"{session.client.provider}; start a session with --model {spec} instead"
                 )
+        was = session.config.model
+        for text in await check_switch(session.hooks, was, name):
+            self.notice(text)
         session.config = replace(session.config, model=name)  # frozen: replaced, not changed
+        after = await switched(session.hooks, was, name)
+        for text in after.messages:
+            self.notice(text)
+        if after.context:
+            session.remind(after.context)
         return name
 
     async def rewind_files(self, message_id: Any, *, dry_run: bool = False) -> dict[str, Any]:
