@@ -72,6 +72,7 @@ from codeloop.settings_apply import (
     unsupported_report,
 )
 from codeloop.subagents import DEFAULT_MAX_PARALLEL_AGENTS, VERIFIER, AgentRunner, run_agent
+from codeloop.task_list import TaskList
 from codeloop.telemetry import StartType, start_telemetry
 from codeloop.tool_names import AGENT, canonical
 from codeloop.tools.background import BackgroundShells
@@ -83,7 +84,14 @@ from codeloop.tools.base import (
     ToolResult,
     Workspace,
 )
-from codeloop.tools.registry import ToolFactory, default_tools, described, on_demand_tool
+from codeloop.tools.registry import (
+    ToolFactory,
+    default_tools,
+    described,
+    on_demand_tool,
+    uses_task_list,
+    with_task_list,
+)
 from codeloop.tools.services import ToolServices
 from codeloop.transcript import TranscriptWriter
 from codeloop.types import new_uuid
@@ -130,6 +138,8 @@ async def build_session(options: Options) -> Session:
         search_endpoint=settings.web_search_url, server_search=client.provider == "anthropic"
     )
     tools = _tools(options, settings, ext, main, roots, skills, with_skill, services, warnings)
+    if uses_task_list(env):  # Claude Code's task list tools, in TodoWrite's place
+        tools = with_task_list(tools)
     warnings += check_capabilities(
         model, tools=bool(tools), thinking=thinking, effort_flag=options.effort is not None
     )
@@ -340,6 +350,7 @@ def _workspace(
         env_file=session_dir / "env.sh",
         todos=[dict(t) for t in opened.todos],
         shells=BackgroundShells(session_dir / "tasks"),
+        tasks=TaskList(session_dir / "task-list.json"),
     )
 
 

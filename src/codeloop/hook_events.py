@@ -37,7 +37,7 @@ class EventSpec:
 
 
 _TOOL = "tool_name"
-_NO_TEAMS = "codeloop has no task list or agent teams"
+_NO_TEAMS = "codeloop has no agent teams"
 
 EVENTS: dict[str, EventSpec] = {
     spec.name: spec
@@ -64,8 +64,8 @@ EVENTS: dict[str, EventSpec] = {
         EventSpec("Notification", "notification_type", types=_NO_MODEL),
         EventSpec("SubagentStart", "agent_type", types=_NO_MODEL),
         EventSpec("SubagentStop", "agent_type", blocks=True),
-        EventSpec("TaskCreated", blocks=True, not_fired=_NO_TEAMS),
-        EventSpec("TaskCompleted", blocks=True, not_fired=_NO_TEAMS),
+        EventSpec("TaskCreated", blocks=True),
+        EventSpec("TaskCompleted", blocks=True),
         EventSpec("Stop", blocks=True),
         EventSpec("StopFailure", "error", types=_NO_MODEL),
         EventSpec("TeammateIdle", blocks=True, not_fired=_NO_TEAMS),

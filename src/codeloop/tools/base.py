@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from codeloop.events import Event
 from codeloop.models.base import ToolSpec
+from codeloop.task_list import Member, TaskList
 from codeloop.tools.background import BackgroundShells
 from codeloop.tools.write_lock import WriteLock
 from codeloop.types import ImageBlock, TextBlock, ToolUseBlock
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     # themselves, on first use, so a session sends its first request without them.
     from pydantic import BaseModel
 
+    from codeloop.hooks import HookOutcome
     from codeloop.tools.input import ToolInput
 
 
@@ -127,12 +129,16 @@ class Workspace:
     todos: list[dict[str, str]] = field(default_factory=list)
     # Commands started with run_in_background: the session's, shared with its sub-agents.
     shells: BackgroundShells = field(default_factory=BackgroundShells)
+    # The task list (TaskCreate and its kin): the session's, shared with its sub-agents.
+    tasks: TaskList = field(default_factory=TaskList)
+    # Who works here when it is an agent team's teammate (its name, its team); None elsewhere.
+    member: Member | None = None
     # One writer at a time across the session's agents (tools/write_lock.py).
     write_lock: WriteLock = field(default_factory=WriteLock)
 
     def fork(self) -> Workspace:
-        """A sub-agent's workspace: its own cwd, read state, loaded instructions and task list;
-        the same environment, result limits, background shells and write lock."""
+        """A sub-agent's workspace: its own cwd, read state, loaded instructions and to-do list;
+        the same environment, result limits, background shells, task list and write lock."""
         own = self.instructions.fork() if self.instructions is not None else None
         return Workspace(
             self.cwd,
@@ -143,6 +149,7 @@ class Workspace:
             result_limits=self.result_limits,
             spill=self.spill,
             shells=self.shells,
+            tasks=self.tasks,
             write_lock=self.write_lock,
         )
 
@@ -178,6 +185,8 @@ class AgentCall:
     model: str | None = None
 
 
+# Runs the hooks of one event (its name, its own fields) and returns what they answered.
+RunHook = Callable[[str, Mapping[str, Any]], Awaitable["HookOutcome"]]
 # Runs a sub-agent for one call, in that call's context (its tool_use id, its abort, where its
 # events go), and returns its final answer.
 SpawnAgent = Callable[[AgentCall, "ToolContext"], Awaitable["ToolResult"]]
@@ -210,6 +219,9 @@ class ToolContext:
     # A delegating call's: its caller's turn checkpoint, which is taken while its sub-agent
     # starts; the sub-agent's first write waits for it.
     checkpoint: Callable[[], Awaitable[None]] | None = None
+    # Runs the hooks of an event the tool itself raises (TaskCreated, TaskCompleted) as the
+    # caller's agent (its agent_id); the caller acts on their systemMessage and `continue`.
+    run_hook: RunHook | None = None
 
 
 class ToolInputError(Exception):

@@ -219,6 +219,7 @@ class ToolExecutor:
             self._spawn_agent,
             room=self._room,
             emit=self._emit,
+            run_hook=self._tool_hook if self._hooks is not None else None,
         )
         try:
             result = self._sized(call.tool_use, await self._checked_call(call, ctx))
@@ -425,6 +426,14 @@ class ToolExecutor:
         for message in await hooks.check_watched():  # what the calls (or anyone) changed
             self._push(Notice("warning", message))
         return system_reminder("\n\n".join(parts)) if parts else ""
+
+    async def _tool_hook(self, event: str, payload: Mapping[str, Any]) -> HookOutcome:
+        """An event a tool raises (TaskCreated): its messages reach the user and its
+        `continue: false` ends the run, as for the executor's own events."""
+        assert self._hooks is not None
+        outcome = await self._hooks.run(event, payload)
+        self._note(outcome)
+        return outcome
 
     def _note(self, outcome: HookOutcome) -> None:
         for message in outcome.system_messages:

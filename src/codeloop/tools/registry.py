@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from codeloop.env_values import flag
 from codeloop.models.base import ToolSpec
 from codeloop.tools.base import AnyTool, Tool, ToolContext, ToolResult
 from codeloop.tools.services import ToolServices
@@ -45,8 +46,16 @@ BUILTINS: tuple[tuple[str, str], ...] = (
 ON_DEMAND: tuple[tuple[str, str], ...] = (
     ("Skill", "codeloop.tools.skill:SkillTool"),
     ("WebSearch", "codeloop.tools.web_search:WebSearchTool"),
+    ("TaskCreate", "codeloop.tools.task_list:TaskCreateTool"),
+    ("TaskGet", "codeloop.tools.task_list:TaskGetTool"),
+    ("TaskUpdate", "codeloop.tools.task_list:TaskUpdateTool"),
+    ("TaskList", "codeloop.tools.task_list:TaskListTool"),
 )
+# Claude Code's task list tools, which take TodoWrite's place where they are offered.
+TASK_TOOLS = ("TaskCreate", "TaskGet", "TaskUpdate", "TaskList")
 SPECS_FILE = Path(__file__).with_name("specs.json")
+# Claude Code's switch for agent teams (experimental there too).
+TEAMS_SWITCH = "CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS"
 
 ToolFactory = Callable[[], AnyTool]
 
@@ -141,6 +150,28 @@ def service_tool(name: str, services: ToolServices) -> AnyTool:
     """An ON_DEMAND tool built from the services on first use (WebSearch, when there is a
     search backend)."""
     return on_demand_tool(name, functools.partial(_construct, dict(ON_DEMAND)[name], services))
+
+
+def uses_task_list(env: Mapping[str, str]) -> bool:
+    """Whether the session offers the task list tools instead of TodoWrite: as Claude Code
+    does when CLAUDE_CODE_ENABLE_TASKS is set, and for agent teams (their shared list)."""
+    return flag(env, "CLAUDE_CODE_ENABLE_TASKS") or flag(env, TEAMS_SWITCH)
+
+
+def with_task_list(tools: Mapping[str, AnyTool]) -> dict[str, AnyTool]:
+    """`tools` with the task list tools where TodoWrite was (Claude Code offers one or the
+    other, never both)."""
+    targets = dict(ON_DEMAND)
+    out: dict[str, AnyTool] = {}
+    for name, tool in tools.items():
+        if name != "TodoWrite":
+            out[name] = tool
+            continue
+        for task_tool in TASK_TOOLS:
+            out[task_tool] = on_demand_tool(
+                task_tool, functools.partial(_construct, targets[task_tool])
+            )
+    return out
 
 
 def default_tools(
