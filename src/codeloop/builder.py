@@ -73,6 +73,7 @@ from codeloop.settings_apply import (
 )
 from codeloop.subagents import DEFAULT_MAX_PARALLEL_AGENTS, VERIFIER, AgentRunner, run_agent
 from codeloop.task_list import TaskList
+from codeloop.teams import spawn_teammate
 from codeloop.telemetry import StartType, start_telemetry
 from codeloop.tool_names import AGENT, canonical
 from codeloop.tools.background import BackgroundShells
@@ -89,8 +90,8 @@ from codeloop.tools.registry import (
     default_tools,
     described,
     on_demand_tool,
-    uses_task_list,
-    with_task_list,
+    switched_tools,
+    uses_teams,
 )
 from codeloop.tools.services import ToolServices
 from codeloop.transcript import TranscriptWriter
@@ -138,8 +139,7 @@ async def build_session(options: Options) -> Session:
         search_endpoint=settings.web_search_url, server_search=client.provider == "anthropic"
     )
     tools = _tools(options, settings, ext, main, roots, skills, with_skill, services, warnings)
-    if uses_task_list(env):  # Claude Code's task list tools, in TodoWrite's place
-        tools = with_task_list(tools)
+    tools = switched_tools(tools, env)  # the task list, agent teams
     warnings += check_capabilities(
         model, tools=bool(tools), thinking=thinking, effort_flag=options.effort is not None
     )
@@ -307,6 +307,7 @@ def _agent_runner(
         mcp=_agent_mcp(settings, env, cwd),
         max_parallel=_positive_int(env.get("CODELOOP_MAX_PARALLEL_AGENTS"))
         or DEFAULT_MAX_PARALLEL_AGENTS,
+        teammates=spawn_teammate if uses_teams(env) else None,
     )
 
 

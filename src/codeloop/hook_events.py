@@ -37,7 +37,6 @@ class EventSpec:
 
 
 _TOOL = "tool_name"
-_NO_TEAMS = "codeloop has no agent teams"
 
 EVENTS: dict[str, EventSpec] = {
     spec.name: spec
@@ -68,7 +67,7 @@ EVENTS: dict[str, EventSpec] = {
         EventSpec("TaskCompleted", blocks=True),
         EventSpec("Stop", blocks=True),
         EventSpec("StopFailure", "error", types=_NO_MODEL),
-        EventSpec("TeammateIdle", blocks=True, not_fired=_NO_TEAMS),
+        EventSpec("TeammateIdle", blocks=True),
         EventSpec("ConfigChange", "source", blocks=True, types=_NO_MODEL),
         EventSpec("CwdChanged", types=_NO_MODEL, env_file=True),
         EventSpec("DirectoryAdded", "source", types=_NO_MODEL),

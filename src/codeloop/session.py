@@ -560,6 +560,7 @@ class Session:
                 self._observe(observer, observer.close)
         finally:
             try:
+                await self.workspace.roster.aclose()  # nor a teammate
                 await self.workspace.shells.aclose()  # no background process outlives it
             finally:
                 await self.client.aclose()

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,7 +35,7 @@ from codeloop.extensions.agents import GENERAL, AgentDefinition, Agents, choose_
 from codeloop.loop import LoopParams, query_loop
 from codeloop.models.aliases import resolve_alias
 from codeloop.permissions.policy import Policy
-from codeloop.tools.base import AgentCall, AnyTool, ToolContext, ToolResult
+from codeloop.tools.base import AgentCall, AnyTool, ToolContext, ToolResult, Workspace
 from codeloop.transcript import TranscriptWriter
 from codeloop.types import Message, ToolUseBlock, Usage, new_uuid
 
@@ -45,6 +45,10 @@ if TYPE_CHECKING:
 
 # Skill name -> its rendered body, for an agent's `skills:` (None: no such skill).
 SkillBodies = Callable[[str], str | None]
+# (runner, session, agent, call, the call's context) -> the spawn's result (teams.py).
+SpawnTeammate = Callable[
+    ["AgentRunner", "Session", AgentDefinition, AgentCall, ToolContext], Awaitable[ToolResult]
+]
 
 SUBAGENT_NOTE = (
     "You are a sub-agent: another agent gave you the task in the user's message. Carry it out "
@@ -116,8 +120,11 @@ class AgentRunner:
         bypass_disabled: bool = False,
         mcp: AgentMcp | None = None,
         max_parallel: int = DEFAULT_MAX_PARALLEL_AGENTS,
+        teammates: SpawnTeammate | None = None,
     ) -> None:
         self.agents = agents
+        # Agent teams (teams.py): starts a teammate in the background; None: teams are off.
+        self.teammates = teammates
         self.skills = skills
         self.bypass_disabled = bypass_disabled
         # Starts an agent's own `mcpServers` for the time it runs.
@@ -132,6 +139,13 @@ class AgentRunner:
             return ToolResult.error(
                 f"Agent type {call.agent_type!r} not found. Available agents: {known}"
             )
+        if call.team_name or call.name:  # an agent team's teammate, in the background
+            if self.teammates is None:
+                return ToolResult.error(
+                    "Agent teams are off: set CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1 to spawn "
+                    "teammates."
+                )
+            return await self.teammates(self, session, agent, call, ctx)
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.max_parallel)
         if self._slots.locked():
@@ -154,6 +168,15 @@ class AgentRunner:
                 )
 
 
+@dataclass(frozen=True)
+class PreparedAgent:
+    """An agent ready to run: who it is, its loop's parameters and dependencies."""
+
+    sub: SubAgent
+    params: LoopParams
+    deps: LoopDeps
+
+
 async def run_agent(
     session: Session,
     agent: AgentDefinition,
@@ -170,6 +193,42 @@ async def run_agent(
     agent hook's verifier, which must not set off the hook that started it). `own_tools`: its
     own MCP servers' tools, which it gets whatever its `tools:` list says (less its
     `disallowedTools`)."""
+    ctx = ctx or ToolContext(session.workspace)
+    prepared = await prepare_agent(
+        session,
+        agent,
+        call,
+        ctx,
+        skills=skills,
+        bypass_disabled=bypass_disabled,
+        with_hooks=with_hooks,
+        own_tools=own_tools,
+    )
+    if isinstance(prepared, ToolResult):
+        return prepared
+    end = await drive(session, prepared, ctx)
+    answer = end.final_text
+    if end.reason != "completed":
+        why = end.error or end.reason.replace("_", " ")
+        return ToolResult.error(f"The sub-agent ({call.description}) stopped: {why}\n{answer}")
+    return ToolResult(answer or f"The sub-agent ({call.description}) gave no answer.")
+
+
+async def prepare_agent(
+    session: Session,
+    agent: AgentDefinition,
+    call: AgentCall,
+    ctx: ToolContext,
+    *,
+    skills: SkillBodies | None = None,
+    bypass_disabled: bool = False,
+    with_hooks: bool = True,
+    own_tools: Mapping[str, AnyTool] | None = None,
+    workspace: Workspace | None = None,
+) -> PreparedAgent | ToolResult:
+    """Everything `run_agent` sets up before the loop (its SubagentStart hooks run here), or
+    the error that keeps it from starting. `workspace`: its own, made by the caller (a
+    teammate's names it); else a fork of the session's."""
     limit, spent = session.config.max_budget_usd, session.ledger.cost_usd()
     if limit is not None and spent >= limit:
         return ToolResult.error(
@@ -183,7 +242,6 @@ async def run_agent(
             f"Agent {agent.name} would run with no tools: none of {listed} is a tool of this "
             "session. Fix its tools list, or use another agent."
         )
-    ctx = ctx or ToolContext(session.workspace)
     sub = SubAgent(
         ctx.tool_use_id,
         call.description,
@@ -214,7 +272,7 @@ async def run_agent(
         tools={name: session.tools[name] for name in choice.names} | _own(agent, own_tools),
         # Its own working directory, read state and task list: its `cd` does not move the
         # caller.
-        workspace=session.workspace.fork(),
+        workspace=workspace or session.workspace.fork(),
         system=_system(session, agent, model),
         # A runaway agent stops at its own limit, else the session's (200 by default).
         max_turns=agent.max_turns or session.config.subagent_max_turns,
@@ -232,25 +290,20 @@ async def run_agent(
         spawn_agent=None,
         before_write=_caller_checkpoint(ctx),
     )
-    end = await _drive(session, sub, params, deps, ctx)
-    answer = end.final_text
-    if end.reason != "completed":
-        why = end.error or end.reason.replace("_", " ")
-        return ToolResult.error(f"The sub-agent ({call.description}) stopped: {why}\n{answer}")
-    return ToolResult(answer or f"The sub-agent ({call.description}) gave no answer.")
+    return PreparedAgent(sub, params, deps)
 
 
-async def _drive(
-    session: Session, sub: SubAgent, params: LoopParams, deps: LoopDeps, ctx: ToolContext
-) -> LoopEnd:
-    """The sub-agent's loop: stopped by the session's abort or its call's, each event written
-    to its own transcript and handed up to the frontends, its spending recorded at the end."""
+async def drive(session: Session, agent: PreparedAgent, ctx: ToolContext) -> LoopEnd:
+    """The agent's loop: stopped by the session's abort or its call's, each event written to
+    its own transcript and handed up to the frontends, its spending recorded at the end. A
+    teammate drives again with its history and a new message (the last one is written)."""
+    sub, params, deps = agent.sub, agent.params, agent.deps
     transcript = session.sidechain(sub)
     started = time.monotonic()
     end: LoopEnd | None = None
     async with linked_abort(params.abort, ctx.abort) as abort:
         params = replace(params, abort=abort)
-        _write(transcript, params.messages[0])
+        _write(transcript, params.messages[-1])
         async for event in query_loop(params, deps):
             _write(transcript, event)
             session.observe_subagent(event, sub)  # its requests recorded, observers told

@@ -324,8 +324,8 @@ def test_a_hook_on_an_event_codeloop_never_fires_is_named(
 ) -> None:
     _, project, env = dirs
     hook = {"hooks": [{"type": "command", "command": "notify.sh"}]}
-    write(project / ".claude" / "settings.json", {"hooks": {"TeammateIdle": [hook]}})
+    write(project / ".claude" / "settings.json", {"hooks": {"PermissionDenied": [hook]}})
     settings = load_settings(project, env=env)
     (warning,) = settings.warnings
-    assert "hooks.TeammateIdle: codeloop never fires TeammateIdle: " in warning
-    assert "agent teams" in warning  # the reason, so the user knows it is not a typo
+    assert "hooks.PermissionDenied: codeloop never fires PermissionDenied: " in warning
+    assert "auto mode" in warning  # the reason, so the user knows it is not a typo

@@ -17,10 +17,12 @@ from codeloop.cli.args import unsupported_flags
 from codeloop.cli.render import renderer_for
 from codeloop.cli.render.json_lines import StreamJsonRenderer
 from codeloop.errors import UsageError
-from codeloop.events import LoopEnd
+from codeloop.events import Event, LoopEnd
 from codeloop.types import Message, TextBlock, Usage
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
     from codeloop.cli.headless_commands import Expanded
     from codeloop.session import Session
     from codeloop.structured_output import StructuredOutput
@@ -105,16 +107,29 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
             end = LoopEnd("completed", 0, Usage(), (*session.messages, reply))
         else:
             submit = expanded.submit
-            async for event in session.submit(
+            events = session.submit(
                 submit.prompt, attachments=submit.attachments, model=submit.model
-            ):
-                out.event(event)
-                if isinstance(event, LoopEnd):
-                    end = event
+            )
+            end = await _rendered(events, out)
+            # An agent team's lead: what its teammates send is its next prompt, until none
+            # is working and nothing waits (teams.py).
+            roster = session.workspace.roster
+            while (sent := await roster.lead_turn(session.abort_event)) is not None:
+                end = await _rendered(session.submit(sent), out) or end
     finally:
         await session.aclose()
     assert end is not None
     return out.finish(end, time.monotonic() - started)
+
+
+async def _rendered(events: AsyncIterator[Event], out: Any) -> LoopEnd | None:
+    """Every event of one prompt to the renderer; how the prompt's run ended."""
+    end = None
+    async for event in events:
+        out.event(event)
+        if isinstance(event, LoopEnd):
+            end = event
+    return end
 
 
 async def _expand(session: Any, prompt: str) -> Expanded:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 from codeloop.events import Event
 from codeloop.models.base import ToolSpec
 from codeloop.task_list import Member, TaskList
+from codeloop.team_mail import Roster
 from codeloop.tools.background import BackgroundShells
 from codeloop.tools.write_lock import WriteLock
 from codeloop.types import ImageBlock, TextBlock, ToolUseBlock
@@ -131,6 +132,8 @@ class Workspace:
     shells: BackgroundShells = field(default_factory=BackgroundShells)
     # The task list (TaskCreate and its kin): the session's, shared with its sub-agents.
     tasks: TaskList = field(default_factory=TaskList)
+    # The session's agent team (its roster and mailboxes), shared with every agent.
+    roster: Roster = field(default_factory=Roster)
     # Who works here when it is an agent team's teammate (its name, its team); None elsewhere.
     member: Member | None = None
     # One writer at a time across the session's agents (tools/write_lock.py).
@@ -150,6 +153,7 @@ class Workspace:
             spill=self.spill,
             shells=self.shells,
             tasks=self.tasks,
+            roster=self.roster,
             write_lock=self.write_lock,
         )
 
@@ -183,6 +187,9 @@ class AgentCall:
     prompt: str
     agent_type: str = "general-purpose"
     model: str | None = None
+    # An agent team's teammate to spawn (agent teams): its name and its team's.
+    name: str | None = None
+    team_name: str | None = None
 
 
 # Runs the hooks of one event (its name, its own fields) and returns what they answered.

@@ -50,6 +50,8 @@ ON_DEMAND: tuple[tuple[str, str], ...] = (
     ("TaskGet", "codeloop.tools.task_list:TaskGetTool"),
     ("TaskUpdate", "codeloop.tools.task_list:TaskUpdateTool"),
     ("TaskList", "codeloop.tools.task_list:TaskListTool"),
+    ("TeamCreate", "codeloop.tools.team:TeamCreateTool"),
+    ("SendMessage", "codeloop.tools.team:SendMessageTool"),
 )
 # Claude Code's task list tools, which take TodoWrite's place where they are offered.
 TASK_TOOLS = ("TaskCreate", "TaskGet", "TaskUpdate", "TaskList")
@@ -135,10 +137,14 @@ def preload(tools: Iterable[AnyTool]) -> threading.Thread:
     return thread
 
 
-def described(tool: AnyTool, description: str) -> AnyTool:
-    """The same tool under another description (the Task tool listing the session's agents)."""
+def described(
+    tool: AnyTool, description: str, input_schema: dict[str, Any] | None = None
+) -> AnyTool:
+    """The same tool under another description (the Task tool listing the session's agents),
+    or another schema (its teammate fields)."""
     spec = tool.spec()
-    return LazyTool(ToolSpec(spec.name, description, spec.input_schema), lambda: tool)
+    schema = input_schema or spec.input_schema
+    return LazyTool(ToolSpec(spec.name, description, schema), lambda: tool)
 
 
 def on_demand_tool(name: str, load: ToolFactory) -> AnyTool:
@@ -152,6 +158,49 @@ def service_tool(name: str, services: ToolServices) -> AnyTool:
     return on_demand_tool(name, functools.partial(_construct, dict(ON_DEMAND)[name], services))
 
 
+# What the Agent tool's schema adds with agent teams on: a teammate's name and team.
+TEAMMATE_FIELDS: dict[str, Any] = {
+    "name": {
+        "type": "string",
+        "description": "Agent teams: a name for a teammate to spawn (with team_name); it "
+        "runs in the background and others reach it by this name.",
+    },
+    "team_name": {
+        "type": "string",
+        "description": "Agent teams: the team (from TeamCreate) the teammate joins.",
+    },
+}
+
+
+def uses_teams(env: Mapping[str, str]) -> bool:
+    return flag(env, TEAMS_SWITCH)
+
+
+def with_teams(tools: Mapping[str, AnyTool]) -> dict[str, AnyTool]:
+    """`tools` with agent teams: TeamCreate and SendMessage after Agent, whose schema takes a
+    teammate's name and team."""
+    out: dict[str, AnyTool] = {}
+    for name, tool in tools.items():
+        if name != "Agent":
+            out[name] = tool
+            continue
+        spec = tool.spec()
+        schema = dict(spec.input_schema)
+        schema["properties"] = {**schema.get("properties", {}), **TEAMMATE_FIELDS}
+        out[name] = described(tool, spec.description, schema)
+        for team_tool in ("TeamCreate", "SendMessage"):
+            out[team_tool] = _stored(team_tool)
+    return out
+
+
+def switched_tools(tools: Mapping[str, AnyTool], env: Mapping[str, str]) -> dict[str, AnyTool]:
+    """`tools` as Claude Code's switches change them: the task list tools in TodoWrite's place
+    (CLAUDE_CODE_ENABLE_TASKS, agent teams), the team tools (agent teams)."""
+    if uses_task_list(env):
+        tools = with_task_list(tools)
+    return with_teams(tools) if uses_teams(env) else dict(tools)
+
+
 def uses_task_list(env: Mapping[str, str]) -> bool:
     """Whether the session offers the task list tools instead of TodoWrite: as Claude Code
     does when CLAUDE_CODE_ENABLE_TASKS is set, and for agent teams (their shared list)."""
@@ -161,17 +210,19 @@ def uses_task_list(env: Mapping[str, str]) -> bool:
 def with_task_list(tools: Mapping[str, AnyTool]) -> dict[str, AnyTool]:
     """`tools` with the task list tools where TodoWrite was (Claude Code offers one or the
     other, never both)."""
-    targets = dict(ON_DEMAND)
     out: dict[str, AnyTool] = {}
     for name, tool in tools.items():
         if name != "TodoWrite":
             out[name] = tool
             continue
         for task_tool in TASK_TOOLS:
-            out[task_tool] = on_demand_tool(
-                task_tool, functools.partial(_construct, targets[task_tool])
-            )
+            out[task_tool] = _stored(task_tool)
     return out
+
+
+def _stored(name: str) -> AnyTool:
+    """An ON_DEMAND tool that needs nothing to be built."""
+    return on_demand_tool(name, functools.partial(_construct, dict(ON_DEMAND)[name]))
 
 
 def default_tools(

@@ -35,6 +35,10 @@ class AgentInput(ToolInput):
     )
     # Claude Code's background agents: accepted so a call that sets it false still works.
     run_in_background: SkipJsonSchema[bool] = False
+    # Agent teams (tools/team.py shows them in the schema when teams are on): spawn a
+    # teammate of that name in that team.
+    name: SkipJsonSchema[str | None] = None
+    team_name: SkipJsonSchema[str | None] = None
 
 
 class AgentTool(Tool[AgentInput]):
@@ -66,10 +70,17 @@ class AgentTool(Tool[AgentInput]):
             return ToolResult.error(
                 "Sub-agents are not available here (a sub-agent cannot start one)."
             )
-        if args.run_in_background:
+        if args.run_in_background and not args.team_name:
             return ToolResult.error(
                 "Background agents are not supported: call Agent again without "
                 "run_in_background; agents started in one message already run side by side."
             )
-        call = AgentCall(args.description, args.prompt, args.subagent_type, args.model)
+        call = AgentCall(
+            args.description,
+            args.prompt,
+            args.subagent_type,
+            args.model,
+            args.name,
+            args.team_name,
+        )
         return await ctx.spawn_agent(call, ctx)
