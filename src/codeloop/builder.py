@@ -201,6 +201,7 @@ async def build_session(options: Options) -> Session:
         session.agents = _agent_runner(ext, skills, settings, env, cwd)
         _connect_skills(skills, session, policy, tools, hooks)
         _connect_hooks(hooks, session, client.stream, model)
+        _connect_auto_mode(session, hooks, settings, prompt.memory.text())
         _connect_tools(services, session, client, env)
         session.memory_files = tuple(prompt.memory.files)
         _describe(session, ext, settings, memory)
@@ -649,6 +650,7 @@ def _hooks(
         config_files=functools.partial(config_sources, cwd, env),
     )
     policy.request_hook = functools.partial(_permission_request, runner)
+    policy.denied_hook = functools.partial(_permission_denied, runner)
     return runner
 
 
@@ -666,6 +668,31 @@ async def _permission_request(
     return HookVerdict(
         outcome.request_behavior, outcome.request_message, outcome.updated_input, outcome.interrupt
     )
+
+
+async def _permission_denied(
+    runner: HookRunner, tool_name: str, tool_input: dict[str, Any], tool_use_id: str, reason: str
+) -> bool:
+    payload = {"tool_input": tool_input, "tool_use_id": tool_use_id, "reason": reason}
+    outcome = await runner.run("PermissionDenied", payload, tool_name)
+    return any(specific.get("retry") is True for specific in outcome.specific)
+
+
+def _connect_auto_mode(
+    session: Session, hooks: HookRunner, settings: Settings, memory: str
+) -> None:
+    """Auto mode's classifier is the prompt hooks' judge (the session's model, its cost
+    counted); it weighs each call against the user's requests and the project's CLAUDE.md.
+    None when disabled."""
+    if settings.permissions.disable_auto or hooks.judge is None:
+        return
+    from codeloop.permissions.auto_mode import AutoMode, AutoRules
+
+    sections = {name: tuple(items) for name, items in settings.auto_mode.items()}
+    rules = AutoRules(**sections)
+    auto = AutoMode(hooks.judge, rules=rules, history=session.messages, instructions=memory)
+    session.config.policy.auto = auto
+    session.observers.append(auto)
 
 
 def _checkpoints(

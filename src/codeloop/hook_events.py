@@ -56,7 +56,7 @@ EVENTS: dict[str, EventSpec] = {
         ),
         EventSpec("PreToolUse", _TOOL, blocks=True),
         EventSpec("PermissionRequest", _TOOL),
-        EventSpec("PermissionDenied", _TOOL, not_fired="codeloop has no auto mode"),
+        EventSpec("PermissionDenied", _TOOL),
         EventSpec("PostToolUse", _TOOL),
         EventSpec("PostToolUseFailure", _TOOL),
         EventSpec("PostToolBatch", blocks=True),

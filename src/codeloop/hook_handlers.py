@@ -157,13 +157,15 @@ async def run_prompt(hook: HookCommand, payload: Mapping[str, Any], judge: Judge
         answer = await judge(hook.model, f"{JUDGE_INSTRUCTIONS}\n\n{text}")
     except Exception as exc:  # a failing judge is a hook error, never a crash
         return HookRun(label, 1, "", f"the model could not judge: {exc}")
-    verdict = _verdict(answer)
+    verdict = parse_verdict(answer)
     if verdict is None:
         return HookRun(label, 1, "", f"the model's answer is not a verdict: {answer[:200]}")
     return HookRun(label, 0, json.dumps({"_prompt_verdict": verdict}), "")
 
 
-def _verdict(answer: str) -> dict[str, Any] | None:
+def parse_verdict(answer: str) -> dict[str, Any] | None:
+    """The first JSON object in a model's answer with a boolean `ok` (prompt hooks' and the
+    auto-mode classifier's verdict); None when there is none."""
     for match in re.finditer(r"\{.*\}", answer, re.DOTALL):
         try:
             data = json.loads(match.group(0))

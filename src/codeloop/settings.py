@@ -72,6 +72,8 @@ class Permissions:
     additional_directories: tuple[str, ...] = ()
     # `permissions.disableBypassPermissionsMode: "disable"`: bypassPermissions is refused.
     disable_bypass: bool = False
+    # `disableAutoMode: "disable"`: auto mode is refused.
+    disable_auto: bool = False
 
 
 @dataclass(frozen=True)
@@ -168,6 +170,8 @@ class Settings:
     unsupported: tuple[Unsupported, ...] = ()
     # Plugins' hooks may run (neither allowManagedHooksOnly nor disableAllHooks is set).
     plugin_hooks: bool = True
+    # `autoMode`'s prose by section, from every scope but the shared project settings.
+    auto_mode: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -241,6 +245,7 @@ def load_settings(
     rule_sets: list[RuleSet] = []
     hooks: list[tuple[str, HooksConfig]] = []
     raw_seen: list[tuple[str, Mapping[str, Any]]] = []
+    auto_rules: dict[str, Any] = {}
     for source in _read_sources(cwd, cli, env, warnings, wanted):
         data = _parse(source.label, source.text, warnings)
         if data is None:
@@ -258,6 +263,14 @@ def load_settings(
             rule_sets.append(RuleSet(source.label, **rules))
         if "hooks" in data:
             hooks.append((source.scope, _hooks_of(source.label, data["hooks"], warnings)))
+        if "autoMode" in clean and source.scope == "project":
+            warnings.append(
+                f"{source.label}: autoMode is not read from shared project settings (a "
+                "repository cannot widen its own auto-mode trust); put it in "
+                "settings.local.json or your user settings"
+            )
+        elif "autoMode" in clean:
+            auto_rules = _merge(auto_rules, clean["autoMode"])
     if managed.get("allowManagedPermissionRulesOnly") is True:
         managed_labels = set(_managed_labels(env))
         rule_sets = [r for r in rule_sets if r.source in managed_labels]
@@ -277,7 +290,8 @@ def load_settings(
         tuple(unsupported_keys(raw_seen)),
     )
     plugin_hooks = not only_managed_hooks and merged.get("disableAllHooks") is not True
-    return replace(built, plugin_hooks=plugin_hooks)
+    auto = {name: tuple(auto_rules.get(name, ())) for name in AUTO_MODE_SECTIONS}
+    return replace(built, plugin_hooks=plugin_hooks, auto_mode=auto)
 
 
 def _managed_labels(env: Mapping[str, str] | None) -> list[str]:
@@ -633,7 +647,25 @@ _CHECKS: dict[str, Any] = {
     "webSearch": _web_search,
     # Claude Code's top-level spelling in some files; permissions.* is the documented one.
     "disableBypassPermissionsMode": lambda k, v, w: v,
+    "disableAutoMode": lambda k, v, w: _choice(k, v, w, ("disable",)),
+    "autoMode": lambda k, v, w: _auto_mode(k, v, w),
 }
+
+AUTO_MODE_SECTIONS = ("environment", "allow", "soft_deny", "hard_deny")
+
+
+def _auto_mode(key: str, value: Any, warn: Warn) -> Any:
+    """`autoMode`: lists of prose for the auto-mode classifier, by section."""
+    if not isinstance(value, dict):
+        warn(key, f"expected an object, got {kind(value)}")
+        return _INVALID
+    out = {}
+    for name, items in value.items():
+        if name not in AUTO_MODE_SECTIONS:
+            warn(f"{key}.{name}", f"not one of {', '.join(AUTO_MODE_SECTIONS)}; ignored")
+        elif (kept := _strings(f"{key}.{name}", items, warn)) is not _INVALID:
+            out[name] = kept
+    return out
 
 
 # --- merging and the typed result ------------------------------------------------------------
@@ -665,6 +697,7 @@ def _build(
     bypass_off = perms.get("disableBypassPermissionsMode") == "disable" or merged.get(
         "disableBypassPermissionsMode"
     ) in ("disable", True)
+    auto_off = "disable" in (merged.get("disableAutoMode"), perms.get("disableAutoMode"))
     commit, pr = _attributions(merged)
     marketplaces = {
         **merged.get("additionalMarketplaces", {}),
@@ -682,6 +715,7 @@ def _build(
             default_mode=perms.get("defaultMode"),
             additional_directories=tuple(perms.get("additionalDirectories", ())),
             disable_bypass=bypass_off,
+            disable_auto=auto_off,
         ),
         rule_sets=rule_sets,
         hooks=hooks,

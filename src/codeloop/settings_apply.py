@@ -21,6 +21,10 @@ DISABLED_BYPASS = (
     '(permissions.disableBypassPermissionsMode: "disable"); run without it, or with '
     "--permission-mode acceptEdits and --allowedTools for what the task needs"
 )
+DISABLED_AUTO = (
+    'auto mode is disabled by the settings (disableAutoMode: "disable"); run without it, or '
+    "with --permission-mode acceptEdits and --allowedTools for what the task needs"
+)
 
 
 def session_env(settings: Settings, base: Mapping[str, str], cwd: Path) -> dict[str, str]:
@@ -58,23 +62,21 @@ def run_api_key_helper(command: str, env: Mapping[str, str], cwd: Path) -> str:
 
 
 def permission_mode(requested: str | None, settings: Settings, notices: list[Notice]) -> str:
-    """The mode the session runs in. A bypassPermissions the user asked for is refused when the
-    settings disable it; one the settings' defaultMode asks for falls back to default. `manual`
-    is Claude Code's alias for default; `auto` (a model classifying each call) does not exist
-    in codeloop, so default (which asks, or denies where nobody can be asked) stands in."""
+    """The mode the session runs in. A bypassPermissions or auto the user asked for is refused
+    when the settings disable it; one the settings' defaultMode asks for falls back to default.
+    `manual` is Claude Code's alias for default."""
     mode = requested or settings.permissions.default_mode or "default"
     if mode == "manual":
         mode = "default"
-    if mode == "auto":
-        notices.append(
-            Notice("warning", "auto permission mode is not supported; running in default mode")
-        )
-        mode = "default"
-    if mode == "bypassPermissions" and settings.permissions.disable_bypass:
-        if requested == "bypassPermissions":
-            raise SettingsError(DISABLED_BYPASS)
-        notices.append(Notice("warning", f"{DISABLED_BYPASS}; running in default mode"))
-        mode = "default"
+    for name, disabled, why in (
+        ("bypassPermissions", settings.permissions.disable_bypass, DISABLED_BYPASS),
+        ("auto", settings.permissions.disable_auto, DISABLED_AUTO),
+    ):
+        if mode == name and disabled:
+            if requested == name:
+                raise SettingsError(why)
+            notices.append(Notice("warning", f"{why}; running in default mode"))
+            mode = "default"
     return mode
 
 

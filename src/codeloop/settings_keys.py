@@ -37,7 +37,7 @@ KEYS: dict[str, KeyInfo] = {
         "",
         "$schema model env permissions hooks sandbox disableAllHooks allowManagedHooksOnly "
         "allowManagedPermissionRulesOnly apiKeyHelper cleanupPeriodDays includeCoAuthoredBy "
-        "attribution autoCompactEnabled fallbackModel disableAutoMode allowedHttpHookUrls "
+        "attribution autoCompactEnabled fallbackModel disableAutoMode autoMode allowedHttpHookUrls "
         "httpHookAllowedEnvVars checkpoints claudeMdExcludes claudeMd enabledPlugins "
         "extraKnownMarketplaces additionalMarketplaces outputStyle disableSkillShellExecution "
         "skillOverrides blockedMarketplaces strictKnownMarketplaces allowedMarketplaces agent "
@@ -93,7 +93,7 @@ KEYS: dict[str, KeyInfo] = {
         "modelOverrides switchModelsOnFlag autoMemoryDirectory autoMemoryEnabled "
         "autoCompactWindow skillListingBudgetFraction skillListingMaxDescChars "
         "fileCheckpointingEnabled includeGitInstructions prUrlTemplate pluginConfigs "
-        "disableBundledSkills useAutoModeDuringPlan autoMode",
+        "disableBundledSkills useAutoModeDuringPlan",
     ),
     **_group(
         "unsafe",

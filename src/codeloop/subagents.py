@@ -69,7 +69,7 @@ VERIFIER = AgentDefinition(
 # How many sub-agents may run at once, session-wide (CODELOOP_MAX_PARALLEL_AGENTS).
 DEFAULT_MAX_PARALLEL_AGENTS = 10
 # Parent modes a sub-agent's own permissionMode cannot loosen or change.
-_PARENT_WINS = ("bypassPermissions", "acceptEdits")
+_PARENT_WINS = ("bypassPermissions", "acceptEdits", "auto")
 
 
 @dataclass(frozen=True)
@@ -381,12 +381,13 @@ def _system(session: Session, agent: AgentDefinition, model: str) -> str:
 
 
 def _policy(session: Session, agent: AgentDefinition, bypass_disabled: bool) -> Policy:
-    """The agent's permissionMode, unless the parent's bypass or acceptEdits wins, or bypass
-    is disabled by the settings (then the parent's mode applies)."""
+    """The agent's permissionMode, unless the parent's bypass, acceptEdits or auto wins (in
+    auto mode the classifier judges the sub-agent's calls too), or the mode is not available
+    (bypass or auto disabled by the settings: the parent's mode applies)."""
     policy = session.config.policy
     mode = agent.permission_mode
-    if mode is None or policy.mode in _PARENT_WINS or mode == "auto":
+    if mode is None or policy.mode in _PARENT_WINS or (mode == "auto" and policy.auto is None):
         return policy
     if mode == "bypassPermissions" and bypass_disabled:
         return policy
-    return policy.with_mode(mode)  # type: ignore[arg-type]  # MODES, less auto and manual
+    return policy.with_mode(mode)  # type: ignore[arg-type]  # MODES, less manual

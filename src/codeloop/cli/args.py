@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, NoReturn
 if TYPE_CHECKING:
     from codeloop.options import Options
 
-# Claude Code's modes; manual is its alias for default, auto runs as default (settings_apply).
+# Claude Code's modes; manual is its alias for default (settings_apply).
 PERMISSION_MODES = (
     "default",
     "acceptEdits",

@@ -2,8 +2,9 @@
 
 Modes follow Claude Code: `default` (read-only tools and commands run; the rest is asked),
 `acceptEdits` (file edits and mkdir/touch/cp/mv inside the workspace too), `plan` (read-only
-only), `dontAsk` (what would be asked is denied) and `bypassPermissions` (everything but deny
-and ask rules). Rules (rules.py) come from
+only), `dontAsk` (what would be asked is denied), `auto` (acceptEdits, then a classifier model
+judges what would be asked: auto_mode.py) and `bypassPermissions` (everything but deny and ask
+rules). Rules (rules.py) come from
 settings files and CLI flags, each tagged with its source; deny beats ask beats allow, and every
 decision names the rule that made it. Writes outside the workspace roots, and edits of files
 that configure the agent or run code, are asked even in acceptEdits.
@@ -21,7 +22,7 @@ import os
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from codeloop.permissions import paths
 from codeloop.permissions.bash_check import decide_bash
@@ -32,13 +33,17 @@ from codeloop.permissions.rules import Rule, RuleBook, RuleError, domain_matches
 from codeloop.tools.base import AnyTool, ToolContext, Workspace
 from codeloop.tools.executor import PermissionDecision
 
-PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
+if TYPE_CHECKING:
+    from codeloop.permissions.auto_mode import AutoMode, Verdict
+
+PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"]
 PERMISSION_MODES: tuple[PermissionMode, ...] = (
     "default",
     "acceptEdits",
     "plan",
     "bypassPermissions",
     "dontAsk",
+    "auto",
 )
 
 
@@ -110,6 +115,9 @@ class HookVerdict:
 
 # Runs the PermissionRequest hooks for (tool name, input, decision); None: no hook decided.
 RequestHook = Callable[[str, dict[str, Any], Decision], Awaitable[HookVerdict | None]]
+# Runs the PermissionDenied hooks for an auto-mode denial (tool name, input, tool_use_id,
+# reason); whether one said the model may retry.
+DeniedHook = Callable[[str, dict[str, Any], str, str], Awaitable[bool]]
 
 
 @dataclass(frozen=True)
@@ -147,6 +155,10 @@ class Policy:
         self.ask_user = ask_user
         # PermissionRequest hooks, asked before the user (or the headless denial).
         self.request_hook: RequestHook | None = None
+        # Auto mode's classifier (None: auto mode is not available, e.g. disableAutoMode) and
+        # the PermissionDenied hooks its denials fire.
+        self.auto: AutoMode | None = None
+        self.denied_hook: DeniedHook | None = None
         self._granted: list[Rule] = []
         self.home = home or Path(os.path.expanduser("~"))
         self.denials: list[Denial] = []
@@ -253,7 +265,13 @@ class Policy:
 
     def _scope(self, workspace: Workspace) -> Scope:
         book = self._book or self._bind(workspace.roots)
-        return Scope(self.mode, book, self._roots, self.home)
+        if self.mode != "auto":
+            return Scope(self.mode, book, self._roots, self.home)
+        # Auto mode allows by itself what acceptEdits does, less the allow rules that would run
+        # any code unseen; the classifier judges the rest.
+        from codeloop.permissions.auto_mode import runs_any_code
+
+        return Scope("acceptEdits", book.without_allow(runs_any_code), self._roots, self.home)
 
     # --- deciding --------------------------------------------------------------------------
 
@@ -292,10 +310,21 @@ class Policy:
 
     async def can_use_tool(self, tool: AnyTool, args: Any, ctx: ToolContext) -> PermissionDecision:
         decision = self.decide(tool, args, ctx.workspace)
+        if self.mode == "auto" and decision.behavior == "allow" and decision.rule is None:
+            decision = _judged_in_auto_mode(tool, decision)
         # A hook's approval answers the prompt a call would get, not an ask rule (Claude Code).
         hook_settles = ctx.hook_approved and decision.behavior == "ask" and decision.rule is None
         if decision.behavior == "allow" or hook_settles:
             return PermissionDecision(True)
+        auto = self.auto if self.mode == "auto" and decision.rule is None else None
+        unjudged = ""  # why auto mode left an ask to the usual path (its classifier failed)
+        if decision.behavior == "ask" and auto is not None and not auto.paused:
+            judged = await auto.classify(tool.name, _input_of(args), ctx.workspace.cwd, self.roots)
+            if judged.allowed:
+                return PermissionDecision(True)
+            if judged.allowed is False:
+                return await self._auto_denied(tool, args, ctx, auto, judged)
+            unjudged = judged.reason
         if decision.behavior == "ask" and self.request_hook is not None:
             verdict = await self.request_hook(tool.name, _input_of(args), decision)
             if verdict is not None:
@@ -309,6 +338,8 @@ class Policy:
         if decision.behavior == "ask" and self.ask_user is not None:
             request = PermissionRequest(tool.name, _input_of(args), decision, ctx.tool_use_id)
             answer = await self.ask_user(request)
+            if auto is not None and answer.kind != "deny":
+                auto.approved()
             if answer.kind == "allow_once":
                 return PermissionDecision(True, updated_input=answer.updated_input)
             if answer.kind == "allow_always":
@@ -329,7 +360,47 @@ class Policy:
                 f"Permission to use {tool.name} was denied: {decision.explain()}. This run cannot "
                 f"ask the user; they can allow it with {decision.how_to_allow()}."
             )
+        if auto is not None and decision.behavior == "ask":
+            return await self._auto_unasked(tool, args, ctx, auto, message, unjudged)
         return self._deny(tool, args, ctx, message, would_ask=decision.behavior == "ask")
+
+    async def _auto_denied(
+        self, tool: AnyTool, args: Any, ctx: ToolContext, auto: AutoMode, verdict: Verdict
+    ) -> PermissionDecision:
+        """The classifier said no: the model reads why (and whether a PermissionDenied hook
+        lets it retry); past the denial limit a run that cannot ask ends."""
+        message = (
+            f"Permission to use {tool.name} was denied by auto mode: {verdict.reason}. Do not "
+            "try to get around this; take another approach, or tell the user what you need."
+        )
+        if await self._fire_denied(tool, args, ctx, verdict.reason):
+            message += " A PermissionDenied hook says you may retry this tool call."
+        if auto.paused:
+            message += (
+                f" Auto mode has paused after {auto.consecutive} denials in a row "
+                f"({auto.total} in the session): from now on such calls are asked."
+            )
+            if self.ask_user is None:
+                message += " This run cannot ask the user, so it ends here."
+        denied = self._deny(tool, args, ctx, message)
+        return dataclasses.replace(denied, interrupt=auto.paused and self.ask_user is None)
+
+    async def _auto_unasked(
+        self, tool: AnyTool, args: Any, ctx: ToolContext, auto: AutoMode, message: str, why: str
+    ) -> PermissionDecision:
+        """Auto mode could not decide (its classifier failed, or it paused) and nobody can be
+        asked: a denial. A failed classifier's is reported to PermissionDenied hooks, whose
+        `retry` does not apply (there was no verdict to reconsider)."""
+        if why:
+            await self._fire_denied(tool, args, ctx, why)
+            message = f"{message} (Auto mode could not judge the call: {why}.)"
+        denied = self._deny(tool, args, ctx, message, would_ask=True)
+        return dataclasses.replace(denied, interrupt=auto.paused)
+
+    async def _fire_denied(self, tool: AnyTool, args: Any, ctx: ToolContext, reason: str) -> bool:
+        if self.denied_hook is None:
+            return False
+        return await self.denied_hook(tool.name, _input_of(args), ctx.tool_use_id, reason)
 
     def _hook_verdict(
         self, tool: AnyTool, args: Any, ctx: ToolContext, decision: Decision, verdict: HookVerdict
@@ -409,6 +480,14 @@ def _plan_exit(book: RuleBook) -> Decision:
         ("ExitPlanMode",),
         fix="--allowedTools ExitPlanMode (accepts plans without asking)",
     )
+
+
+def _judged_in_auto_mode(tool: AnyTool, decision: Decision) -> Decision:
+    """In auto mode a sub-agent's task is judged before it starts (its own calls are judged as
+    they run): a delegation the engine allows by itself goes to the classifier."""
+    if not getattr(tool, "delegates", False):
+        return decision
+    return Decision("ask", f"{tool.name} starts a sub-agent with this task", None, (tool.name,))
 
 
 def _rules(items: Iterable[str | Rule]) -> list[Rule]:

@@ -25,7 +25,7 @@ import os
 import re
 import shlex
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -325,6 +325,14 @@ class RuleBook:
     def add(self, behavior: str, rule: Rule) -> None:
         if rule not in self.rules[behavior]:
             self.rules[behavior].append(rule)
+
+    def without_allow(self, dropped: Callable[[Rule], bool]) -> RuleBook:
+        """The same book less the allow rules `dropped` names (auto mode's view); the deny and
+        ask lists and the compiled patterns are shared."""
+        view = RuleBook.__new__(RuleBook)
+        view.__dict__.update(self.__dict__)
+        view.rules = {**self.rules, "allow": [r for r in self.rules["allow"] if not dropped(r)]}
+        return view
 
     def tool_rule(self, behavior: str, tool: str) -> Rule | None:
         """A rule without a specifier covering the whole tool."""

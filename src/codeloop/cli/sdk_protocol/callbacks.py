@@ -106,7 +106,7 @@ def apply_updates(policy: Policy, updates: Any) -> str | None:
             policy.add_rules(behavior, [t for t in texts if t], "the SDK's permission update")
         elif kind == "setMode":
             mode = update.get("mode")
-            if mode not in PERMISSION_MODES:
+            if mode not in PERMISSION_MODES or (mode == "auto" and policy.auto is None):
                 return f"mode {mode!r}"
             policy.mode = mode
         # removeRules and directory changes: nothing codeloop keeps for a session to undo.

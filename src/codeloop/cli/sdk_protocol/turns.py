@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from codeloop.checkpoints.restore import Change
 
 # Claude Code's other names for modes codeloop runs as default.
-MODE_ALIASES: Mapping[str, PermissionMode] = {"auto": "default", "manual": "default"}
+MODE_ALIASES: Mapping[str, PermissionMode] = {"manual": "default"}
 
 
 class Conversation:
@@ -110,7 +110,10 @@ class Conversation:
         if not isinstance(mode, str) or mode not in (*PERMISSION_MODES, *MODE_ALIASES):
             known = ", ".join((*PERMISSION_MODES, *MODE_ALIASES))
             raise UsageError(f"permission mode {mode!r} is not one of {known}")
-        self.session.config.policy.mode = MODE_ALIASES.get(mode) or _mode(mode)
+        policy = self.session.config.policy
+        if mode == "auto" and policy.auto is None:
+            raise UsageError('auto mode is disabled by the settings (disableAutoMode: "disable")')
+        policy.mode = MODE_ALIASES.get(mode) or _mode(mode)
         return mode
 
     async def set_model(self, spec: Any) -> str:

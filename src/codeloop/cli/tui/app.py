@@ -563,9 +563,10 @@ class TerminalUI(Controller):
             if not self.ready:
                 return
             policy = self.session.config.policy
-            cycle = (*MODE_CYCLE, "bypassPermissions") if self._bypass else MODE_CYCLE
+            cycle = (*MODE_CYCLE, *(("auto",) if policy.auto is not None else ()))
+            cycle = (*cycle, "bypassPermissions") if self._bypass else cycle
             index = cycle.index(policy.mode) if policy.mode in cycle else -1
-            policy.mode = cycle[(index + 1) % len(cycle)]  # type: ignore[assignment]
+            policy.mode = cycle[(index + 1) % len(cycle)]
             self._refresh_status()
 
         @kb.add("c-o")
