@@ -48,12 +48,7 @@ EVENTS: dict[str, EventSpec] = {
         EventSpec("InstructionsLoaded", "load_reason", types=_NO_MODEL),
         EventSpec("UserPromptSubmit", blocks=True, stdout_is_context=True, default_timeout=30.0),
         EventSpec("UserPromptExpansion", "command_name", blocks=True, stdout_is_context=True),
-        EventSpec(
-            "MessageDisplay",
-            types=_NO_MODEL,
-            default_timeout=10.0,
-            not_fired="codeloop does not rewrite what it displays",
-        ),
+        EventSpec("MessageDisplay", types=_NO_MODEL, default_timeout=10.0),
         EventSpec("PreToolUse", _TOOL, blocks=True),
         EventSpec("PermissionRequest", _TOOL),
         EventSpec("PermissionDenied", _TOOL),

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 from collections import ChainMap
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -196,10 +197,33 @@ class Session:
         attachments: Sequence[TextBlock | ImageBlock] = (),
         model: str | None = None,
         uuid: str | None = None,
+        display_batches: bool = False,
     ) -> AsyncIterator[Event]:
         """Run one prompt: `attachments` go with it in the same message (files an `@path`
         names, images); `model` answers this prompt instead of the session's (a command's);
-        `uuid` names its message (the Agent SDK's, which rewind_files refers to)."""
+        `uuid` names its message (the Agent SDK's, which rewind_files refers to).
+
+        The events are what the caller shows: assistant text as MessageDisplay hooks display
+        it (in batches of lines as it streams with `display_batches`, an interactive UI's; else
+        once per complete message). The transcript and the model keep the original."""
+        from codeloop.message_display import MessageDisplay
+
+        display = MessageDisplay(self.hooks, batches=display_batches)
+        # Closed with this generator (a caller that stops early), as if it were this one.
+        async with (
+            aclosing(self._prompt(prompt, attachments, model, uuid)) as events,
+            aclosing(display.shown(events)) as shown,
+        ):
+            async for event in shown:
+                yield event
+
+    async def _prompt(
+        self,
+        prompt: str,
+        attachments: Sequence[TextBlock | ImageBlock],
+        model: str | None,
+        uuid: str | None,
+    ) -> AsyncGenerator[Event, None]:
         self._abort = asyncio.Event()
         for notice in self._notices:
             yield notice

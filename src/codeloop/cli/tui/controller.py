@@ -184,7 +184,10 @@ class Controller(ABC):
         self.flush()
         try:
             async for event in self.session.submit(
-                submit.prompt, attachments=submit.attachments, model=submit.model
+                submit.prompt,
+                attachments=submit.attachments,
+                model=submit.model,
+                display_batches=True,
             ):
                 presenter.event(event)
                 self.flush()
