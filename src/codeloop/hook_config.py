@@ -92,9 +92,6 @@ def parse_hooks(
             hint = f"; did you mean {close}?" if close else ""
             warn(place, f"not a hook event{hint} (events: {', '.join(HOOK_EVENTS)})")
             continue
-        if reason := EVENTS[event].not_fired:
-            # Kept (a frontend that fires it runs them), but the user hears they never run here.
-            warn(place, f"codeloop never fires {event}: {reason}")
         if isinstance(entries, dict) and not {"matcher", "hooks"} & set(entries):
             # The oldest shape: {"Bash": "echo ..."}, matcher to command(s).
             entries = [

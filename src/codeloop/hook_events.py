@@ -1,9 +1,8 @@
 """Every hook event Claude Code documents, and what each one means to a hook.
 
 A leaf vocabulary (it imports nothing of ours): the settings parser checks event names against
-it, the runner reads each event's matcher field, blocking power and defaults from it, and the
-start-up report names the events codeloop never fires (so a configured hook that cannot run
-is never silently skipped).
+it, and the runner reads each event's matcher field, blocking power and defaults from it.
+codeloop fires every one of them.
 """
 
 from __future__ import annotations
@@ -32,8 +31,6 @@ class EventSpec:
     default_timeout: float = 600.0
     # The hook gets CLAUDE_ENV_FILE: what it exports reaches every later Bash command.
     env_file: bool = False
-    # Why codeloop never fires the event (None: it does).
-    not_fired: str | None = None
 
 
 _TOOL = "tool_name"

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from codeloop.hook_config import HookCommand, HookMatcher
+from codeloop.hook_events import HOOK_EVENTS
 from codeloop.settings import RuleSet, load_settings, settings_files
 
 
@@ -319,13 +320,14 @@ def test_disable_all_hooks_spares_managed_hooks(dirs: tuple[Path, Path, dict[str
     assert group.hooks[0].command == "org.sh"
 
 
-def test_a_hook_on_an_event_codeloop_never_fires_is_named(
+def test_a_hook_on_every_documented_event_loads_without_a_warning(
     dirs: tuple[Path, Path, dict[str, str]],
 ) -> None:
+    """codeloop fires every event Claude Code documents: none is reported as skipped."""
     _, project, env = dirs
     hook = {"hooks": [{"type": "command", "command": "notify.sh"}]}
-    write(project / ".claude" / "settings.json", {"hooks": {"PermissionDenied": [hook]}})
+    hooks = {event: [hook] for event in HOOK_EVENTS}
+    write(project / ".claude" / "settings.json", {"hooks": hooks})
     settings = load_settings(project, env=env)
-    (warning,) = settings.warnings
-    assert "hooks.PermissionDenied: codeloop never fires PermissionDenied: " in warning
-    assert "auto mode" in warning  # the reason, so the user knows it is not a typo
+    assert settings.warnings == ()
+    assert set(settings.hooks) == set(HOOK_EVENTS)
