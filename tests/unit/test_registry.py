@@ -52,6 +52,26 @@ def test_a_session_starts_without_importing_pydantic_or_the_tools() -> None:
     assert out.stdout.strip() == ""
 
 
+def test_the_tools_load_and_check_their_inputs_without_pydantic() -> None:
+    """pydantic and its first model cost the first tool call ~130 ms: no built-in tool needs it
+    to load, to be described or to check a call's input."""
+    code = (
+        "import sys\n"
+        "from codeloop.tools.registry import BUILTINS, ON_DEMAND, _construct\n"
+        "from codeloop.tools.base import ToolInputError\n"
+        "for name, target in (*BUILTINS, *ON_DEMAND):\n"
+        "    tool = _construct(target)\n"
+        "    tool.spec()\n"
+        "    try:\n"
+        "        tool.parse({'unknown': 1})\n"
+        "    except ToolInputError:\n"
+        "        pass\n"
+        "print('pydantic' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
 def test_a_lazy_tool_loads_and_runs_on_first_use() -> None:
     tools = default_tools()
     read = tools["Read"]

@@ -1,11 +1,10 @@
 """The built-in tools, in the order models see them, each loaded on first use.
 
-A tool's module (and pydantic with it, ~100 ms) is not imported before the first request: that
-needs nothing but the tools' specs, and those come from specs.json, which
-`tests/unit/test_registry.py` keeps identical to what the tools declare. After changing a tool's
-description or input, regenerate it: `python -m codeloop.tools.registry`. `preload` then loads
-the tools in a background thread while the first model call is in flight, so the first tool
-call does not wait for them either.
+A tool's module is not imported before the first request: that needs nothing but the tools'
+specs, and those come from specs.json, which `tests/unit/test_registry.py` keeps identical to
+what the tools declare. After changing a tool's description or input, regenerate it:
+`python -m codeloop.tools.registry`. `preload` then loads the tools in a background thread
+while the first model call is in flight, so the first tool call does not wait for them either.
 """
 
 from __future__ import annotations
