@@ -172,7 +172,10 @@ class Session:
         self.memory_files: tuple[Any, ...] = ()
         self.observers: list[SessionObserver] = []
         self._requests = RequestLog()
+        # The tools load in the background (registry.preload): each one the model calls
+        # while its call streams, the others once a call was made, with the next request.
         self._preloaded = False
+        self._called = False
         # Every sub-agent this process ran, with what it spent: the itemised part of the cost.
         self.subagent_runs: list[SubagentRun] = []
         # How the model's questions (AskUserQuestion) reach a person: a UI sets `.ask`.
@@ -395,18 +398,24 @@ class Session:
         )
 
     def _preloading(self, call_model: CallModel) -> CallModel:
-        """The model's stream, watched for the session's first tool call: the tools load in a
-        background thread while its input streams (registry.preload), not when it has."""
+        """The model's stream, watched until the session's first tool calls: a called tool
+        loads in a background thread while its input streams, not once it has; the other tools
+        wait for the next request, so that loading them never slows the calls the user is
+        waiting for, and a session that calls no tool loads none."""
 
         async def call(request: ModelRequest) -> AsyncIterator[StreamEvent]:
+            if self._called and not self._preloaded:
+                self._preloaded = True
+                preload(self.tools.values())
             async for event in call_model(request):
                 if (
                     isinstance(event, BlockStart)
                     and isinstance(event.block, ToolUseBlock)
                     and not self._preloaded
+                    and (tool := self.tools.get(event.block.name)) is not None
                 ):
-                    self._preloaded = True
-                    preload(self.tools.values())
+                    self._called = True
+                    preload([tool])
                 yield event
 
         return call
