@@ -157,9 +157,10 @@ def test_the_loose_forms_models_send_are_taken_as_pydantic_took_them() -> None:
             bash.parse({"command": "x", "timeout": refused})
     for said, meant in (("true", True), ("No", False), (1, True), (0.0, False), ("off", False)):
         assert bash.parse({"command": "x", "run_in_background": said}).run_in_background is meant
-    for refused in (2, "maybe", [], "", {}):
+    wrong: object
+    for wrong in (2, "maybe", [], "", {}):
         with pytest.raises(ToolInputError, match="run_in_background"):
-            bash.parse({"command": "x", "run_in_background": refused})
+            bash.parse({"command": "x", "run_in_background": wrong})
     # null is an omitted field, at any depth
     todo = TOOLS["TodoWrite"].parse(
         {"todos": [{"content": "a", "status": "pending", "activeForm": "A", "x": None}]}
