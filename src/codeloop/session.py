@@ -173,7 +173,7 @@ class Session:
         self.observers: list[SessionObserver] = []
         self._requests = RequestLog()
         # The tools load in the background (registry.preload): each one the model calls
-        # while its call streams, the others once a call was made, with the next request.
+        # while its call streams, the others once a call was made, during the next response.
         self._preloaded = False
         self._called = False
         # Every sub-agent this process ran, with what it spent: the itemised part of the cost.
@@ -400,14 +400,16 @@ class Session:
     def _preloading(self, call_model: CallModel) -> CallModel:
         """The model's stream, watched until the session's first tool calls: a called tool
         loads in a background thread while its input streams, not once it has; the other tools
-        wait for the next request, so that loading them never slows the calls the user is
-        waiting for, and a session that calls no tool loads none."""
+        once the next request is out (its first event back), so that loading them slows neither
+        the calls the user is waiting for nor the sending of their results; a session that
+        calls no tool loads none."""
 
         async def call(request: ModelRequest) -> AsyncIterator[StreamEvent]:
-            if self._called and not self._preloaded:
-                self._preloaded = True
-                preload(self.tools.values())
+            after_calls = self._called  # an earlier response called a tool
             async for event in call_model(request):
+                if after_calls and not self._preloaded:
+                    self._preloaded = True
+                    preload(self.tools.values())
                 if (
                     isinstance(event, BlockStart)
                     and isinstance(event.block, ToolUseBlock)

@@ -4,8 +4,8 @@ A tool's module is not imported before the first request: that needs nothing but
 specs, and those come from specs.json, which `tests/unit/test_registry.py` keeps identical to
 what the tools declare. After changing a tool's description or input, regenerate it:
 `python -m codeloop.tools.registry`. `preload` then loads them in a background thread while
-a model call is in flight (Session: a tool as the model starts calling it, the others with the
-next request), so a tool call does not wait for them either.
+a model call is in flight (Session: a tool as the model starts calling it, the others during
+the next response), so a tool call does not wait for them either.
 """
 
 from __future__ import annotations
