@@ -198,8 +198,10 @@ def _schema(kind: Kind) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": kind.name}
     if kind.enum:
         schema["enum"] = list(kind.enum)
-    if kind.items is not None:
-        schema["items" if kind.name == "array" else "additionalProperties"] = _schema(kind.items)
+    if kind.name == "array" and kind.items is not None:
+        schema["items"] = _schema(kind.items)
+    elif kind.items is not None:  # a map: any values, or values of one kind
+        schema["additionalProperties"] = _schema(kind.items) if kind.items.name != "any" else True
     return schema
 
 
