@@ -48,8 +48,10 @@ def _fitting(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     elif schema.get("type") == "array":
         items = _fitting(schema["items"])
         good = st.lists(items, max_size=schema.get("maxItems", 3) + 1)
-    else:
+    elif "properties" in schema:
         good = _objects(schema)
+    else:  # a map of any values
+        good = st.dictionaries(st.text(max_size=3), JSON, max_size=3)
     return st.one_of(good, good, good, JSON)
 
 
@@ -87,9 +89,9 @@ def _defaults(schema: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any]:
     for name, sub in schema["properties"].items():
         if name not in out and sub.get("default") is not None:
             out[name] = sub["default"]
-        elif name in out and sub.get("type") == "object":
+        elif name in out and "properties" in sub:
             out[name] = _defaults(sub, out[name])
-        elif name in out and sub.get("type") == "array" and sub["items"].get("type") == "object":
+        elif name in out and sub.get("type") == "array" and "properties" in sub["items"]:
             out[name] = [_defaults(sub["items"], item) for item in out[name]]
     return out
 
