@@ -192,3 +192,19 @@ def test_other_names_and_hidden_fields() -> None:
     asked = TOOLS["AskUserQuestion"].parse({"questions": [question], "answers": {"Which?": "a"}})
     assert asked.answers == {"Which?": "a"}
     assert "answers" not in SPECS["AskUserQuestion"].input_schema["properties"]
+
+
+def test_an_input_behaves_as_a_frozen_keyword_only_dataclass() -> None:
+    from codeloop.tools.bash import BashInput
+
+    args = BashInput(command="ls")
+    assert (args.command, args.timeout, args.description) == ("ls", 120_000, None)
+    assert args == TOOLS["Bash"].parse({"command": "ls"}) and args != BashInput(command="pwd")
+    assert hash(args) == hash(BashInput(command="ls"))
+    assert repr(args).startswith("BashInput(command='ls', timeout=120000")
+    with pytest.raises(AttributeError):
+        args.command = "rm"  # type: ignore[misc]
+    with pytest.raises(TypeError, match="needs command"):
+        BashInput()  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="no field cmd"):
+        BashInput(command="ls", cmd="x")  # type: ignore[call-arg]

@@ -1,5 +1,6 @@
-"""Tool inputs without pydantic: a tool's input is a `ToolInput` subclass (a frozen dataclass)
-whose fields say, in `Annotated[..., Arg(...)]`, what the model is told of them:
+"""Tool inputs without pydantic: a tool's input is a `ToolInput` subclass, declared as a frozen
+keyword-only dataclass is, whose fields say in `Annotated[..., Arg(...)]` what the model is told
+of them:
 
     class GlobInput(ToolInput):
         pattern: Annotated[str, Arg("Glob pattern to match")]
@@ -66,9 +67,9 @@ class Arg:
 
 @typing.dataclass_transform(kw_only_default=True, frozen_default=True)
 class ToolInput:
-    """The base of every tool's input: each subclass is a frozen, keyword-only dataclass.
-    Its methods are the base's, not generated per class (`dataclasses` compiles each class's
-    own: ~0.5-1 ms a class, paid when a tool first loads)."""
+    """The base of every tool's input: each subclass behaves as a frozen, keyword-only
+    dataclass, with the base's methods rather than ones generated per class (`dataclasses`
+    compiles each class's own: ~0.5-1 ms a class, paid when a tool first loads)."""
 
     __slots__ = ()
 
