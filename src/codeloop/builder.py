@@ -546,7 +546,7 @@ def _connect_hooks(hooks: HookRunner, session: Session, call_model: CallModel, m
 
 
 def _skill_tool(runtime: SkillRuntime) -> AnyTool:
-    from codeloop.tools.skill import SkillTool  # with pydantic: only when first used
+    from codeloop.tools.skill import SkillTool  # loaded on first use
 
     return SkillTool(runtime)
 

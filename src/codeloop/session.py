@@ -173,7 +173,10 @@ class Session:
         self.memory_files: tuple[Any, ...] = ()
         self.observers: list[SessionObserver] = []
         self._requests = RequestLog()
+        # The tools load in the background (registry.preload): each one the model calls
+        # while its call streams, the others once a call was made, during the next response.
         self._preloaded = False
+        self._called = False
         # Every sub-agent this process ran, with what it spent: the itemised part of the cost.
         self.subagent_runs: list[SubagentRun] = []
         # How the model's questions (AskUserQuestion) reach a person: a UI sets `.ask`.
@@ -419,18 +422,26 @@ class Session:
         )
 
     def _preloading(self, call_model: CallModel) -> CallModel:
-        """The model's stream, watched for the session's first tool call: the tools load in a
-        background thread while its input streams (registry.preload), not when it has."""
+        """The model's stream, watched until the session's first tool calls: a called tool
+        loads in a background thread while its input streams, not once it has; the other tools
+        once the next request is out (its first event back), so that loading them slows neither
+        the calls the user is waiting for nor the sending of their results; a session that
+        calls no tool loads none."""
 
         async def call(request: ModelRequest) -> AsyncIterator[StreamEvent]:
+            after_calls = self._called  # an earlier response called a tool
             async for event in call_model(request):
+                if after_calls and not self._preloaded:
+                    self._preloaded = True
+                    preload(self.tools.values())
                 if (
                     isinstance(event, BlockStart)
                     and isinstance(event.block, ToolUseBlock)
                     and not self._preloaded
+                    and (tool := self.tools.get(event.block.name)) is not None
                 ):
-                    self._preloaded = True
-                    preload(self.tools.values())
+                    self._called = True
+                    preload([tool])
                 yield event
 
         return call

@@ -148,6 +148,29 @@ def test_malformed_tool_json_becomes_an_error_result(tmp_path: Path) -> None:
     assert not (tmp_path / "tool.log").exists()
 
 
+def test_inputs_that_do_not_fit_the_schema_reach_the_model_as_errors_naming_the_field(
+    tmp_path: Path,
+) -> None:
+    """Each wrong field named, with what was expected; nothing ran; the model goes on."""
+    calls = [
+        tool_use("Bash", {"command": "echo 0 >> tool.log", "timeout": "soon"}),
+        tool_use("Bash", {"cmd": "echo 1 >> tool.log"}),
+        tool_use("Read", {"file_path": "tool.log", "limit": 0}),
+    ]
+    run, requests = run_with(tmp_path, [turn(*calls), turn("Recovered.")])
+    assert run.returncode == 0, run.stderr
+    assert run.json()["result"] == "Recovered."
+    results = requests[1].body["messages"][-1]["content"]
+    assert [r["is_error"] for r in results] == [True, True, True]
+    texts = [str(r["content"]) for r in results]
+    assert "Bash timeout: Input should be a valid integer" in texts[0]
+    assert (
+        "command: Field required" in texts[1] and "cmd: Extra inputs are not permitted" in texts[1]
+    )
+    assert "Read limit: Input should be greater than or equal to 1" in texts[2]
+    assert not (tmp_path / "tool.log").exists()
+
+
 def test_overload_storm_switches_to_the_fallback_model(tmp_path: Path) -> None:
     storm = fault("overloaded", times=50, model=MODEL)
     run, requests = run_with(tmp_path, two_turns([storm]), "--fallback-model", "claude-haiku-4-5")

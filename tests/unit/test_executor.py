@@ -17,7 +17,7 @@ from codeloop.types import ToolUseBlock
 
 
 class WorkInput(ToolInput):
-    ms: float = 0
+    ms: int = 0
     fail: bool = False
     safe: bool = True
 

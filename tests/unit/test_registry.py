@@ -52,6 +52,26 @@ def test_a_session_starts_without_importing_pydantic_or_the_tools() -> None:
     assert out.stdout.strip() == ""
 
 
+def test_the_tools_load_and_check_their_inputs_without_pydantic() -> None:
+    """pydantic and its first model cost the first tool call ~130 ms: no built-in tool needs it
+    to load, to be described or to check a call's input."""
+    code = (
+        "import sys\n"
+        "from codeloop.tools.registry import BUILTINS, ON_DEMAND, _construct\n"
+        "from codeloop.tools.base import ToolInputError\n"
+        "for name, target in (*BUILTINS, *ON_DEMAND):\n"
+        "    tool = _construct(target)\n"
+        "    tool.spec()\n"
+        "    try:\n"
+        "        tool.parse({'unknown': 1})\n"
+        "    except ToolInputError:\n"
+        "        pass\n"
+        "print('pydantic' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
 def test_a_lazy_tool_loads_and_runs_on_first_use() -> None:
     tools = default_tools()
     read = tools["Read"]
@@ -71,8 +91,8 @@ def test_preload_loads_every_lazy_tool_in_a_thread_of_its_own() -> None:
 
 
 async def test_the_tools_load_when_the_model_starts_its_first_call(tmp_path: Path) -> None:
-    """Grep is never called, so only the preload can have loaded it; a text answer (no call)
-    loads nothing."""
+    """Bash loads while its call streams; Grep, never called, only with the next request (so
+    loading it does not slow the first call down); a text answer (no call) loads nothing."""
     calls = [turn(tool_use("Bash", {"command": "echo hi"})), turn("done")]
     for script, expect_loaded in ((calls, True), ([turn("just text")], False)):
         session = Session(
@@ -81,13 +101,14 @@ async def test_the_tools_load_when_the_model_starts_its_first_call(tmp_path: Pat
             Workspace(cwd=tmp_path),
             SessionConfig("claude-sonnet-4-5", "test", 1024, policy=Policy("bypassPermissions")),
         )
-        grep = session.tools["Grep"]
-        assert isinstance(grep, LazyTool)
+        bash, grep = session.tools["Bash"], session.tools["Grep"]
+        assert isinstance(bash, LazyTool) and isinstance(grep, LazyTool)
         async for event in session.submit("go"):
             if isinstance(event, ToolStarted):  # the call streamed whole: preload is under way
                 assert any(t.name == "codeloop-preload" for t in threading.enumerate()) or (
-                    grep.loaded
+                    bash.loaded
                 )
+                assert not grep.loaded
         for thread in threading.enumerate():
             if thread.name == "codeloop-preload":
                 thread.join()

@@ -32,6 +32,7 @@ from codeloop.permissions.persist import add_allow_rules, remove_rule
 from codeloop.permissions.rules import Rule, RuleBook, RuleError, domain_matches, fold
 from codeloop.tools.base import AnyTool, ToolContext, Workspace
 from codeloop.tools.executor import PermissionDecision
+from codeloop.tools.input import ToolInput, wire_input
 
 if TYPE_CHECKING:
     from codeloop.permissions.auto_mode import AutoMode, Verdict
@@ -518,5 +519,7 @@ def _glob_equal(spec: str, value: str, *, loose: bool) -> bool:
 def _input_of(args: Any) -> dict[str, Any]:
     if isinstance(args, dict):  # tools without an input model (MCP tools) parse to a dict
         return dict(args)
-    dump = getattr(args, "model_dump", None)
+    if isinstance(args, ToolInput):
+        return wire_input(args)
+    dump = getattr(args, "model_dump", None)  # a function tool's pydantic model
     return dict(dump(by_alias=True, exclude_none=True)) if callable(dump) else {}

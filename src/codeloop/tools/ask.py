@@ -7,38 +7,35 @@ one can answer (`-p`), the call is an error that says so, and the model goes on 
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
-
-from pydantic import Field
-from pydantic.json_schema import SkipJsonSchema
+from typing import Annotated, Any, ClassVar
 
 from codeloop.tools.base import Tool, ToolContext, ToolResult
-from codeloop.tools.input import ToolInput
+from codeloop.tools.input import Arg, ToolInput
 from codeloop.tools.questions import Option, Question, QuestionChannel
 from codeloop.tools.services import ToolServices
 
 
 class OptionInput(ToolInput):
-    label: str = Field(description="The choice as shown (1-5 words).")
-    description: str = Field(description="What choosing it means.")
-    preview: SkipJsonSchema[str | None] = None
+    label: Annotated[str, Arg("The choice as shown (1-5 words).")]
+    description: Annotated[str, Arg("What choosing it means.")]
+    preview: Annotated[str | None, Arg(hidden=True)] = None
 
 
 class QuestionInput(ToolInput):
-    question: str = Field(description="The question, ending with a question mark.")
-    header: str = Field(description="A very short label for it (at most 12 characters).")
-    options: list[OptionInput] = Field(min_length=2, max_length=4)
-    multiSelect: bool = Field(  # Claude Code's field name
-        default=False, description="Whether several options may be chosen."
-    )
+    question: Annotated[str, Arg("The question, ending with a question mark.")]
+    header: Annotated[str, Arg("A very short label for it (at most 12 characters).")]
+    options: Annotated[list[OptionInput], Arg(min_items=2, max_items=4)]
+    multiSelect: Annotated[  # Claude Code's field name
+        bool, Arg("Whether several options may be chosen.")
+    ] = False
 
 
 class AskUserQuestionInput(ToolInput):
-    questions: list[QuestionInput] = Field(min_length=1, max_length=4)
+    questions: Annotated[list[QuestionInput], Arg(min_items=1, max_items=4)]
     # Filled in by whoever answered (a permission callback): question text -> answer.
-    answers: SkipJsonSchema[dict[str, str] | None] = None
-    annotations: SkipJsonSchema[dict[str, Any] | None] = None
-    metadata: SkipJsonSchema[dict[str, Any] | None] = None
+    answers: Annotated[dict[str, str] | None, Arg(hidden=True)] = None
+    annotations: Annotated[dict[str, Any] | None, Arg(hidden=True)] = None
+    metadata: Annotated[dict[str, Any] | None, Arg(hidden=True)] = None
 
 
 DESCRIPTION = """\

@@ -11,12 +11,9 @@ import time
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
-from pydantic import AliasChoices, Field, model_validator
-from pydantic.json_schema import SkipJsonSchema
-
 from codeloop.tools.background import BackgroundShell
 from codeloop.tools.base import Tool, ToolContext, ToolResult
-from codeloop.tools.input import ToolInput
+from codeloop.tools.input import Arg, ToolInput
 
 MAX_WAIT_MS = 600_000
 DEFAULT_WAIT_MS = 30_000
@@ -48,36 +45,39 @@ async def start_in_background(
 
 
 class TaskOutputInput(ToolInput):
-    task_id: str = Field(
-        validation_alias=AliasChoices("task_id", "bash_id", "shell_id"),
-        description="The ID of the background task (from Bash's run_in_background).",
+    task_id: Annotated[
+        str,
+        Arg(
+            "The ID of the background task (from Bash's run_in_background).",
+            accepts=("bash_id", "shell_id"),
+        ),
+    ]
+    block: Annotated[bool, Arg("Wait for the task to finish (up to timeout) before answering.")] = (
+        True
     )
-    block: bool = Field(
-        default=True, description="Wait for the task to finish (up to timeout) before answering."
-    )
-    timeout: Annotated[int, Field(ge=0, le=MAX_WAIT_MS)] = Field(
-        default=DEFAULT_WAIT_MS, description=f"How long to wait, in ms (max {MAX_WAIT_MS})."
-    )
-    filter: str | SkipJsonSchema[None] = Field(
-        default=None,
-        description="A regular expression: only output lines matching it are shown (the "
-        "others are consumed).",
-    )
+    timeout: Annotated[
+        int,
+        Arg(f"How long to wait, in ms (max {MAX_WAIT_MS}).", minimum=0, maximum=MAX_WAIT_MS),
+    ] = DEFAULT_WAIT_MS
+    filter: Annotated[
+        str | None,
+        Arg(
+            "A regular expression: only output lines matching it are shown (the "
+            "others are consumed)."
+        ),
+    ] = None
 
-    @model_validator(mode="before")
     @classmethod
-    def _bash_output_style(cls, data: Any) -> Any:
+    def prepared(cls, raw: dict[str, Any]) -> dict[str, Any]:
         """BashOutput (called with `bash_id`) answered at once, without waiting."""
-        if isinstance(data, dict) and "bash_id" in data and "block" not in data:
-            return {**data, "block": False}
-        return data
+        if "bash_id" in raw and "block" not in raw:
+            return {**raw, "block": False}
+        return raw
 
 
 class TaskStopInput(ToolInput):
-    task_id: str | SkipJsonSchema[None] = Field(
-        default=None, description="The ID of the background task to stop."
-    )
-    shell_id: SkipJsonSchema[str | None] = None  # KillShell's name for it
+    task_id: Annotated[str | None, Arg("The ID of the background task to stop.")] = None
+    shell_id: Annotated[str | None, Arg(hidden=True)] = None  # KillShell's name for it
 
 
 def _find(ctx: ToolContext, shell_id: str) -> BackgroundShell | ToolResult:

@@ -20,19 +20,16 @@ from codeloop.models.base import ToolSpec
 from codeloop.task_list import Member, TaskList
 from codeloop.team_mail import Roster
 from codeloop.tools.background import BackgroundShells
+from codeloop.tools.input import ToolInput, input_schema, parse_input
+from codeloop.tools.input import ToolInputError as ToolInputError  # where callers look for it
 from codeloop.tools.write_lock import WriteLock
 from codeloop.types import ImageBlock, TextBlock, ToolUseBlock
 
 if TYPE_CHECKING:
-    # pydantic costs ~100 ms to load: tool inputs (tools/input.py) are imported with the tools
-    # themselves, on first use, so a session sends its first request without them.
-    from pydantic import BaseModel
-
     from codeloop.hooks import HookOutcome
-    from codeloop.tools.input import ToolInput
 
 
-InputT = TypeVar("InputT", bound="ToolInput")
+InputT = TypeVar("InputT", bound=ToolInput)
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,10 +228,6 @@ class ToolContext:
     run_hook: RunHook | None = None
 
 
-class ToolInputError(Exception):
-    """Input that does not fit the tool's schema; the message is written for the model."""
-
-
 class Tool(ABC, Generic[InputT]):
     name: ClassVar[str]
     description: ClassVar[str]
@@ -261,56 +254,10 @@ class Tool(ABC, Generic[InputT]):
         background thread while the session's first model call is in flight."""
 
     def parse(self, raw: dict[str, Any]) -> InputT:
-        return validated(self.name, self.input_model, raw)
+        return parse_input(self.name, self.input_model, raw)
 
     def spec(self) -> ToolSpec:
-        return spec_of(self.name, self.description, self.input_model)
-
-
-M = TypeVar("M", bound="BaseModel")
-
-
-def validated(name: str, model: type[M], raw: dict[str, Any]) -> M:
-    """A tool's input checked against its model; ToolInputError says what is wrong."""
-    from pydantic import ValidationError
-
-    try:
-        return model.model_validate(raw)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'input'}: {err['msg']}"
-            for err in exc.errors()
-        )
-        raise ToolInputError(f"InputValidationError: {name} {problems}") from None
-
-
-def spec_of(name: str, description: str, model: type[BaseModel]) -> ToolSpec:
-    """What the model is told of a tool: its input model's JSON schema."""
-    schema = model.model_json_schema(by_alias=True)
-    definitions = schema.pop("$defs", {})
-    return ToolSpec(name, description, _plain(schema, definitions))
-
-
-def _plain(schema: Any, definitions: dict[str, Any]) -> Any:
-    """A schema as Claude Code's tools send theirs: nested models written out in place (no
-    `$defs`/`$ref`, which some servers' grammars do not follow), no generated titles."""
-    if isinstance(schema, list):
-        return [_plain(item, definitions) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    ref = schema.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        rest = {k: v for k, v in schema.items() if k != "$ref"}
-        return _plain({**definitions[ref.removeprefix("#/$defs/")], **rest}, definitions)
-    plain: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key == "title" and isinstance(value, str):
-            continue
-        if key == "properties" and isinstance(value, dict):
-            plain[key] = {name: _plain(prop, definitions) for name, prop in value.items()}
-        else:
-            plain[key] = _plain(value, definitions)
-    return plain
+        return ToolSpec(self.name, self.description, input_schema(self.input_model))
 
 
 class AnyTool(Protocol):

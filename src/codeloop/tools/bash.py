@@ -22,14 +22,11 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 
-from pydantic import Field
-from pydantic.json_schema import SkipJsonSchema
-
 from codeloop.aio import unless_aborted
 from codeloop.procs import DRAIN_SECONDS, child_env, kill_group, signal_group
 from codeloop.reaper import REAPER
 from codeloop.tools.base import ProgressFn, Tool, ToolContext, ToolResult
-from codeloop.tools.input import ToolInput
+from codeloop.tools.input import Arg, ToolInput
 
 if TYPE_CHECKING:
     from codeloop.permissions.sandbox import Sandbox
@@ -45,20 +42,25 @@ _GATE = ("/bin/sh", "-c", 'IFS= read -r _ || exit 1; exec "$@" </dev/null', "gat
 
 
 class BashInput(ToolInput):
-    command: str = Field(description="The shell command to run.")
-    timeout: Annotated[int, Field(gt=0, le=MAX_TIMEOUT_MS)] | SkipJsonSchema[None] = Field(
-        default=DEFAULT_TIMEOUT_MS,
-        description=f"Timeout in ms (default {DEFAULT_TIMEOUT_MS}, max {MAX_TIMEOUT_MS}).",
-    )
-    description: str | SkipJsonSchema[None] = Field(
-        default=None,
-        description="What the command does, in 5-10 words (shown to the user).",
-    )
-    run_in_background: bool = Field(
-        default=False,
-        description="Run the command in the background and return at once; read its output "
-        "with TaskOutput, stop it with TaskStop.",
-    )
+    command: Annotated[str, Arg("The shell command to run.")]
+    timeout: Annotated[
+        int | None,
+        Arg(
+            f"Timeout in ms (default {DEFAULT_TIMEOUT_MS}, max {MAX_TIMEOUT_MS}).",
+            exclusive_minimum=0,
+            maximum=MAX_TIMEOUT_MS,
+        ),
+    ] = DEFAULT_TIMEOUT_MS
+    description: Annotated[
+        str | None, Arg("What the command does, in 5-10 words (shown to the user).")
+    ] = None
+    run_in_background: Annotated[
+        bool,
+        Arg(
+            "Run the command in the background and return at once; read its output "
+            "with TaskOutput, stop it with TaskStop."
+        ),
+    ] = False
 
 
 DESCRIPTION = f"""\

@@ -20,9 +20,7 @@ import base64
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
-
-from pydantic import Field
+from typing import Annotated, BinaryIO
 
 from codeloop.text import (
     BINARY_EXTENSIONS,
@@ -38,7 +36,7 @@ from codeloop.text import (
     token_weight,
 )
 from codeloop.tools.base import Tool, ToolContext, ToolResult
-from codeloop.tools.input import ToolInput
+from codeloop.tools.input import Arg, ToolInput
 from codeloop.types import ImageBlock, TextBlock
 
 DEFAULT_LIMIT = 2000
@@ -49,19 +47,18 @@ MAX_IMAGE_BYTES = 3_932_160
 
 
 class ReadInput(ToolInput):
-    file_path: str = Field(
-        description="Path of the file to read, absolute or relative to the working directory."
-    )
-    offset: int = Field(
-        default=1,
-        ge=0,
-        description="1-based line number to start reading at. Use it for files too big to read "
-        "at once.",
-    )
-    limit: int = Field(
-        default=DEFAULT_LIMIT,
-        ge=1,
-        description=f"Number of lines to read (default {DEFAULT_LIMIT}).",
+    file_path: Annotated[
+        str, Arg("Path of the file to read, absolute or relative to the working directory.")
+    ]
+    offset: Annotated[
+        int,
+        Arg(
+            "1-based line number to start reading at. Use it for files too big to read at once.",
+            minimum=0,
+        ),
+    ] = 1
+    limit: Annotated[int, Arg(f"Number of lines to read (default {DEFAULT_LIMIT}).", minimum=1)] = (
+        DEFAULT_LIMIT
     )
 
 

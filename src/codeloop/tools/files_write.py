@@ -15,8 +15,7 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-
-from pydantic import Field
+from typing import Annotated
 
 from codeloop.text import (
     BINARY_EXTENSIONS,
@@ -27,7 +26,7 @@ from codeloop.text import (
     number_line,
 )
 from codeloop.tools.base import Tool, ToolContext, ToolResult, Workspace
-from codeloop.tools.input import ToolInput
+from codeloop.tools.input import Arg, ToolInput
 from codeloop.tools.patch import change_data
 
 # Lines of unchanged context shown around an edit, and the most lines an edit snippet shows.
@@ -36,20 +35,20 @@ SNIPPET_MAX_LINES = 40
 
 
 class WriteInput(ToolInput):
-    file_path: str = Field(
-        description="Path of the file to write, absolute or relative to the working directory."
-    )
-    content: str = Field(description="The complete new content of the file.")
+    file_path: Annotated[
+        str, Arg("Path of the file to write, absolute or relative to the working directory.")
+    ]
+    content: Annotated[str, Arg("The complete new content of the file.")]
 
 
 class EditInput(ToolInput):
-    file_path: str = Field(
-        description="Path of the file to edit, absolute or relative to the working directory."
-    )
-    old_string: str = Field(description="The exact text to replace.")
-    new_string: str = Field(description="The text to put in its place (must differ).")
-    replace_all: bool = Field(
-        default=False, description="Replace every occurrence of old_string (default false)."
+    file_path: Annotated[
+        str, Arg("Path of the file to edit, absolute or relative to the working directory.")
+    ]
+    old_string: Annotated[str, Arg("The exact text to replace.")]
+    new_string: Annotated[str, Arg("The text to put in its place (must differ).")]
+    replace_all: Annotated[bool, Arg("Replace every occurrence of old_string (default false).")] = (
+        False
     )
 
 

@@ -10,11 +10,15 @@ import asyncio
 import inspect
 import json
 from collections.abc import Callable
-from typing import Any, get_type_hints
+from typing import TYPE_CHECKING, Any, TypeVar, get_type_hints
 
 from codeloop.models.base import ToolSpec
-from codeloop.tools.base import ToolContext, ToolResult, spec_of, validated
+from codeloop.tools.base import ToolContext, ToolResult
+from codeloop.tools.input import input_error
 from codeloop.types import TextBlock
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 
 class FunctionTool:
@@ -65,6 +69,50 @@ class FunctionTool:
         except Exception as exc:
             return ToolResult.error(f"{type(exc).__name__}: {exc}")
         return as_result(value)
+
+
+M = TypeVar("M", bound="BaseModel")
+
+
+def validated(name: str, model: type[M], raw: dict[str, Any]) -> M:
+    """A function's input checked against its pydantic model (any type hint may be a
+    parameter's, so these keep pydantic); ToolInputError says what is wrong."""
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        problems = [(".".join(str(p) for p in err["loc"]), err["msg"]) for err in exc.errors()]
+        raise input_error(name, problems) from None
+
+
+def spec_of(name: str, description: str, model: type[BaseModel]) -> ToolSpec:
+    """What the model is told of a tool: its input model's JSON schema."""
+    schema = model.model_json_schema(by_alias=True)
+    definitions = schema.pop("$defs", {})
+    return ToolSpec(name, description, _plain(schema, definitions))
+
+
+def _plain(schema: Any, definitions: dict[str, Any]) -> Any:
+    """A schema as Claude Code's tools send theirs: nested models written out in place (no
+    `$defs`/`$ref`, which some servers' grammars do not follow), no generated titles."""
+    if isinstance(schema, list):
+        return [_plain(item, definitions) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        rest = {k: v for k, v in schema.items() if k != "$ref"}
+        return _plain({**definitions[ref.removeprefix("#/$defs/")], **rest}, definitions)
+    plain: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key == "properties" and isinstance(value, dict):
+            plain[key] = {name: _plain(prop, definitions) for name, prop in value.items()}
+        else:
+            plain[key] = _plain(value, definitions)
+    return plain
 
 
 def as_result(value: Any) -> ToolResult:

@@ -12,14 +12,11 @@ import asyncio
 import os
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
-
-from pydantic import Field
-from pydantic.json_schema import SkipJsonSchema
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from codeloop.tools.base import Tool, ToolContext, ToolResult, Workspace
 from codeloop.tools.files_write import atomic_write, unfit_to_change
-from codeloop.tools.input import ToolInput
+from codeloop.tools.input import Arg, ToolInput
 from codeloop.types import ImageBlock, TextBlock
 
 if TYPE_CHECKING:
@@ -31,20 +28,22 @@ _IMAGES = {"image/png": "image/png", "image/jpeg": "image/jpeg", "image/gif": "i
 
 
 class NotebookEditInput(ToolInput):
-    notebook_path: str = Field(description="Path of the .ipynb file, absolute or relative.")
-    cell_id: str | SkipJsonSchema[None] = Field(
-        default=None,
-        description="The id of the cell to edit (as Read shows it; `cell-N` or N, 0-based, "
-        "for cells without one). With edit_mode insert, the new cell goes after it (first "
-        "when omitted).",
-    )
-    new_source: str = Field(description="The cell's new source (ignored for delete).")
-    cell_type: Literal["code", "markdown"] | SkipJsonSchema[None] = Field(
-        default=None, description="The cell's type; required for insert."
-    )
-    edit_mode: Literal["replace", "insert", "delete"] = Field(
-        default="replace", description="replace (default), insert or delete."
-    )
+    notebook_path: Annotated[str, Arg("Path of the .ipynb file, absolute or relative.")]
+    cell_id: Annotated[
+        str | None,
+        Arg(
+            "The id of the cell to edit (as Read shows it; `cell-N` or N, 0-based, "
+            "for cells without one). With edit_mode insert, the new cell goes after it (first "
+            "when omitted)."
+        ),
+    ] = None
+    new_source: Annotated[str, Arg("The cell's new source (ignored for delete).")]
+    cell_type: Annotated[
+        Literal["code", "markdown"] | None, Arg("The cell's type; required for insert.")
+    ] = None
+    edit_mode: Annotated[
+        Literal["replace", "insert", "delete"], Arg("replace (default), insert or delete.")
+    ] = "replace"
 
 
 DESCRIPTION = """\

@@ -9,12 +9,10 @@ session in plan mode, and the model reads the user's feedback in the denial.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar
-
-from pydantic import Field
+from typing import Annotated, ClassVar
 
 from codeloop.tools.base import Tool, ToolContext, ToolResult
-from codeloop.tools.input import ToolInput
+from codeloop.tools.input import Arg, ToolInput
 from codeloop.tools.services import ToolServices
 
 PLAN_MODE_REMINDER = (
@@ -26,10 +24,13 @@ PLAN_MODE_REMINDER = (
 
 
 class ExitPlanModeInput(ToolInput):
-    plan: str = Field(
-        description="The plan you propose, in markdown: concise, step by step, naming the "
-        "files you will change."
-    )
+    plan: Annotated[
+        str,
+        Arg(
+            "The plan you propose, in markdown: concise, step by step, naming the "
+            "files you will change."
+        ),
+    ]
 
 
 DESCRIPTION = """\

@@ -1,11 +1,11 @@
 """The built-in tools, in the order models see them, each loaded on first use.
 
-A tool's module (and pydantic with it, ~100 ms) is not imported before the first request: that
-needs nothing but the tools' specs, and those come from specs.json, which
-`tests/unit/test_registry.py` keeps identical to what the tools declare. After changing a tool's
-description or input, regenerate it: `python -m codeloop.tools.registry`. `preload` then loads
-the tools in a background thread while the first model call is in flight, so the first tool
-call does not wait for them either.
+A tool's module is not imported before the first request: that needs nothing but the tools'
+specs, and those come from specs.json, which `tests/unit/test_registry.py` keeps identical to
+what the tools declare. After changing a tool's description or input, regenerate it:
+`python -m codeloop.tools.registry`. `preload` then loads them in a background thread while
+a model call is in flight (Session: a tool as the model starts calling it, the others during
+the next response), so a tool call does not wait for them either.
 """
 
 from __future__ import annotations
@@ -121,11 +121,11 @@ class LazyTool:
 
 
 def preload(tools: Iterable[AnyTool]) -> threading.Thread:
-    """Load these tools in a background thread (call it once the first request is on its way):
-    the model takes longer to answer than the imports take, and a tool called meanwhile waits
-    only for what is not loaded yet. A tool that fails to load fails again, and is reported,
-    when it is called."""
-    lazy = [tool for tool in tools if isinstance(tool, LazyTool)]
+    """Load these tools (those not loaded yet) in a background thread, while a model call is
+    in flight: the model takes longer to answer than the imports take, and a tool called
+    meanwhile waits only for what is not loaded yet. A tool that fails to load fails again, and
+    is reported, when it is called."""
+    lazy = [tool for tool in tools if isinstance(tool, LazyTool) and not tool.loaded]
 
     def load() -> None:
         for tool in lazy:

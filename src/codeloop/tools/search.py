@@ -20,21 +20,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import Field
-from pydantic.json_schema import SkipJsonSchema
-
 from codeloop.aio import unless_aborted
 from codeloop.paths import VCS_DIRS
 from codeloop.text import truncate_middle
 from codeloop.tools.base import Tool, ToolContext, ToolResult
-from codeloop.tools.input import ToolInput
+from codeloop.tools.input import Arg, ToolInput
 
 GLOB_MAX_FILES = 100
 INTERRUPTED = "Interrupted: the search was stopped before it finished."
 # rg's complaint when its filters left no file to search.
 NOTHING_SEARCHED = "rg: No files were searched"
-
-NonNegative = Annotated[int, Field(ge=0)]
 
 
 # --- running ripgrep ---------------------------------------------------------------------
@@ -151,51 +146,58 @@ OutputMode = Literal["content", "files_with_matches", "count"]
 
 
 class GrepInput(ToolInput):
-    pattern: str = Field(description="Regular expression to search for (Rust regex syntax).")
-    path: str | SkipJsonSchema[None] = Field(
-        default=None,
-        description="File or directory to search in. Defaults to the current working directory.",
-    )
-    glob: str | SkipJsonSchema[None] = Field(
-        default=None,
-        description='Only search files matching this glob, e.g. "*.py" or "src/**/*.{ts,tsx}".',
-    )
-    output_mode: OutputMode = Field(
-        default="files_with_matches",
-        description='"files_with_matches" lists matching files (newest first), "content" shows '
-        'matching lines, "count" shows match counts per file.',
-    )
-    before: NonNegative | SkipJsonSchema[None] = Field(
-        default=None, alias="-B", description="Lines of context before each match (content mode)."
-    )
-    after: NonNegative | SkipJsonSchema[None] = Field(
-        default=None, alias="-A", description="Lines of context after each match (content mode)."
-    )
-    context: NonNegative | SkipJsonSchema[None] = Field(
-        default=None,
-        alias="-C",
-        description="Lines of context before and after each match (content mode).",
-    )
-    line_numbers: bool = Field(
-        default=True, alias="-n", description="Show line numbers (content mode)."
-    )
-    ignore_case: bool = Field(default=False, alias="-i", description="Case-insensitive search.")
-    type: str | SkipJsonSchema[None] = Field(
-        default=None,
-        description='ripgrep file type to search, e.g. "py", "js", "rust". Faster than glob.',
-    )
-    head_limit: NonNegative | SkipJsonSchema[None] = Field(
-        default=None,
-        description="Show only the first N lines (content) or entries (files, count). "
-        "0 or absent: no limit.",
-    )
-    offset: NonNegative = Field(
-        default=0, description="Skip the first N lines or entries; use with head_limit to page."
-    )
-    multiline: bool = Field(
-        default=False,
-        description="Let the pattern span lines; `.` then also matches newlines.",
-    )
+    pattern: Annotated[str, Arg("Regular expression to search for (Rust regex syntax).")]
+    path: Annotated[
+        str | None,
+        Arg("File or directory to search in. Defaults to the current working directory."),
+    ] = None
+    glob: Annotated[
+        str | None,
+        Arg('Only search files matching this glob, e.g. "*.py" or "src/**/*.{ts,tsx}".'),
+    ] = None
+    output_mode: Annotated[
+        OutputMode,
+        Arg(
+            '"files_with_matches" lists matching files (newest first), "content" shows '
+            'matching lines, "count" shows match counts per file.'
+        ),
+    ] = "files_with_matches"
+    before: Annotated[
+        int | None,
+        Arg("Lines of context before each match (content mode).", alias="-B", minimum=0),
+    ] = None
+    after: Annotated[
+        int | None,
+        Arg("Lines of context after each match (content mode).", alias="-A", minimum=0),
+    ] = None
+    context: Annotated[
+        int | None,
+        Arg(
+            "Lines of context before and after each match (content mode).",
+            alias="-C",
+            minimum=0,
+        ),
+    ] = None
+    line_numbers: Annotated[bool, Arg("Show line numbers (content mode).", alias="-n")] = True
+    ignore_case: Annotated[bool, Arg("Case-insensitive search.", alias="-i")] = False
+    type: Annotated[
+        str | None,
+        Arg('ripgrep file type to search, e.g. "py", "js", "rust". Faster than glob.'),
+    ] = None
+    head_limit: Annotated[
+        int | None,
+        Arg(
+            "Show only the first N lines (content) or entries (files, count). "
+            "0 or absent: no limit.",
+            minimum=0,
+        ),
+    ] = None
+    offset: Annotated[
+        int, Arg("Skip the first N lines or entries; use with head_limit to page.", minimum=0)
+    ] = 0
+    multiline: Annotated[
+        bool, Arg("Let the pattern span lines; `.` then also matches newlines.")
+    ] = False
 
 
 GREP_DESCRIPTION = """\
@@ -299,11 +301,10 @@ def _display_path(path: Path, cwd: Path) -> str:
 
 
 class GlobInput(ToolInput):
-    pattern: str = Field(description='Glob pattern to match, e.g. "**/*.py" or "src/**/test_*.ts".')
-    path: str | SkipJsonSchema[None] = Field(
-        default=None,
-        description="Directory to search in. Defaults to the current working directory.",
-    )
+    pattern: Annotated[str, Arg('Glob pattern to match, e.g. "**/*.py" or "src/**/test_*.ts".')]
+    path: Annotated[
+        str | None, Arg("Directory to search in. Defaults to the current working directory.")
+    ] = None
 
 
 GLOB_DESCRIPTION = f"""\

@@ -12,14 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import ClassVar
-
-from pydantic import Field
-from pydantic.json_schema import SkipJsonSchema
+from typing import Annotated, ClassVar
 
 from codeloop.extensions.skills import Skill, SkillRuntime, Skills, shell_commands, substitute
 from codeloop.tools.base import AgentCall, Tool, ToolContext, ToolResult, Workspace
-from codeloop.tools.input import ToolInput
+from codeloop.tools.input import Arg, ToolInput
 
 SHELL_TIMEOUT = 120.0
 DISABLED = "[shell command execution disabled by policy]"
@@ -28,10 +25,8 @@ _SEARCHES = frozenset({"grep", "rg", "egrep", "fgrep", "diff", "cmp", "test", "[
 
 
 class SkillInput(ToolInput):
-    skill: str = Field(description='The skill name, e.g. "commit", "review-pr" or "my-plugin:pdf".')
-    args: str | SkipJsonSchema[None] = Field(
-        default=None, description="Optional arguments for the skill."
-    )
+    skill: Annotated[str, Arg('The skill name, e.g. "commit", "review-pr" or "my-plugin:pdf".')]
+    args: Annotated[str | None, Arg("Optional arguments for the skill.")] = None
 
 
 DESCRIPTION = """\

@@ -10,35 +10,34 @@ spawner (subagents.py).
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
-
-from pydantic import Field
-from pydantic.json_schema import SkipJsonSchema
+from typing import Annotated, ClassVar, Literal
 
 from codeloop.tools.base import AgentCall, Tool, ToolContext, ToolResult
-from codeloop.tools.input import ToolInput
+from codeloop.tools.input import Arg, ToolInput
 
 
 class AgentInput(ToolInput):
-    description: str = Field(description="A short (3-5 word) description of the task.")
-    prompt: str = Field(
-        description="The task for the sub-agent, complete in itself: it sees nothing of this "
-        "conversation. Say exactly what it should find or do and what to report back."
-    )
-    subagent_type: str = Field(
-        default="general-purpose",
-        description="The type of agent to run (see the list in the tool's description).",
-    )
-    model: Literal["sonnet", "opus", "haiku"] | SkipJsonSchema[None] = Field(
-        default=None,
-        description="A model for this agent (default: the agent's own, else this session's).",
-    )
+    description: Annotated[str, Arg("A short (3-5 word) description of the task.")]
+    prompt: Annotated[
+        str,
+        Arg(
+            "The task for the sub-agent, complete in itself: it sees nothing of this "
+            "conversation. Say exactly what it should find or do and what to report back."
+        ),
+    ]
+    subagent_type: Annotated[
+        str, Arg("The type of agent to run (see the list in the tool's description).")
+    ] = "general-purpose"
+    model: Annotated[
+        Literal["sonnet", "opus", "haiku"] | None,
+        Arg("A model for this agent (default: the agent's own, else this session's)."),
+    ] = None
     # Claude Code's background agents: accepted so a call that sets it false still works.
-    run_in_background: SkipJsonSchema[bool] = False
+    run_in_background: Annotated[bool, Arg(hidden=True)] = False
     # Agent teams (tools/team.py shows them in the schema when teams are on): spawn a
     # teammate of that name in that team.
-    name: SkipJsonSchema[str | None] = None
-    team_name: SkipJsonSchema[str | None] = None
+    name: Annotated[str | None, Arg(hidden=True)] = None
+    team_name: Annotated[str | None, Arg(hidden=True)] = None
 
 
 class AgentTool(Tool[AgentInput]):

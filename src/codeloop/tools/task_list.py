@@ -9,59 +9,46 @@ list as it was and its reason goes back to the model as the call's error.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
-
-from pydantic import Field
-from pydantic.json_schema import SkipJsonSchema
+from typing import Annotated, Any, ClassVar, Literal
 
 from codeloop.task_list import Task, TaskList
 from codeloop.tools.base import Tool, ToolContext, ToolResult
-from codeloop.tools.input import ToolInput
+from codeloop.tools.input import Arg, ToolInput
 
 
 class TaskCreateInput(ToolInput):
-    subject: str = Field(description="A brief title, in the imperative: Fix the login bug.")
-    description: str = Field(description="What needs to be done, and how to tell it is done.")
-    activeForm: str | SkipJsonSchema[None] = Field(  # Claude Code's field name
-        default=None,
-        description="The task as it is being done, shown while it is in progress: Fixing the "
-        "login bug.",
-    )
-    metadata: dict[str, Any] | SkipJsonSchema[None] = Field(
-        default=None, description="Arbitrary data to keep with the task."
-    )
+    subject: Annotated[str, Arg("A brief title, in the imperative: Fix the login bug.")]
+    description: Annotated[str, Arg("What needs to be done, and how to tell it is done.")]
+    activeForm: Annotated[  # Claude Code's field name
+        str | None,
+        Arg("The task as it is being done, shown while it is in progress: Fixing the login bug."),
+    ] = None
+    metadata: Annotated[dict[str, Any] | None, Arg("Arbitrary data to keep with the task.")] = None
 
 
 class TaskIdInput(ToolInput):
-    taskId: str = Field(description="The task's id (from TaskCreate or TaskList).")
+    taskId: Annotated[str, Arg("The task's id (from TaskCreate or TaskList).")]
 
 
 class TaskUpdateInput(ToolInput):
-    taskId: str = Field(description="The id of the task to update.")
-    subject: str | SkipJsonSchema[None] = Field(default=None, description="A new subject.")
-    description: str | SkipJsonSchema[None] = Field(default=None, description="A new description.")
-    activeForm: str | SkipJsonSchema[None] = Field(
-        default=None, description="A new in-progress form."
-    )
-    status: Literal["pending", "in_progress", "completed", "deleted"] | SkipJsonSchema[None] = (
-        Field(
-            default=None,
-            description="in_progress when you start it, completed when it is fully done, deleted "
-            "to drop it.",
-        )
-    )
-    owner: str | SkipJsonSchema[None] = Field(
-        default=None, description="Who works on it (an agent's name)."
-    )
-    addBlocks: list[str] | SkipJsonSchema[None] = Field(
-        default=None, description="Tasks that cannot start until this one is completed."
-    )
-    addBlockedBy: list[str] | SkipJsonSchema[None] = Field(
-        default=None, description="Tasks that must be completed before this one can start."
-    )
-    metadata: dict[str, Any] | SkipJsonSchema[None] = Field(
-        default=None, description="Keys to merge into the task's metadata (null removes one)."
-    )
+    taskId: Annotated[str, Arg("The id of the task to update.")]
+    subject: Annotated[str | None, Arg("A new subject.")] = None
+    description: Annotated[str | None, Arg("A new description.")] = None
+    activeForm: Annotated[str | None, Arg("A new in-progress form.")] = None
+    status: Annotated[
+        Literal["pending", "in_progress", "completed", "deleted"] | None,
+        Arg("in_progress when you start it, completed when it is fully done, deleted to drop it."),
+    ] = None
+    owner: Annotated[str | None, Arg("Who works on it (an agent's name).")] = None
+    addBlocks: Annotated[
+        list[str] | None, Arg("Tasks that cannot start until this one is completed.")
+    ] = None
+    addBlockedBy: Annotated[
+        list[str] | None, Arg("Tasks that must be completed before this one can start.")
+    ] = None
+    metadata: Annotated[
+        dict[str, Any] | None, Arg("Keys to merge into the task's metadata (null removes one).")
+    ] = None
 
 
 class TaskListInput(ToolInput):

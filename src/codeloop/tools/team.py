@@ -6,24 +6,22 @@ Agent tool (`name` + `team_name`, teams.py), and everyone talks through the mail
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from pydantic import Field
+from typing import Annotated, ClassVar
 
 from codeloop.team_mail import LEAD
 from codeloop.tools.base import Tool, ToolContext, ToolResult
-from codeloop.tools.input import ToolInput
+from codeloop.tools.input import Arg, ToolInput
 
 
 class TeamCreateInput(ToolInput):
-    team_name: str = Field(min_length=1, description="A name for the new team.")
-    description: str = Field(default="", description="What the team is for.")
+    team_name: Annotated[str, Arg("A name for the new team.", min_length=1)]
+    description: Annotated[str, Arg("What the team is for.")] = ""
 
 
 class SendMessageInput(ToolInput):
-    to: str = Field(description=f'The recipient: a teammate\'s name, "{LEAD}", or "*" for all.')
-    message: str = Field(min_length=1, description="The message.")
-    summary: str = Field(default="", description="A 5-10 word summary of the message.")
+    to: Annotated[str, Arg(f'The recipient: a teammate\'s name, "{LEAD}", or "*" for all.')]
+    message: Annotated[str, Arg("The message.", min_length=1)]
+    summary: Annotated[str, Arg("A 5-10 word summary of the message.")] = ""
 
 
 class TeamCreateTool(Tool[TeamCreateInput]):

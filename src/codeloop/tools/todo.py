@@ -7,25 +7,23 @@ compaction carries it into the summary, so a long task keeps its plan.
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
-
-from pydantic import Field
+from typing import Annotated, ClassVar, Literal
 
 from codeloop.events import TodosChanged
 from codeloop.tools.base import Tool, ToolContext, ToolResult
-from codeloop.tools.input import ToolInput
+from codeloop.tools.input import Arg, ToolInput, wire_input
 
 
 class TodoItem(ToolInput):
-    content: str = Field(min_length=1, description="The task, in the imperative: Run the tests.")
+    content: Annotated[str, Arg("The task, in the imperative: Run the tests.", min_length=1)]
     status: Literal["pending", "in_progress", "completed"]
-    activeForm: str = Field(  # Claude Code's field name
-        min_length=1, description="The task as it is being done: Running the tests."
-    )
+    activeForm: Annotated[  # Claude Code's field name
+        str, Arg("The task as it is being done: Running the tests.", min_length=1)
+    ]
 
 
 class TodoWriteInput(ToolInput):
-    todos: list[TodoItem] = Field(description="The whole updated task list.")
+    todos: Annotated[list[TodoItem], Arg("The whole updated task list.")]
 
 
 DESCRIPTION = """\
@@ -49,7 +47,7 @@ class TodoWriteTool(Tool[TodoWriteInput]):
         return True  # it changes the agent's own list, nothing in the workspace
 
     async def call(self, args: TodoWriteInput, ctx: ToolContext) -> ToolResult:
-        todos = [item.model_dump() for item in args.todos]
+        todos = [wire_input(item) for item in args.todos]
         ctx.workspace.todos = todos
         ctx.emit(TodosChanged(tuple(todos)))
         doing = [t["activeForm"] for t in todos if t["status"] == "in_progress"]

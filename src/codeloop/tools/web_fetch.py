@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Annotated, ClassVar
 from urllib.parse import urljoin
-
-from pydantic import Field
 
 from codeloop.text import truncate_middle
 from codeloop.tools.base import Tool, ToolContext, ToolResult
-from codeloop.tools.input import ToolInput
+from codeloop.tools.input import Arg, ToolInput
 from codeloop.tools.services import SideModel, ToolServices
 from codeloop.tools.web_address import Refused, Target, parse, resolve
 
@@ -44,8 +42,8 @@ ANSWER_SYSTEM = (
 
 
 class WebFetchInput(ToolInput):
-    url: str = Field(description="The URL to fetch (http or https).")
-    prompt: str = Field(description="What to find out from the page.")
+    url: Annotated[str, Arg("The URL to fetch (http or https).")]
+    prompt: Annotated[str, Arg("What to find out from the page.")]
 
 
 DESCRIPTION = """\

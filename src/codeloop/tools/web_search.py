@@ -12,14 +12,11 @@ rule runs it without asking).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 from urllib.parse import urlsplit
 
-from pydantic import Field
-from pydantic.json_schema import SkipJsonSchema
-
 from codeloop.tools.base import Tool, ToolContext, ToolResult
-from codeloop.tools.input import ToolInput
+from codeloop.tools.input import Arg, ToolInput
 from codeloop.tools.services import Search, SearchFailed, SideModel, ToolServices
 
 MAX_RESULTS = 10
@@ -35,13 +32,13 @@ SEARCH_SYSTEM = (
 
 
 class WebSearchInput(ToolInput):
-    query: str = Field(min_length=2, description="The search query.")
-    allowed_domains: list[str] | SkipJsonSchema[None] = Field(
-        default=None, description="Only include results from these domains (and subdomains)."
-    )
-    blocked_domains: list[str] | SkipJsonSchema[None] = Field(
-        default=None, description="Never include results from these domains (and subdomains)."
-    )
+    query: Annotated[str, Arg("The search query.", min_length=2)]
+    allowed_domains: Annotated[
+        list[str] | None, Arg("Only include results from these domains (and subdomains).")
+    ] = None
+    blocked_domains: Annotated[
+        list[str] | None, Arg("Never include results from these domains (and subdomains).")
+    ] = None
 
 
 DESCRIPTION = """\
