@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from html import escape
 from typing import Any
 
 from codeloop.aio import unless_aborted
@@ -58,8 +57,8 @@ class Roster:
         """Deliver to `to` (`*`: every member but the sender); the recipients."""
         assert self.team is not None
         names = [n for n in self.team.inboxes if n != sender] if to == "*" else [to]
-        about = f' summary="{escape(summary)}"' if summary else ""
-        opening = f'<teammate-message teammate_id="{escape(sender)}"{about}>'
+        about = f' summary="{_attr(summary)}"' if summary else ""
+        opening = f'<teammate-message teammate_id="{_attr(sender)}"{about}>'
         wrapped = f"{opening}\n{text}\n</teammate-message>"
         for name in names:
             self.team.inboxes[name].append(wrapped)
@@ -119,3 +118,9 @@ class Roster:
         if self._changed is None:
             self._changed = asyncio.Condition()
         return self._changed
+
+
+def _attr(value: str) -> str:
+    """An attribute value that cannot end the tag early (html.escape's module costs start-up
+    ~3 ms, for three replacements)."""
+    return value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
