@@ -32,7 +32,7 @@ from codeloop.hook_config import merge_hooks
 from codeloop.hook_handlers import HttpPolicy, model_judge
 from codeloop.hooks import HookRunner, instructions_loaded
 from codeloop.mcp.agent_servers import AgentMcp
-from codeloop.mcp.manager import MANAGER_TOOLS, McpManager
+from codeloop.mcp.names import MANAGER_TOOLS
 from codeloop.mcp.policy import McpPolicy
 from codeloop.mcp.setup import session_mcp, timeouts_from_env
 from codeloop.mcp.sources import McpApproval, plugin_servers
@@ -99,6 +99,7 @@ from codeloop.types import new_uuid
 
 if TYPE_CHECKING:
     from codeloop.checkpoints import Checkpoints
+    from codeloop.mcp.manager import McpManager
 
 
 async def build_session(options: Options) -> Session:

@@ -33,7 +33,6 @@ from codeloop.events import (
 from codeloop.extensions.agents import GENERAL, Agents
 from codeloop.hooks import HookRunner, instructions_loaded
 from codeloop.loop import LoopParams, query_loop
-from codeloop.mcp.manager import McpManager
 from codeloop.models.base import BlockStart, ModelClient, ModelRequest, StreamEvent
 from codeloop.models.retry import RetryPolicy
 from codeloop.permissions.policy import Policy
@@ -49,6 +48,7 @@ from codeloop.usage.record import RequestLog
 if TYPE_CHECKING:
     from codeloop.checkpoints import Checkpoints
     from codeloop.checkpoints.rewind import Rewound
+    from codeloop.mcp.manager import McpManager
     from codeloop.settings import Settings
 
 

@@ -16,10 +16,12 @@ from codeloop.testing.fake_server import FakeModelServer
 from codeloop.testing.scenario import Scenario, turn
 
 
-def loaded_after(code: str, modules: tuple[str, ...]) -> list[str]:
+def loaded_after(code: str, modules: tuple[str, ...], cwd: Path | None = None) -> list[str]:
     """Which of `modules` are in sys.modules after running `code` in a new interpreter."""
     probe = f"{code}\nimport sys\nprint(','.join(m for m in {modules!r} if m in sys.modules))\n"
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=cwd
+    )
     return [name for name in out.stdout.strip().split(",") if name]
 
 
@@ -39,15 +41,33 @@ def test_httpx_command_line_tool_is_still_importable_after() -> None:
     assert loaded_after(code, ("httpx", "httpx._main")) == ["httpx", "httpx._main"]
 
 
-def test_a_headless_run_of_a_hosted_model_never_loads_the_local_models_module(
+# What a one-turn headless run with no MCP server, no slash command and no tool call never
+# needs: each loads with its first use (the local model's module, pydantic and the tools, the
+# MCP manager, Bash's permission checker and parser, the slash-command registry).
+NOT_AT_START = (
+    "codeloop.models.local",
+    "pydantic",
+    "codeloop.tools.bash",
+    "codeloop.mcp.manager",
+    "codeloop.permissions.bash_check",
+    "codeloop.permissions.bash_parse",
+    "codeloop.commands",
+)
+
+
+def test_a_headless_run_of_a_hosted_model_loads_only_what_its_first_request_needs(
     tmp_path: Path,
 ) -> None:
-    """Nor pydantic and the tools: a run that calls no tool never needs them."""
+    """In a git repository with a CLAUDE.md, as a user runs it."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "CLAUDE.md").write_text("# Project\nRun the tests with `pytest`.\n")
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
     with FakeModelServer(Scenario(turns=(turn("hello"),))) as server:
         env = {
             "ANTHROPIC_BASE_URL": server.anthropic_base_url,
             "ANTHROPIC_API_KEY": "k",
-            "CODELOOP_HOME": str(tmp_path),
+            "CODELOOP_HOME": str(tmp_path / "home"),
         }
         code = (
             "import contextlib, io, os\n"
@@ -56,6 +76,6 @@ def test_a_headless_run_of_a_hosted_model_never_loads_the_local_models_module(
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             "    main(['-p', 'hi', '--model', 'anthropic:claude-sonnet-4-5'])\n"
         )
-        loaded = loaded_after(code, ("codeloop.models.local", "pydantic", "codeloop.tools.bash"))
+        loaded = loaded_after(code, NOT_AT_START, cwd=project)
         assert len(server.requests) == 1
     assert loaded == []

@@ -101,14 +101,19 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
         if args.output_format == "stream-json":  # the init line lists every slash command
             list_slash_commands(session)
         out.start()
-        expanded = await _expand(session, prompt)
-        if expanded.submit is None:  # a built-in command: its output is the answer
+        # The command registry loads for a `/` prompt only.
+        expanded = await _expand(session, prompt) if prompt.startswith("/") else None
+        if expanded is not None and expanded.submit is None:  # a built-in command answered
             reply = Message("assistant", (TextBlock(expanded.output),))
             end = LoopEnd("completed", 0, Usage(), (*session.messages, reply))
         else:
-            submit = expanded.submit
-            events = session.submit(
-                submit.prompt, attachments=submit.attachments, model=submit.model
+            submit = expanded.submit if expanded is not None else None
+            events = (
+                session.submit(prompt)
+                if submit is None
+                else session.submit(
+                    submit.prompt, attachments=submit.attachments, model=submit.model
+                )
             )
             end = await _rendered(events, out)
             # An agent team's lead: what its teammates send is its next prompt, until none

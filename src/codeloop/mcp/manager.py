@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from codeloop.mcp.config import ServerConfig, Timeouts
 from codeloop.mcp.elicit import Elicitations
-from codeloop.mcp.search import NAME as SEARCH_TOOL
+from codeloop.mcp.names import SEARCH_TOOL
 from codeloop.mcp.search import SearchMode, ToolSearchTool
 from codeloop.models.base import ToolSpec
 from codeloop.tools.base import AnyTool
@@ -26,9 +26,6 @@ from codeloop.tools.base import AnyTool
 if TYPE_CHECKING:
     from codeloop.mcp.connection import AuthFactory, Connection
     from codeloop.mcp.tunnel import Tunnel
-
-# Tools the manager offers besides the servers' own; --allowedTools accepts their names.
-MANAGER_TOOLS = ("ListMcpResourcesTool", "ReadMcpResourceTool", SEARCH_TOOL)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,10 @@ import re
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
+SEARCH_TOOL = "ToolSearch"
+# Tools the manager offers besides the servers' own; --allowedTools accepts their names.
+MANAGER_TOOLS = ("ListMcpResourcesTool", "ReadMcpResourceTool", SEARCH_TOOL)
+
 
 def safe(name: str) -> str:
     return _UNSAFE.sub("_", name)

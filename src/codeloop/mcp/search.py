@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from codeloop.context.tokens import estimate_overhead
+from codeloop.mcp.names import SEARCH_TOOL
 from codeloop.models.base import ToolSpec
 from codeloop.tools.base import ToolContext, ToolInputError, ToolResult
 
-NAME = "ToolSearch"
 DEFAULT_SHARE = 0.10
 MAX_LINE = 120
 _WORD = re.compile(r"[a-z0-9]+")
@@ -68,7 +68,7 @@ def one_line(description: str) -> str:
 class ToolSearchTool:
     """Finds deferred tools by name or words and loads their definitions."""
 
-    name = NAME
+    name = SEARCH_TOOL
 
     def __init__(
         self, deferred: Callable[[], Sequence[ToolSpec]], load: Callable[[Sequence[str]], None]

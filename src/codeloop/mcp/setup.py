@@ -1,4 +1,5 @@
-"""Assemble a session's MCP manager from its configuration (no SDK import until it starts)."""
+"""Assemble a session's MCP manager from its configuration: the manager loads only when a
+server is configured, the SDK only when one starts."""
 
 from __future__ import annotations
 
@@ -8,14 +9,13 @@ from typing import TYPE_CHECKING
 
 from codeloop.env_values import milliseconds
 from codeloop.mcp.config import ServerConfig, Timeouts
-from codeloop.mcp.manager import McpManager
 from codeloop.mcp.policy import McpPolicy, allowed_servers
-from codeloop.mcp.search import search_mode
 from codeloop.mcp.sources import McpApproval, approval_hint, configured_servers
 
 if TYPE_CHECKING:
     import httpx
 
+    from codeloop.mcp.manager import McpManager
     from codeloop.mcp.tunnel import Tunnel
 
 DEFAULT_CONNECT_MS = 30_000
@@ -53,6 +53,9 @@ def session_mcp(
         warnings += blocked
     if not servers:
         return None
+    from codeloop.mcp.manager import McpManager  # a session without servers never loads it
+    from codeloop.mcp.search import search_mode
+
     return McpManager(
         servers,
         env=env,

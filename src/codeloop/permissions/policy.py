@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from codeloop.permissions import paths
-from codeloop.permissions.bash_check import decide_bash
 from codeloop.permissions.decision import Behavior, Decision, Scope
 from codeloop.permissions.files_check import decide_files, file_targets
 from codeloop.permissions.persist import add_allow_rules, remove_rule
@@ -250,7 +249,7 @@ class Policy:
         book = RuleBook([], [rule], [], project=roots[0], home=self.home)
         scope = Scope("default", book, roots, self.home)
         if tool.name == "Bash":
-            decision = decide_bash(str(args.command), workspace.cwd, scope)
+            decision = _decide_bash(str(args.command), workspace.cwd, scope)
         elif (targets := file_targets(tool.name, args, workspace.cwd, self.home)) is not None:
             decision = decide_files(tool.name, targets, scope)
         else:
@@ -279,7 +278,7 @@ class Policy:
         scope = self._scope(workspace)
         name = tool.name
         if name == "Bash":
-            return decide_bash(str(args.command), workspace.cwd, scope)
+            return _decide_bash(str(args.command), workspace.cwd, scope)
         targets = file_targets(name, args, workspace.cwd, self.home)
         if targets is not None:
             return decide_files(name, targets, scope)
@@ -520,3 +519,11 @@ def _input_of(args: Any) -> dict[str, Any]:
         return dict(args)
     dump = getattr(args, "model_dump", None)
     return dict(dump(by_alias=True, exclude_none=True)) if callable(dump) else {}
+
+
+def _decide_bash(command: str, cwd: Path, scope: Scope) -> Decision:
+    """Bash's checker and its parser load with the first Bash call (the tools' preload loads
+    them while the model writes it: BashTool.warm), not with every session."""
+    from codeloop.permissions.bash_check import decide_bash
+
+    return decide_bash(command, cwd, scope)

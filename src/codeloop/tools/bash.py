@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import importlib
 import os
 import shlex
 import shutil
@@ -99,7 +100,9 @@ class BashTool(Tool[BashInput]):
         return is_read_only_command(args.command)
 
     def warm(self) -> None:
-        """Every call is parsed first (the permission check): load the grammar."""
+        """Every call is judged on its parse first (the permission check): load the checker
+        (permissions.policy imports it with the first Bash call) and the grammar."""
+        importlib.import_module("codeloop.permissions.bash_check")
         from codeloop.permissions.readonly import is_read_only_command
 
         is_read_only_command("true")
