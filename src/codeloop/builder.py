@@ -6,6 +6,7 @@ system prompt it keeps and a config that no longer changes.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 from collections.abc import Mapping, Sequence
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from codeloop.context.compact import SummaryModel
+from codeloop.context.environment import GitProbe
 from codeloop.context.lazy_memory import InstructionTracker
 from codeloop.context.memory import Memory, load_memory
 from codeloop.context.pipeline import ContextManager, ContextSettings
@@ -105,8 +107,18 @@ if TYPE_CHECKING:
 async def build_session(options: Options) -> Session:
     """Load the settings; resolve the model, tools, workspace, policy and hooks; open the
     transcript. Raises a CodeloopError (errors.py) with a message for the user."""
-    base_env = os.environ if options.env is None else options.env
     cwd = (options.cwd or Path.cwd()).resolve()
+    git = GitProbe(cwd)
+    try:
+        await asyncio.sleep(0)  # git's processes start now: they run while the session is built
+        return await _assemble(options, cwd, git)
+    except BaseException:
+        git.cancel()
+        raise
+
+
+async def _assemble(options: Options, cwd: Path, git: GitProbe) -> Session:
+    base_env = os.environ if options.env is None else options.env
     settings = load_settings(
         cwd, cli=options.settings, env=base_env, sources=options.setting_sources
     )
@@ -172,6 +184,7 @@ async def build_session(options: Options) -> Session:
             env=env,
             memory=memory,
             reminders=(listing,) if listing else (),
+            git=git,
         )
         warnings += prompt.warnings
         config = _config(options, settings, env, client.provider, model, prompt, policy, main)

@@ -3,6 +3,7 @@ before the Session exists, so the session starts with the system prompt it keeps
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
 from pathlib import Path
@@ -69,6 +70,31 @@ async def test_forking_without_a_session_to_fork_is_a_usage_error(tmp_path: Path
     )
     with pytest.raises(UsageError, match="--fork-session needs --resume or --continue"):
         await build_session(options)
+
+
+async def test_a_build_that_fails_leaves_no_git_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The git state is asked for first, while the session is assembled: a build that fails
+    meanwhile stops the probe (its processes are killed with it) rather than leave it behind
+    in the caller's event loop. This git answers only after the build has failed."""
+    repo = project(tmp_path)
+    env = environment(tmp_path, "http://127.0.0.1:9")
+    slow = tmp_path / "bin"
+    slow.mkdir()
+    (slow / "git").write_text("#!/bin/sh\nexec sleep 60\n")
+    (slow / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{slow}{os.pathsep}{os.environ['PATH']}")  # the probe's git
+    options = Options(model="claude-sonnet-4-5", cwd=repo, env=env, allowed_tools=["NoSuchTool"])
+    with pytest.raises(UsageError, match="unknown tool 'NoSuchTool'"):
+        await build_session(options)
+    asked = [task for task in asyncio.all_tasks() if task.get_name().startswith("git ")]
+    await asyncio.gather(*asked, return_exceptions=True)
+    assert sorted(task.get_name() for task in asked if task.cancelled()) == [
+        "git branch",
+        "git log",
+        "git status",
+    ]
 
 
 @pytest.mark.parametrize(

@@ -77,34 +77,56 @@ def basic_environment(
     )
 
 
+class GitProbe:
+    """Branch, short status and recent commits of `cwd`, asked of git concurrently and at once:
+    each question is a task whose first step spawns its git, so the processes run from the
+    caller's next `await` on while it goes on (the builder asks first and assembles the session
+    meanwhile). Outside a repository no process starts; `cancel` kills those under way."""
+
+    def __init__(self, cwd: Path, *, time_limit: float = GIT_TIME_LIMIT) -> None:
+        asks = (
+            ("branch", "--show-current"),
+            ("status", "--short"),
+            ("log", "--oneline", f"-n{RECENT_COMMITS}"),
+        )
+        self._asks = (
+            [asyncio.create_task(_git(cwd, time_limit, *a), name=f"git {a[0]}") for a in asks]
+            if find_repo_root(cwd) is not None
+            else []
+        )
+
+    async def state(self) -> GitState | None:
+        """None without git (or outside a repository)."""
+        if not self._asks:
+            return None
+        branch, status, log = await asyncio.gather(*self._asks)
+        if branch is None and status is None:
+            return None
+        return GitState(
+            branch=(branch or "").strip() or "(detached HEAD)",
+            status=_clip((status or "").rstrip()),
+            recent_commits=(log or "").strip(),
+        )
+
+    def cancel(self) -> None:
+        for ask in self._asks:
+            ask.cancel()
+
+
 async def gather_environment(
     cwd: Path,
     model: str,
     extra_dirs: Sequence[Path] = (),
     *,
     time_limit: float = GIT_TIME_LIMIT,
+    git: GitProbe | None = None,
 ) -> Environment:
+    """`git`: the probe of `cwd` already under way; else one starts now."""
     env = basic_environment(cwd, model, extra_dirs)
     if env.repo_root is None:
         return env
-    git = await git_state(cwd, time_limit=time_limit)
-    return replace(env, git=git)
-
-
-async def git_state(cwd: Path, *, time_limit: float = GIT_TIME_LIMIT) -> GitState | None:
-    """Branch, short status and recent commits, asked of git concurrently; None without git."""
-    branch, status, log = await asyncio.gather(
-        _git(cwd, time_limit, "branch", "--show-current"),
-        _git(cwd, time_limit, "status", "--short"),
-        _git(cwd, time_limit, "log", "--oneline", f"-n{RECENT_COMMITS}"),
-    )
-    if branch is None and status is None:
-        return None
-    return GitState(
-        branch=(branch or "").strip() or "(detached HEAD)",
-        status=_clip((status or "").rstrip()),
-        recent_commits=(log or "").strip(),
-    )
+    state = await (git or GitProbe(cwd, time_limit=time_limit)).state()
+    return replace(env, git=state)
 
 
 async def _git(cwd: Path, time_limit: float, *args: str) -> str | None:

@@ -18,7 +18,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from codeloop.context.environment import Environment, basic_environment, gather_environment
+from codeloop.context.environment import (
+    Environment,
+    GitProbe,
+    basic_environment,
+    gather_environment,
+)
 from codeloop.context.memory import Memory, load_memory, user_context_message
 from codeloop.types import Message
 
@@ -97,14 +102,16 @@ async def gather_prompt_context(
     env: Mapping[str, str] | None = None,
     memory: Memory | None = None,
     reminders: Sequence[str] = (),
+    git: GitProbe | None = None,
 ) -> PromptContext:
     """Memory files and the environment, gathered concurrently, and the system prompt.
-    `memory` given: already read (the session reports it before its first prompt)."""
-    git = asyncio.create_task(gather_environment(cwd, model, extra_dirs))
+    `memory` given: already read (the session reports it before its first prompt); `git`: the
+    probe of `cwd` already under way."""
+    git_env = asyncio.create_task(gather_environment(cwd, model, extra_dirs, git=git))
     await asyncio.sleep(0)  # the git processes start; the memory files are read meanwhile
     # A few small files: read here, since a worker thread costs more than the reads.
     memory = memory if memory is not None else load_memory(cwd, env=env)
-    environment = await git
+    environment = await git_env
     system = build_system_prompt(
         cwd, model, override=override, append=append, environment=environment
     )
