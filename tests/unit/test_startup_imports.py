@@ -41,9 +41,10 @@ def test_httpx_command_line_tool_is_still_importable_after() -> None:
     assert loaded_after(code, ("httpx", "httpx._main")) == ["httpx", "httpx._main"]
 
 
-# What a one-turn headless run with no MCP server, no slash command and no tool call never
-# needs: each loads with its first use (the local model's module, pydantic and the tools, the
-# MCP manager, Bash's permission checker and parser, the slash-command registry).
+# What a one-turn headless run with no MCP server, no slash command, no extension file and no
+# tool call never needs: each loads with its first use (the local model's module, pydantic and
+# the tools, the MCP manager, Bash's permission checker, parser and git grammar, the
+# slash-command registry, the frontmatter parser of agents, skills and output styles).
 NOT_AT_START = (
     "codeloop.models.local",
     "pydantic",
@@ -51,7 +52,9 @@ NOT_AT_START = (
     "codeloop.mcp.manager",
     "codeloop.permissions.bash_check",
     "codeloop.permissions.bash_parse",
+    "codeloop.permissions.git_check",
     "codeloop.commands",
+    "codeloop.extensions.frontmatter",
 )
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from codeloop.paths import find_repo_root
-from codeloop.permissions.git_check import protective_env
+from codeloop.permissions.git_env import protective_env
 from codeloop.procs import run_bounded
 
 GIT_TIME_LIMIT = 5.0

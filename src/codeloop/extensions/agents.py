@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codeloop.extensions import frontmatter
 from codeloop.hook_config import HooksConfig, parse_hooks
 from codeloop.tool_names import AGENT, canonical
 
@@ -162,6 +161,8 @@ def _from_folder(
         files = sorted(root.rglob("*.md"))
     else:
         return []
+    from codeloop.extensions import frontmatter  # the parser loads where there are files to parse
+
     agents = []
     for path in files:
         if not path.is_file():
@@ -200,6 +201,8 @@ def _definition(
     *,
     plugin: str | None = None,
 ) -> AgentDefinition | None:
+    from codeloop.extensions import frontmatter
+
     name = frontmatter.text_field(meta, "name")
     if name is None:
         return None

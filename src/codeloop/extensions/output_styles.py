@@ -13,8 +13,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from codeloop.extensions import frontmatter
-
 DEFAULT = "default"
 
 
@@ -112,6 +110,8 @@ def find(styles: dict[str, OutputStyle], name: str | None) -> OutputStyle | None
 def _folder(folder: Path, notes: list[str], *, plugin: str | None = None) -> list[OutputStyle]:
     if not folder.is_dir():
         return []
+    from codeloop.extensions import frontmatter  # the parser loads where there are files to parse
+
     found = []
     for path in sorted(folder.glob("*.md")):
         try:

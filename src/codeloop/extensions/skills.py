@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from codeloop.extensions import frontmatter
 from codeloop.hook_config import HooksConfig, parse_hooks
 
 if TYPE_CHECKING:
@@ -97,6 +96,8 @@ class Skills:
             if not skill.model_invocable or setting in ("off", "user-invocable-only"):
                 continue
             text = skill.description
+            from codeloop.extensions import frontmatter
+
             when = frontmatter.text_field(dict(skill.meta), "when_to_use", "when-to-use")
             if when:
                 text = f"{text} {when}"
@@ -237,6 +238,8 @@ def _read(
     *,
     namespace: str | None = None,
 ) -> Skill | None:
+    from codeloop.extensions import frontmatter
+
     try:
         doc = frontmatter.read(path)
     except OSError as exc:

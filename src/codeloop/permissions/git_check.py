@@ -10,10 +10,8 @@ Three layers, because a read-only git command can still run programs the reposit
   repository it would use configures: a repository git refuses (a buried bare repository, as
   `git clone` brings one) or one whose own config names a diff, textconv or filter program is
   not read-only. Global and system config are the user's own and are trusted.
-- `protective_env` is the environment a read-only git line runs in (tools/bash.py): command-
-  scope config that beats every file (`core.fsmonitor=false`, no hooks, `safe.bareRepository=
-  explicit`, `core.pager=cat`, the default gpg and ssh programs, no lazy fetch) and
-  `GIT_OPTIONAL_LOCKS=0`, so `git status` does not even refresh the index.
+- `protective_env` (git_env.py) is the environment a read-only git line runs in
+  (tools/bash.py): command-scope config that beats every file, and no optional locks.
 """
 
 from __future__ import annotations
@@ -25,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from codeloop.permissions.argv_spec import ArgvError, Spec, parse, short_option_in
+from codeloop.permissions.git_env import PROTECTIVE_CONFIG, protective_env
 
 __all__ = [
     "GIT_READ_ONLY_SUBCOMMANDS",
@@ -37,21 +36,6 @@ __all__ = [
 ]
 
 GitCheck = Callable[[Sequence[str]], "str | None"]
-
-PROTECTIVE_CONFIG: tuple[tuple[str, str], ...] = (
-    ("core.fsmonitor", "false"),
-    ("core.hooksPath", os.devnull),  # no hook can live under /dev/null
-    ("safe.bareRepository", "explicit"),
-    ("core.pager", "cat"),
-    ("core.sshCommand", "ssh"),
-    ("gpg.program", "gpg"),
-    ("gpg.openpgp.program", "gpg"),
-    ("gpg.x509.program", "gpgsm"),
-    ("gpg.ssh.program", "ssh-keygen"),
-    ("protocol.allow", "never"),  # a partial clone would fetch missing objects
-    ("core.askPass", ""),
-)
-_PROTECTIVE_VARIABLES = {"GIT_OPTIONAL_LOCKS": "0", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
 
 
 def needs_protection(command: str) -> bool:
@@ -66,21 +50,6 @@ def needs_protection(command: str) -> bool:
         if inv.argv and command_name(inv.argv[0]) == "git":
             gits.append(inv)
     return bool(gits) and all(not any(g.dynamic) and git_problem(g.argv[1:]) is None for g in gits)
-
-
-def protective_env(base: Mapping[str, str]) -> dict[str, str]:
-    """`base` plus the protective configuration, after any command-scope config it has."""
-    env = dict(base)
-    try:
-        start = int(env.get("GIT_CONFIG_COUNT", "0"))
-    except ValueError:
-        start = 0
-    for n, (key, value) in enumerate(PROTECTIVE_CONFIG, start):
-        env[f"GIT_CONFIG_KEY_{n}"] = key
-        env[f"GIT_CONFIG_VALUE_{n}"] = value
-    env["GIT_CONFIG_COUNT"] = str(start + len(PROTECTIVE_CONFIG))
-    env.pop("GIT_EXTERNAL_DIFF", None)
-    return env | _PROTECTIVE_VARIABLES
 
 
 # --- the argument grammar -------------------------------------------------------------------
