@@ -74,19 +74,23 @@ def _head(directory: Path) -> tuple[Path, str] | None:
     found = git_dir(directory)
     if found is None:
         return None
+    text = _read_head(found)
+    return None if text is None else (found, text)
+
+
+def _read_head(repo: Path) -> str | None:
     try:
-        return found, (found / "HEAD").read_text(encoding="utf-8").strip()
+        return (repo / "HEAD").read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError):
         return None
 
 
-def git_branch(directory: Path) -> str | None:
-    """The checked-out branch ("HEAD" when detached), read from .git without running git;
-    None outside a repository."""
-    head = _head(directory)
-    if head is None:
+def branch_in(repo: Path) -> str | None:
+    """The branch checked out in a repository folder (`git_dir`'s; "HEAD" when detached),
+    read without running git: one small read, where finding the folder walks up the tree."""
+    text = _read_head(repo)
+    if text is None:
         return None
-    text = head[1]
     return text[5:].removeprefix("refs/heads/") if text.startswith("ref: ") else "HEAD"
 
 

@@ -58,8 +58,10 @@ Version 0, the prototype's format, is still read: a header line
 "stop"?}` per message. Older lines are upgraded on read, one version step at a time.
 
 Durability: each line is a single write() on an O_APPEND descriptor with no buffer in between,
-so a killed process loses at most the line it was writing; fsync at turn boundaries guards
-against power loss. Reading never fails on a bad line: a cut-short or unreadable line is skipped
+so a killed process loses at most the line it was writing. Against power loss, each turn
+boundary is fsynced in a worker thread while the next request is already on its way: a disk
+that takes milliseconds to sync never delays a turn, and a power cut loses at most the turn
+being synced. Reading never fails on a bad line: a cut-short or unreadable line is skipped
 with a warning. One process writes a transcript at a time: its writer holds an flock on the
 file for as long as it lives (the kernel drops it when the process dies, however it dies), and
 a second process that finds it held (`claim`) goes on in a new session instead of interleaving
@@ -73,6 +75,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -88,7 +91,7 @@ from codeloop.events import (
     TodosChanged,
     UserTurn,
 )
-from codeloop.paths import git_branch
+from codeloop.paths import branch_in, git_dir
 from codeloop.types import Message, Usage, message_from_dict, message_to_dict, new_uuid
 
 FORMAT_VERSION = 1
@@ -140,6 +143,9 @@ class TranscriptWriter:
         self._known = {m.uuid for m in history}  # the messages saved since the last boundary
         self._last = history[-1].uuid if history else None
         self._fd: int | None = claimed
+        self._repo = git_dir(cwd)  # looked for again at each sync while there is none
+        self._syncer: ThreadPoolExecutor | None = None
+        self._syncs: list[Future[None]] = []  # the worker's fsyncs not seen finished yet
 
     def append(
         self,
@@ -248,19 +254,43 @@ class TranscriptWriter:
         self._write(self._envelope("system", new_uuid()) | {"subtype": subtype, **fields})
 
     def sync(self) -> None:
-        """Make what was written survive a power loss, not just a crash (a turn boundary). A
-        sub-agent's transcript is synced when it closes: what resuming needs is in its
-        session's, synced at every turn, and its turns are on its caller's wait."""
-        if self._fd is not None and not self._sidechain:
-            os.fsync(self._fd)
+        """Make what was written survive a power loss, not just a crash (a turn boundary): in
+        the worker thread, where an fsync still waiting to start serves this one too. An fsync
+        that failed raises here, at the next boundary (or at close). A sub-agent's transcript
+        is synced when it closes: what resuming needs is in its session's, synced at every
+        turn, and its turns are on its caller's wait."""
+        if self._repo is None:
+            self._repo = git_dir(self._cwd)
+        self._raise_failed_sync()
+        if self._fd is None or self._sidechain or any(not s.running() for s in self._syncs):
+            return
+        if self._syncer is None:
+            self._syncer = ThreadPoolExecutor(1, thread_name_prefix="codeloop-fsync")
+        self._syncs.append(self._syncer.submit(os.fsync, self._fd))
 
     def close(self) -> None:
-        if self._fd is not None:
-            fd, self._fd = self._fd, None
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+        """Sync here and now, and close; a worker's fsync that failed raises here at the
+        latest."""
+        if self._syncer is not None:
+            self._syncer.shutdown()
+            self._syncer = None
+        try:
+            self._raise_failed_sync()
+        finally:
+            if self._fd is not None:
+                fd, self._fd = self._fd, None
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+
+    def _raise_failed_sync(self) -> None:
+        syncs, self._syncs = self._syncs, []
+        for sync in syncs:
+            if not sync.done():
+                self._syncs.append(sync)
+            elif (error := sync.exception()) is not None:
+                raise error
 
     def _envelope(self, kind: str, uuid: str) -> Line:
         return {
@@ -270,7 +300,7 @@ class TranscriptWriter:
             "timestamp": _iso_now(),
             "sessionId": self.session_id,
             "cwd": str(self._cwd),
-            "gitBranch": git_branch(self._cwd),
+            "gitBranch": branch_in(self._repo) if self._repo is not None else None,
             "version": FORMAT_VERSION,
         } | self._sidechain
 

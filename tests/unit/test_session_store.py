@@ -13,9 +13,10 @@ from codeloop.cli.sessions import format_table
 from codeloop.errors import SessionNotFound
 from codeloop.paths import (
     MAX_SLUG,
+    branch_in,
     codeloop_home,
     find_repo_root,
-    git_branch,
+    git_dir,
     home_dir,
     project_dir,
     project_slug,
@@ -60,6 +61,11 @@ def git(*args: str, cwd: Path) -> None:
         check=True,
         capture_output=True,
     )
+
+
+def git_branch(directory: Path) -> str | None:
+    repo = git_dir(directory)
+    return None if repo is None else branch_in(repo)
 
 
 def test_git_branch_read_without_running_git(tmp_path: Path) -> None:

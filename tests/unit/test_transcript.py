@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -61,6 +63,21 @@ def write(path: Path, messages: list[Message], cwd: Path) -> TranscriptWriter:
 
 def lines(path: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_each_line_names_the_branch_checked_out_as_it_is_written(tmp_path: Path) -> None:
+    """The repository is found once (again at each turn boundary while there is none); the
+    branch is read for every line, so a checkout mid-session shows from the next line on."""
+    path = tmp_path / "t.jsonl"
+    writer = TranscriptWriter(path, SESSION, tmp_path)
+    writer.append(Message.user("before git init"))
+    subprocess.run(["git", "init", "-q", "-b", "first", str(tmp_path)], check=True)
+    writer.sync()
+    writer.append(Message.user("after"))
+    subprocess.run(["git", "-C", str(tmp_path), "checkout", "-q", "-b", "second"], check=True)
+    writer.append(Message.user("switched"))
+    writer.close()
+    assert [line["gitBranch"] for line in lines(path)] == [None, "first", "second"]
 
 
 def test_round_trip_keeps_every_message_exactly(tmp_path: Path) -> None:
@@ -313,3 +330,55 @@ def test_an_append_writes_its_own_line_only_however_long_the_history(tmp_path: P
         before = after
     writer.close()
     assert len(set(grown[1:])) == 1  # (the first has no parent): nothing of the history again
+
+
+def test_a_turn_boundary_is_synced_without_waiting_for_the_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """fsync runs in a worker thread: sync() returns while the disk is still busy, syncs asked
+    for meanwhile share one fsync waiting to start, and close() waits for them all."""
+    disk = threading.Event()
+    started = threading.Event()
+    synced: list[int] = []
+    real_fsync = os.fsync
+
+    def slow_fsync(fd: int) -> None:
+        started.set()
+        disk.wait()
+        synced.append(fd)
+        real_fsync(fd)
+
+    writer = TranscriptWriter(tmp_path / "t.jsonl", SESSION, tmp_path)
+    writer.append(Message.user("hi"))  # creates the file (and syncs its folder) first
+    monkeypatch.setattr(os, "fsync", slow_fsync)
+    writer.sync()  # its fsync waits on the disk; the call does not
+    started.wait()
+    writer.append(Message.user("more"))
+    writer.sync()  # waits behind the first
+    writer.sync()  # served by the one waiting
+    assert synced == []
+    disk.set()
+    writer.close()
+    assert len(synced) == 3  # the first, the one queued behind it, then close's own
+    assert [m.text for m in read_transcript(tmp_path / "t.jsonl").messages] == ["hi", "more"]
+
+
+def test_a_failed_sync_is_reported_at_close_at_the_latest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker's fsync fails once (close's own succeeds): the failure is not lost."""
+    failures = [OSError(5, "Input/output error")]
+    real_fsync = os.fsync
+
+    def flaky_disk(fd: int) -> None:
+        if failures:
+            raise failures.pop()
+        real_fsync(fd)
+
+    writer = TranscriptWriter(tmp_path / "t.jsonl", SESSION, tmp_path)
+    writer.append(Message.user("hi"))
+    monkeypatch.setattr(os, "fsync", flaky_disk)
+    writer.sync()
+    with pytest.raises(OSError, match="Input/output"):
+        writer.close()
+    assert [m.text for m in read_transcript(tmp_path / "t.jsonl").messages] == ["hi"]

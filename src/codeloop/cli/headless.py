@@ -206,7 +206,7 @@ def _install_interrupt(session: Any) -> None:
         if pressed:
             if session.transcript is not None:
                 with contextlib.suppress(OSError):
-                    session.transcript.sync()
+                    session.transcript.close()  # synced now: the exit would not wait
             os._exit(130)
         pressed = True
         session.interrupt()
