@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 import uuid as _uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 Role = Literal["user", "assistant"]
 StopReason = Literal["end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal"]
@@ -78,6 +78,7 @@ def new_uuid() -> str:
 
 
 T = TypeVar("T")
+K = TypeVar("K")
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,12 +244,32 @@ def dumps(data: Any) -> bytes:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-def spliced(body: dict[str, Any], key: str, items: Sequence[bytes]) -> bytes:
-    """`dumps(body | {key: [...]})` with the list's items already encoded: a request body
-    made of messages each encoded once (`message_json`), not re-encoded per request."""
-    head = dumps(body)[:-1]
-    sep = b"," if len(head) > 1 else b""
-    return b"".join((head, sep, dumps(key), b":[", b",".join(items), b"]}"))
+def spliced(body: dict[str, Any], encoded: Mapping[str, bytes | Sequence[bytes]]) -> bytes:
+    """`dumps(body | encoded)` with `encoded`'s values already JSON: bytes are a value, a
+    sequence of bytes the items of a list. A request body made of messages each encoded once
+    (`message_json`), a transcript line of its message's JSON: nothing is encoded twice."""
+    parts = [dumps(body)[:-1]]
+    for key, value in encoded.items():
+        parts += (b"," if len(parts) > 1 or len(parts[0]) > 1 else b"", dumps(key), b":")
+        parts += (value,) if isinstance(value, bytes) else (b"[", b",".join(value), b"]")
+    parts.append(b"}")
+    return b"".join(parts)
+
+
+class LastEncoded(Generic[K]):
+    """`encode(key)`'s fields of JSON, made again only when `key` differs from the last one:
+    what every request of a session repeats (its system prompt, ~20 KB of tools) is encoded
+    once. The same objects compare in C, without their `__eq__`."""
+
+    def __init__(self, encode: Callable[[K], Mapping[str, bytes]]) -> None:
+        self._encode = encode
+        self._last: tuple[K, Mapping[str, bytes]] | None = None
+
+    def __call__(self, key: K) -> Mapping[str, bytes]:
+        last = self._last
+        if last is None or last[0] != key:
+            last = self._last = (key, self._encode(key))
+        return last[1]
 
 
 def _encode_message(message: Message) -> bytes:
@@ -271,6 +292,7 @@ def message_from_dict(data: dict[str, Any]) -> Message:
 __all__ = [
     "ContentBlock",
     "ImageBlock",
+    "LastEncoded",
     "Message",
     "RedactedThinkingBlock",
     "Role",

@@ -13,14 +13,15 @@ from codeloop.context.microcompact import KeepRecent, SettledPrefix, microcompac
 from codeloop.context.tokens import HistoryTokens, estimate_messages
 from codeloop.history_fold import HistoryFold, shared_prefix
 from codeloop.models import openai
-from codeloop.models.anthropic import encode_body, encoded_messages, request_body
-from codeloop.models.base import ModelRequest
+from codeloop.models.anthropic import encode_body, encoded_messages, encoded_prompt, request_body
+from codeloop.models.base import ModelRequest, ToolSpec
 from codeloop.models.shaping import HistoryScans, has_images
 from codeloop.models.thinking import prompt_effort
 from codeloop.types import (
     ImageBlock,
     Message,
     TextBlock,
+    ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
     message_from_dict,
@@ -33,7 +34,7 @@ PROMPTS = ("fix it", "think hard about it", "ultrathink", "日本語のテスト
 def appended(kind: int, n: int) -> tuple[Message, ...]:
     """One step of a session: a prompt, a tool round (small, big or an image), a reminder."""
     call = ToolUseBlock(f"t{n}", "Read", {"file_path": f"/src/f{n % 3}.py"})
-    match kind:
+    match kind % 6:
         case 0:
             return (Message.user(PROMPTS[n % len(PROMPTS)]),)
         case 1 | 2:
@@ -43,6 +44,9 @@ def appended(kind: int, n: int) -> tuple[Message, ...]:
         case 3:
             image = ToolResultBlock(f"t{n}", (ImageBlock("image/png", "iVBORw0KGgo="),))
             return Message("assistant", (call,)), Message("user", (image,))
+        case 4:  # an answer whose breakpoint cannot go on its last block
+            blocks = (TextBlock("Done."), ThinkingBlock("hm", "sig"), TextBlock(""))
+            return (Message("assistant", blocks),)
         case _:
             return (Message.user("<system-reminder>ok</system-reminder>", is_meta=True),)
 
@@ -79,23 +83,38 @@ OPS = st.lists(
 )
 
 
+SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}}
+TOOLS = (ToolSpec("Read", "Read a file.", SCHEMA), ToolSpec("Bash", "Run a command.", SCHEMA))
+# What a request repeats around its history: the same objects, equal copies, other ones.
+PROMPTS_AROUND = (
+    ("sys", TOOLS),
+    ("sys", (ToolSpec("Read", "Read a file.", dict(SCHEMA)), TOOLS[1])),
+    ("sys", TOOLS[:1]),
+    ("", TOOLS),
+    ("other system prompt", ()),
+)
+
+
 @settings(max_examples=150, deadline=None)
-@given(OPS)
-def test_kept_state_equals_a_scan_from_scratch(ops: list[tuple[str, int]]) -> None:
+@given(OPS, st.lists(st.integers(0, len(PROMPTS_AROUND) - 1), min_size=1))
+def test_kept_state_equals_a_scan_from_scratch(
+    ops: list[tuple[str, int]], around: list[int]
+) -> None:
     tokens = HistoryTokens()
     scans = HistoryScans.kept()
-    encoded = encoded_messages()
-    chat_encoded = openai.encoded_messages()
+    encoded, prompt = encoded_messages(), encoded_prompt()
+    chat_encoded, chat_prompt = openai.encoded_messages(), openai.encoded_prompt()
     history: tuple[Message, ...] = ()
     for n, op in enumerate(ops):
         history = step(history, op, n)
         assert tokens(history) == estimate_messages(history)
         assert scans.effort(history) == prompt_effort(history)
         assert scans.images(history) == has_images(history)
-        request = ModelRequest("claude-sonnet-4-5", history, system="sys")
-        wire = json.loads(encode_body(request, encoded.each))
+        system, tools = PROMPTS_AROUND[around[n % len(around)]]
+        request = ModelRequest("claude-sonnet-4-5", history, system=system, tools=tools)
+        wire = json.loads(encode_body(request, encoded.each, prompt))
         assert wire == request_body(request) | {"stream": True}
-        chat = json.loads(openai.encode_body(request, "max_tokens", chat_encoded.each))
+        chat = json.loads(openai.encode_body(request, "max_tokens", chat_encoded.each, chat_prompt))
         assert chat == openai.request_body(request) | openai.STREAMING
 
 

@@ -166,5 +166,5 @@ def test_an_override_of_the_messages_is_encoded_as_given() -> None:
 
 
 def test_an_empty_body_splices_its_messages_as_the_only_field() -> None:
-    assert json.loads(spliced({}, "messages", [b"1", b"2"])) == {"messages": [1, 2]}
-    assert json.loads(spliced({"a": "}"}, "messages", [])) == {"a": "}", "messages": []}
+    assert json.loads(spliced({}, {"messages": [b"1", b"2"]})) == {"messages": [1, 2]}
+    assert json.loads(spliced({"a": "}"}, {"messages": []})) == {"a": "}", "messages": []}

@@ -24,7 +24,9 @@ from codeloop.models.base import (
     MessageStart,
     MessageStop,
     ModelRequest,
+    Prompt,
     StreamEvent,
+    ToolSpec,
     Transient,
 )
 from codeloop.models.http_errors import error_from_stream_event
@@ -32,6 +34,7 @@ from codeloop.models.sse import HEARTBEAT
 from codeloop.models.transport import HttpTransport, event_json
 from codeloop.types import (
     ContentBlock,
+    LastEncoded,
     Message,
     RedactedThinkingBlock,
     StopReason,
@@ -96,10 +99,11 @@ class AnthropicClient:
             auth_hint=AUTH_HINT,
         )
         self._encoded = encoded_messages()
+        self._prompt = encoded_prompt()
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         headers = {"content-type": "application/json", **request_headers(request)}
-        body = encode_body(request, self._encoded.each)
+        body = encode_body(request, self._encoded.each, self._prompt)
         return message_events(self._http, MESSAGES_PATH, body, request, headers)
 
     async def aclose(self) -> None:
@@ -143,53 +147,64 @@ def encoded_messages() -> HistoryFold[bytes]:
     return HistoryFold(b"", lambda _, message: message_json(message))
 
 
+def encoded_prompt() -> LastEncoded[Prompt]:
+    """The system prompt's and the tools' JSON, made again only when they change: a client's
+    `encode_body` `prompt` (the same for every request of a session, ~20 KB of tools)."""
+    return LastEncoded(lambda prompt: {k: dumps(v) for k, v in _prompt(*prompt).items()})
+
+
 def request_body(request: ModelRequest) -> dict[str, Any]:
     """The Messages API request (without `stream`, which the caller adds when streaming), with
     prompt-cache breakpoints (see `cache_points`)."""
     messages = [message_to_dict(m) for m in request.messages]
     for index in cache_points(request.messages):
-        _mark(messages[index])
-    return _body(request, messages)
+        if (block := breakpoint_block(request.messages[index].content)) is not None:
+            messages[index]["content"][block]["cache_control"] = EPHEMERAL
+    head = {"model": request.model, "max_tokens": request.max_tokens, "messages": messages}
+    return head | _prompt(request.system, request.tools) | _options(request)
 
 
 def encode_body(
     request: ModelRequest,
     encoded: Callable[[Sequence[Message]], Sequence[bytes]] | None = None,
+    prompt: Callable[[Prompt], Mapping[str, bytes]] | None = None,
 ) -> bytes:
     """`request_body(request)`, with `stream` when streaming, as JSON bytes. A message's JSON
-    is made once for the session (Message.cached) and spliced in: only the messages carrying
-    a cache breakpoint are encoded for this request, so the cost of a request does not grow
-    with the history before it. `encoded` gives each message's JSON (a client keeps them as
-    the history grows: history_fold.py)."""
+    is made once for the session (Message.cached) and spliced in, a breakpoint spliced into
+    it, so the cost of a request does not grow with the history before it. `encoded` gives
+    each message's JSON (a client keeps them as the history grows: history_fold.py), `prompt`
+    the system prompt's and tools' (`encoded_prompt`)."""
     if "messages" in request.extra:  # a requestOverrides body replaces them
         return dumps(request_body(request) | ({"stream": True} if request.stream else {}))
-    body = _body(request, None)
-    del body["messages"]
+    body = {"model": request.model, "max_tokens": request.max_tokens} | _options(request)
     if request.stream:
         body["stream"] = True
+    fields = (prompt or encoded_prompt())((request.system, request.tools))
     parts = list(encoded(request.messages) if encoded else map(message_json, request.messages))
     for index in cache_points(request.messages):
-        marked = message_to_dict(request.messages[index])
-        if _mark(marked):
-            parts[index] = dumps(marked)
-    return spliced(body, "messages", parts)
+        parts[index] = _marked_json(request.messages[index]) or parts[index]
+    kept = {key: value for key, value in fields.items() if key not in body}
+    return spliced(body, kept | {"messages": parts})
 
 
-def _body(request: ModelRequest, messages: object) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "model": request.model,
-        "max_tokens": request.max_tokens,
-        "messages": messages,
-    }
-    if request.system:
-        body["system"] = [{"type": "text", "text": request.system, "cache_control": EPHEMERAL}]
-    if request.tools:
-        tools = [
+def _prompt(system: str, tools: Sequence[ToolSpec]) -> dict[str, Any]:
+    """The system prompt and the tools, each with its breakpoint."""
+    body: dict[str, Any] = {}
+    if system:
+        body["system"] = [{"type": "text", "text": system, "cache_control": EPHEMERAL}]
+    if tools:
+        specs = [
             {"name": t.name, "description": t.description, "input_schema": t.input_schema}
-            for t in request.tools
+            for t in tools
         ]
-        tools[-1]["cache_control"] = EPHEMERAL
-        body["tools"] = tools
+        specs[-1]["cache_control"] = EPHEMERAL
+        body["tools"] = specs
+    return body
+
+
+def _options(request: ModelRequest) -> dict[str, Any]:
+    """The rest of the request (what requestOverrides give last)."""
+    body: dict[str, Any] = {}
     if request.temperature is not None:
         body["temperature"] = request.temperature
     if request.adaptive_thinking:
@@ -200,8 +215,7 @@ def _body(request: ModelRequest, messages: object) -> dict[str, Any]:
         body["output_config"] = {"effort": request.effort}
     if request.stop_sequences:
         body["stop_sequences"] = list(request.stop_sequences)
-    body.update(request.extra)
-    return body
+    return body | request.extra
 
 
 def request_headers(request: ModelRequest) -> dict[str, str]:
@@ -231,24 +245,36 @@ def cache_points(messages: Sequence[Message]) -> set[int]:
     return points
 
 
-def _mark(message: dict[str, Any]) -> bool:
-    """A breakpoint on the message's last block that may carry one; False if none may."""
-    block = _cacheable_block(message)
-    if block is None:
-        return False
-    block["cache_control"] = EPHEMERAL
-    return True
-
-
-def _cacheable_block(message: dict[str, Any]) -> dict[str, Any] | None:
-    """The message's last block that may carry cache_control (not thinking, not empty text)."""
-    for block in reversed(message["content"]):
-        if block["type"] in ("thinking", "redacted_thinking"):
+def breakpoint_block(blocks: Sequence[ContentBlock]) -> int | None:
+    """Which block of a message carries its breakpoint: the last one that may (not thinking,
+    not empty text); None if none may."""
+    for index in range(len(blocks) - 1, -1, -1):
+        block = blocks[index]
+        if isinstance(block, ThinkingBlock | RedactedThinkingBlock):
             continue
-        if block["type"] == "text" and not block["text"]:
+        if isinstance(block, TextBlock) and not block.text:
             continue
-        return block  # type: ignore[no-any-return]
+        return index
     return None
+
+
+# A breakpoint on a message's last block, spliced into its JSON: the block's closing brace,
+# the content list's and the message's.
+_MARKED_END = b',"cache_control":' + dumps(EPHEMERAL) + b"}]}"
+
+
+def _marked_json(message: Message) -> bytes | None:
+    """The message's JSON with its breakpoint (None if no block may carry one): its cached
+    JSON with the marker spliced in when the block is the last one (a 30 KB tool result is
+    not encoded again for it)."""
+    block = breakpoint_block(message.content)
+    if block is None:
+        return None
+    if block == len(message.content) - 1:
+        return message_json(message)[: -len(b"}]}")] + _MARKED_END
+    marked = message_to_dict(message)
+    marked["content"][block]["cache_control"] = EPHEMERAL
+    return dumps(marked)
 
 
 class EventMapper:

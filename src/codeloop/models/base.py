@@ -21,6 +21,10 @@ class ToolSpec:
     input_schema: dict[str, Any]
 
 
+# What every request of a session repeats: its system prompt and its tools (encoded once).
+Prompt = tuple[str, tuple[ToolSpec, ...]]
+
+
 @dataclass(frozen=True, slots=True)
 class ModelRequest:
     model: str

@@ -27,6 +27,7 @@ from codeloop.models.base import (
     MessageStart,
     MessageStop,
     ModelRequest,
+    Prompt,
     StreamEvent,
     ToolSpec,
     Transient,
@@ -36,6 +37,7 @@ from codeloop.models.transport import HttpTransport, event_json
 from codeloop.types import (
     ContentBlock,
     ImageBlock,
+    LastEncoded,
     Message,
     StopReason,
     TextBlock,
@@ -83,9 +85,10 @@ class OpenAIClient:
         official = urlsplit(base_url).hostname == "api.openai.com"
         self._max_tokens_field = "max_completion_tokens" if official else "max_tokens"
         self._encoded = encoded_messages()
+        self._prompt = encoded_prompt()
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        body = encode_body(request, self._max_tokens_field, self._encoded.each)
+        body = encode_body(request, self._max_tokens_field, self._encoded.each, self._prompt)
         headers = {"content-type": "application/json", **request.headers}
         converter = ChunkConverter(self._http.url(COMPLETIONS_PATH))
         if request.stream:
@@ -145,18 +148,37 @@ def encode_body(
     request: ModelRequest,
     max_tokens_field: str = "max_tokens",
     encoded: Callable[[Sequence[Message]], Sequence[bytes]] | None = None,
+    prompt: Callable[[Prompt], Mapping[str, bytes]] | None = None,
 ) -> bytes:
     """`request_body`, with the streaming fields when streaming, as JSON bytes: each message's
     part made once (Message.cached) and spliced in, as the Anthropic client does. `encoded`
-    gives those parts (a client keeps them as the history grows: history_fold.py)."""
+    gives those parts (a client keeps them as the history grows: history_fold.py), `prompt`
+    the system message's and the tools' (`encoded_prompt`)."""
     streaming = STREAMING if request.stream else {}
     if "messages" in request.extra:  # a requestOverrides body replaces them
         return dumps(request_body(request, max_tokens_field=max_tokens_field) | streaming)
-    body = request_body(replace(request, messages=(), system=""), max_tokens_field=max_tokens_field)
+    bare = replace(request, messages=(), system="", tools=())
+    body = request_body(bare, max_tokens_field=max_tokens_field) | streaming
     del body["messages"]
-    system = [dumps({"role": "system", "content": request.system})] if request.system else []
+    fields = (prompt or encoded_prompt())((request.system, request.tools))
+    system = [fields["system"]] if "system" in fields else []
+    tools = {"tools": fields["tools"]} if "tools" in fields and "tools" not in body else {}
     parts = encoded(request.messages) if encoded else map(chat_json, request.messages)
-    return spliced(body | streaming, "messages", [*system, *(p for p in parts if p)])
+    return spliced(body, tools | {"messages": [*system, *(p for p in parts if p)]})
+
+
+def encoded_prompt() -> LastEncoded[Prompt]:
+    """The system message's JSON (`system`) and the tools' (`tools`), made again only when
+    they change: a client's `encode_body` `prompt`."""
+    return LastEncoded(_prompt_json)
+
+
+def _prompt_json(prompt: Prompt) -> dict[str, bytes]:
+    system, tools = prompt
+    fields = {"system": dumps({"role": "system", "content": system})} if system else {}
+    if tools:
+        fields["tools"] = dumps([tool_to_function(t) for t in tools])
+    return fields
 
 
 def encoded_messages() -> HistoryFold[bytes]:
