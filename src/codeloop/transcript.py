@@ -92,7 +92,15 @@ from codeloop.events import (
     UserTurn,
 )
 from codeloop.paths import branch_in, git_dir
-from codeloop.types import Message, Usage, message_from_dict, message_to_dict, new_uuid
+from codeloop.types import (
+    Message,
+    Usage,
+    message_from_dict,
+    message_json,
+    message_to_dict,
+    new_uuid,
+    spliced,
+)
 
 FORMAT_VERSION = 1
 COMPACT_BOUNDARY = "compact_boundary"
@@ -157,10 +165,12 @@ class TranscriptWriter:
         response_id: str = "",
     ) -> None:
         """One message; the keywords describe the response an assistant message came from."""
-        line = self._envelope(message.role, message.uuid) | _entry(message)
+        line = self._envelope(message.role, message.uuid) | _meta(message)
         if message.role == "assistant":
             line["message"] = assistant_message(message, model, usage, stop_reason, response_id)
-        self._write(line)
+            self._write(line)
+        else:
+            self._write(line, {"message": message_json(message)})
         self._known.add(message.uuid)
         self._last = message.uuid
 
@@ -178,9 +188,8 @@ class TranscriptWriter:
             "compactMetadata": {"trigger": trigger, "preTokens": None}
             if boundary is None
             else compact_metadata(boundary),
-            "messages": [_entry(m) for m in messages],
         }
-        self._write(line)
+        self._write(line, {"messages": [_entry_json(m) for m in messages]})
         self._known = {m.uuid for m in messages}
         self._last = messages[-1].uuid if messages else None
 
@@ -304,10 +313,10 @@ class TranscriptWriter:
             "version": FORMAT_VERSION,
         } | self._sidechain
 
-    def _write(self, line: Line) -> None:
-        data = memoryview(
-            (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
-        )
+    def _write(self, line: Line, encoded: Mapping[str, bytes | Sequence[bytes]] = {}) -> None:
+        """`line` with the fields of `encoded`, already JSON (a message's, made once: see
+        `types.spliced`), at their end."""
+        data = memoryview(spliced(line, encoded) + b"\n")
         fd = self._fd if self._fd is not None else self._open()
         while data:
             data = data[os.write(fd, data) :]
@@ -457,12 +466,13 @@ def compact_metadata(boundary: CompactBoundary) -> Line:
     }
 
 
-def _entry(message: Message) -> Line:
-    entry: Line = {"uuid": message.uuid}
-    if message.is_meta:
-        entry["isMeta"] = True
-    entry["message"] = message_to_dict(message)
-    return entry
+def _meta(message: Message) -> Line:
+    return {"isMeta": True} if message.is_meta else {}
+
+
+def _entry_json(message: Message) -> bytes:
+    """A message as a boundary line lists it, its JSON spliced in."""
+    return spliced({"uuid": message.uuid} | _meta(message), {"message": message_json(message)})
 
 
 def entry_message(entry: Line) -> Message:
