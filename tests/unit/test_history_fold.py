@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from codeloop.context.microcompact import KeepRecent, SettledPrefix, microcompact
 from codeloop.context.tokens import HistoryTokens, estimate_messages
 from codeloop.history_fold import HistoryFold, shared_prefix
-from codeloop.models import openai
+from codeloop.models import openai, responses
 from codeloop.models.anthropic import encode_body, encoded_messages, encoded_prompt, request_body
 from codeloop.models.base import ModelRequest, ToolSpec
 from codeloop.models.shaping import HistoryScans, has_images
@@ -104,6 +104,7 @@ def test_kept_state_equals_a_scan_from_scratch(
     scans = HistoryScans.kept()
     encoded, prompt = encoded_messages(), encoded_prompt()
     chat_encoded, chat_prompt = openai.encoded_messages(), openai.encoded_prompt()
+    items_encoded, items_prompt = responses.encoded_items(), responses.encoded_prompt()
     history: tuple[Message, ...] = ()
     for n, op in enumerate(ops):
         history = step(history, op, n)
@@ -116,6 +117,8 @@ def test_kept_state_equals_a_scan_from_scratch(
         assert wire == request_body(request) | {"stream": True}
         chat = json.loads(openai.encode_body(request, "max_tokens", chat_encoded.each, chat_prompt))
         assert chat == openai.request_body(request) | openai.STREAMING
+        items = json.loads(responses.encode_body(request, items_encoded.each, items_prompt))
+        assert items == responses.request_body(request) | {"stream": True}
 
 
 def test_a_fold_redoes_only_what_follows_the_shared_prefix() -> None:

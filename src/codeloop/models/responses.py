@@ -13,10 +13,12 @@ retries are the shared ones.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import aclosing
+from dataclasses import replace
 from typing import Any
 
+from codeloop.history_fold import HistoryFold
 from codeloop.models.base import (
     BlockDelta,
     BlockStart,
@@ -26,7 +28,9 @@ from codeloop.models.base import (
     MessageStart,
     MessageStop,
     ModelRequest,
+    Prompt,
     StreamEvent,
+    ToolSpec,
     Transient,
 )
 from codeloop.models.http_errors import error_from_stream_event
@@ -36,6 +40,7 @@ from codeloop.models.transport import HttpTransport, event_json
 from codeloop.types import (
     ContentBlock,
     ImageBlock,
+    LastEncoded,
     Message,
     StopReason,
     TextBlock,
@@ -43,6 +48,8 @@ from codeloop.types import (
     ToolResultBlock,
     ToolUseBlock,
     Usage,
+    dumps,
+    spliced,
 )
 
 RESPONSES_PATH = "/responses"
@@ -63,17 +70,15 @@ class ResponsesClient:
         self._http = HttpTransport(
             base_url, {**auth, **(headers or {})}, timeout=timeout, auth_hint=AUTH_HINT
         )
+        self._encoded = encoded_items()
+        self._prompt = encoded_prompt()
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        body = request_body(request)
+        body = encode_body(request, self._encoded.each, self._prompt)
+        headers = {"content-type": "application/json", **request.headers}
         converter = ItemConverter(self._http.url(RESPONSES_PATH))
         if request.stream:
-            sse = self._http.post_sse(
-                RESPONSES_PATH,
-                {**body, "stream": True},
-                model=request.model,
-                headers=request.headers,
-            )
+            sse = self._http.post_sse(RESPONSES_PATH, body, model=request.model, headers=headers)
             async with aclosing(sse) as events:
                 async for raw in events:
                     converted = (
@@ -87,7 +92,7 @@ class ResponsesClient:
                         yield KeepAlive()
         else:
             response = await self._http.post_json(
-                RESPONSES_PATH, body, model=request.model, headers=request.headers
+                RESPONSES_PATH, body, model=request.model, headers=headers
             )
             for data in replay(response):
                 for event in converter.feed(data):
@@ -102,6 +107,7 @@ class ResponsesClient:
 
 
 def request_body(request: ModelRequest) -> dict[str, Any]:
+    """The Responses API request (without `stream`, which the caller adds when streaming)."""
     body: dict[str, Any] = {
         "model": request.model,
         "input": to_input_items(request.messages),
@@ -109,18 +115,7 @@ def request_body(request: ModelRequest) -> dict[str, Any]:
         "store": False,
         "include": ["reasoning.encrypted_content"],
     }
-    if request.system:
-        body["instructions"] = request.system
-    if request.tools:
-        body["tools"] = [
-            {
-                "type": "function",
-                "name": t.name,
-                "description": t.description,
-                "parameters": t.input_schema,
-            }
-            for t in request.tools
-        ]
+    body |= _prompt(request.system, request.tools)
     if request.temperature is not None:
         body["temperature"] = request.temperature
     if request.effort:
@@ -129,14 +124,62 @@ def request_body(request: ModelRequest) -> dict[str, Any]:
     return body
 
 
+def encode_body(
+    request: ModelRequest,
+    encoded: Callable[[Sequence[Message]], Sequence[bytes]] | None = None,
+    prompt: Callable[[Prompt], Mapping[str, bytes]] | None = None,
+) -> bytes:
+    """`request_body`, with `stream` when streaming, as JSON bytes: each message's input
+    items made once (Message.cached) and spliced in, as the other clients do. `encoded` gives
+    them (a client keeps them as the history grows: history_fold.py), `prompt` the
+    instructions' and the tools' JSON (`encoded_prompt`)."""
+    streaming = {"stream": True} if request.stream else {}
+    if "input" in request.extra:  # a requestOverrides body replaces the history
+        return dumps(request_body(request) | streaming)
+    body = request_body(replace(request, messages=(), system="", tools=())) | streaming
+    del body["input"]
+    fields = (prompt or encoded_prompt())((request.system, request.tools))
+    kept = {key: value for key, value in fields.items() if key not in body}
+    parts = encoded(request.messages) if encoded else map(input_json, request.messages)
+    return spliced(body, kept | {"input": [p for p in parts if p]})
+
+
+def encoded_items() -> HistoryFold[bytes]:
+    """Each message's input items, kept as a history grows: `encode_body`'s `encoded`."""
+    return HistoryFold(b"", lambda _, message: input_json(message))
+
+
+def encoded_prompt() -> LastEncoded[Prompt]:
+    """The instructions' and the tools' JSON, made again only when they change."""
+    return LastEncoded(lambda prompt: {k: dumps(v) for k, v in _prompt(*prompt).items()})
+
+
+def input_json(message: Message) -> bytes:
+    """A message's input items, encoded and comma-joined (b"" for none), made once."""
+    return message.cached("responses json", lambda m: b",".join(map(dumps, _items(m))))
+
+
+def _prompt(system: str, tools: Sequence[ToolSpec]) -> dict[str, Any]:
+    body: dict[str, Any] = {"instructions": system} if system else {}
+    if tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.input_schema,
+            }
+            for t in tools
+        ]
+    return body
+
+
 def to_input_items(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
-    for message in messages:
-        if message.role == "assistant":
-            items += _assistant_items(message)
-        else:
-            items += _user_items(message)
-    return items
+    return [item for message in messages for item in _items(message)]
+
+
+def _items(message: Message) -> list[dict[str, Any]]:
+    return _assistant_items(message) if message.role == "assistant" else _user_items(message)
 
 
 def _assistant_items(message: Message) -> list[dict[str, Any]]:
