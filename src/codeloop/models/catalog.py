@@ -13,6 +13,7 @@ never a guess.
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 import re
 from collections.abc import Mapping
@@ -483,8 +484,10 @@ def _priced(prices: ModelInfo | Tier, usage: Usage) -> float:
     ) / 1_000_000
 
 
+@functools.lru_cache(maxsize=256)
 def lookup(model: str) -> ModelInfo:
-    """The catalog entry for a model name as users and APIs spell it, else UNKNOWN."""
+    """The catalog entry for a model name as users and APIs spell it, else UNKNOWN (kept per
+    name: every response is priced, and a session names few models)."""
     name = bare_name(model)
     for known, info in _BY_NAME.items():
         if name.startswith(known) and _SNAPSHOT.fullmatch(name, len(known)):
