@@ -18,7 +18,7 @@ from codeloop.tools.base import (
     ToolResult,
     Workspace,
 )
-from codeloop.tools.files_read import MAX_IMAGE_BYTES, ReadTool
+from codeloop.tools.files_read import INLINE_READ_BYTES, MAX_IMAGE_BYTES, ReadTool
 from codeloop.tools.files_write import EditTool, WriteTool
 from codeloop.types import ImageBlock, TextBlock
 
@@ -298,6 +298,19 @@ async def test_a_file_with_wide_characters_is_measured_in_tokens(tmp_path: Path)
     from codeloop.text import estimate_text
 
     assert estimate_text(out) <= 2_000 and "Use offset=" in out
+
+
+async def test_small_and_big_files_page_alike(ctx: ToolContext, tmp_path: Path) -> None:
+    """A small file is read on the event loop, a big one in a thread: the same pages."""
+    line = "x" * 99 + "\n"
+    pages = []
+    for size in (INLINE_READ_BYTES // 2, INLINE_READ_BYTES * 2):
+        f = tmp_path / f"{size}.txt"
+        f.write_text(line * (size // len(line)))
+        pages.append(text_of(await read(ctx, f, offset=1000, limit=3)))
+    lines = size // len(line)
+    assert pages[0].replace(f"of {INLINE_READ_BYTES // 2 // 100}", f"of {lines}") == pages[1]
+    assert pages[1].startswith(f"  1000\t{line}") and f"1000-1002 of {lines}" in pages[1]
 
 
 # --- Write ---------------------------------------------------------------------------------------

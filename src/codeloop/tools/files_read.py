@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +44,10 @@ DEFAULT_LIMIT = 2000
 # What the note after a page takes, kept out of the page's share.
 NOTE_TOKENS = 80
 # 3.75 MB raw is 5 MB once base64-encoded: the Messages API's per-image ceiling.
+# A text file this small is read on the event loop: handing it to a thread and back costs
+# more (two wake-ups, each a CPU slice on a busy machine) than reading it, and the stat that
+# comes first would block the loop on a hung file system all the same.
+INLINE_READ_BYTES = 256 * 1024
 MAX_IMAGE_BYTES = 3_932_160
 
 
@@ -179,7 +184,8 @@ async def _read_text(path: Path, size: int, args: ReadInput, ctx: ToolContext) -
     start = max(args.offset, 1)
     limits, room = ctx.workspace.result_limits, ctx.room
     cap = min(limits.result_tokens, room.left) - NOTE_TOKENS
-    part = await asyncio.to_thread(_read_lines, path, start, args.limit, cap * CHARS_PER_TOKEN)
+    read = functools.partial(_read_lines, path, start, args.limit, cap * CHARS_PER_TOKEN)
+    part = read() if size <= INLINE_READ_BYTES else await asyncio.to_thread(read)
     if part is None:
         return ToolResult.error(binary_message(path, size))
     if part.total == 0:
