@@ -251,7 +251,12 @@ def spliced(body: dict[str, Any], encoded: Mapping[str, bytes | Sequence[bytes]]
     parts = [dumps(body)[:-1]]
     for key, value in encoded.items():
         parts += (b"," if len(parts) > 1 or len(parts[0]) > 1 else b"", dumps(key), b":")
-        parts += (value,) if isinstance(value, bytes) else (b"[", b",".join(value), b"]")
+        if isinstance(value, bytes):
+            parts.append(value)
+        else:
+            items = [b","] * (2 * len(value) - 1) if value else []
+            items[::2] = value
+            parts += (b"[", *items, b"]")
     parts.append(b"}")
     return b"".join(parts)
 

@@ -168,3 +168,5 @@ def test_an_override_of_the_messages_is_encoded_as_given() -> None:
 def test_an_empty_body_splices_its_messages_as_the_only_field() -> None:
     assert json.loads(spliced({}, {"messages": [b"1", b"2"]})) == {"messages": [1, 2]}
     assert json.loads(spliced({"a": "}"}, {"messages": []})) == {"a": "}", "messages": []}
+    fields: dict[str, bytes | list[bytes]] = {"system": b'"s"', "messages": [b"1"]}
+    assert json.loads(spliced({"a": 1}, fields)) == {"a": 1, "system": "s", "messages": [1]}
