@@ -414,15 +414,17 @@ class Session:
         call_model = self.deps.call_model
         return replace(
             self.deps,
-            call_model=call_model if self._preloaded else self._preloading(call_model),
+            call_model=self._answering(call_model),
             can_use_tool=self.config.policy.can_use_tool,
             context=self.context or TrimOnly(),
             hooks=self.hooks,
             spawn_agent=self._run_subagent,
         )
 
-    def _preloading(self, call_model: CallModel) -> CallModel:
-        """The model's stream, watched until the session's first tool calls: a called tool
+    def _answering(self, call_model: CallModel) -> CallModel:
+        """The model's stream, watched. At its first event the request is out and the answer
+        awaited: the transcript hands the last tool round's sync to its worker then
+        (`TranscriptWriter.sync_due`). Until the session's first tool calls: a called tool
         loads in a background thread while its input streams, not once it has; the other tools
         once the next request is out (its first event back), so that loading them slows neither
         the calls the user is waiting for nor the sending of their results; a session that
@@ -430,7 +432,12 @@ class Session:
 
         async def call(request: ModelRequest) -> AsyncIterator[StreamEvent]:
             after_calls = self._called  # an earlier response called a tool
+            answered = False
             async for event in call_model(request):
+                if not answered:
+                    answered = True
+                    if self.transcript is not None:
+                        self.transcript.sync_due()
                 if after_calls and not self._preloaded:
                     self._preloaded = True
                     preload(self.tools.values())

@@ -59,13 +59,14 @@ Version 0, the prototype's format, is still read: a header line
 
 Durability: each line is a single write() on an O_APPEND descriptor with no buffer in between,
 so a killed process loses at most the line it was writing. Against power loss, each turn
-boundary is fsynced in a worker thread while the next request is already on its way: a disk
-that takes milliseconds to sync never delays a turn, and a power cut loses at most the turn
-being synced. Reading never fails on a bad line: a cut-short or unreadable line is skipped
-with a warning. One process writes a transcript at a time: its writer holds an flock on the
-file for as long as it lives (the kernel drops it when the process dies, however it dies), and
-a second process that finds it held (`claim`) goes on in a new session instead of interleaving
-its lines with the first one's.
+boundary is fsynced in a worker thread, a tool round's once the next request is out and its
+answer has begun (`sync_due`), a run's end at once: a disk that takes milliseconds to sync
+never delays a turn, and a power cut loses at most the turn being synced. Reading never
+fails on a bad line: a cut-short or unreadable line is skipped with a warning. One process
+writes a transcript at a time: its writer holds an flock on the file for as long as it lives
+(the kernel drops it when the process dies, however it dies), and a second process that finds
+it held (`claim`) goes on in a new session instead of interleaving its lines with the first
+one's.
 """
 
 from __future__ import annotations
@@ -154,6 +155,7 @@ class TranscriptWriter:
         self._repo = git_dir(cwd)  # looked for again at each sync while there is none
         self._syncer: ThreadPoolExecutor | None = None
         self._syncs: list[Future[None]] = []  # the worker's fsyncs not seen finished yet
+        self._due = False  # a boundary's sync waits for `sync_due`
 
     def append(
         self,
@@ -230,7 +232,7 @@ class TranscriptWriter:
     def record(self, item: Message | Event) -> None:
         """Write what `item` changes in the history (a message, an answer, tool results, a
         boundary, the task list, a run's end); other events leave no line. Turn boundaries
-        are synced."""
+        are synced (a tool round's at `sync_due`)."""
         if isinstance(item, Message):
             self.append(item)
         elif isinstance(item, AssistantTurn):
@@ -243,7 +245,7 @@ class TranscriptWriter:
             )
         elif isinstance(item, UserTurn):
             self.append(item.message)
-            self.sync()
+            self._due = True  # the next request goes out at once: synced while it is answered
         elif isinstance(item, CompactBoundary):
             self.compact(item.messages, trigger=item.trigger, boundary=item)
             self.sync()
@@ -268,9 +270,20 @@ class TranscriptWriter:
         that failed raises here, at the next boundary (or at close). A sub-agent's transcript
         is synced when it closes: what resuming needs is in its session's, synced at every
         turn, and its turns are on its caller's wait."""
+        self._raise_failed_sync()
+        self._due = True
+        self.sync_due()
+
+    def sync_due(self) -> None:
+        """The sync a tool round's boundary asked for, handed to the worker once the next
+        request is out and its answer has begun (the session calls this at the answer's first
+        event): waking a thread costs the waker its CPU on a busy machine, which the model's
+        time hides and the gap between a tool result and the next request would not."""
+        if not self._due:
+            return
+        self._due = False
         if self._repo is None:
             self._repo = git_dir(self._cwd)
-        self._raise_failed_sync()
         if self._fd is None or self._sidechain or any(not s.running() for s in self._syncs):
             return
         if self._syncer is None:

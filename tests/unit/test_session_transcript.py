@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import threading
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
+
+import pytest
 
 from codeloop.context.compact import SummaryModel
 from codeloop.context.pipeline import ContextManager, ContextSettings
@@ -20,7 +24,7 @@ from codeloop.events import (
     RequestStart,
     UserTurn,
 )
-from codeloop.models.base import ModelRequest, StreamEvent
+from codeloop.models.base import ModelClient, ModelRequest, StreamEvent
 from codeloop.models.scripted import ScriptedModel
 from codeloop.permissions.policy import Policy
 from codeloop.session import Session, SessionConfig
@@ -33,7 +37,7 @@ SESSION = "9a8b7c6d-1234-4e5f-8a9b-0c1d2e3f4a5b"
 
 
 def make_session(
-    model: ScriptedModel,
+    model: ModelClient,
     cwd: Path,
     path: Path,
     notices: Sequence[str] = (),
@@ -197,3 +201,59 @@ async def test_an_automatic_compaction_is_announced_while_its_summary_is_awaited
     assert (announced.trigger, announced.tokens) == ("auto", boundary.tokens_before)
     assert isinstance(events[-1], LoopEnd) and events[-1].reason == "completed"
     await session.aclose()
+
+
+class _Watched:
+    """The scripted model, noting at each answer's first event whether the transcript's
+    fsync worker had been handed anything yet (its thread starts with its first sync)."""
+
+    provider = "scripted"
+
+    def __init__(self, model: ScriptedModel) -> None:
+        self.model = model
+        self.handed_over: list[tuple[bool, bool]] = []  # (before, after) the first event
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        before = _fsync_worker()
+        first = True
+        async for event in self.model.stream(request):
+            yield event
+            if first:
+                first = False
+                self.handed_over.append((before, _fsync_worker()))
+
+    async def aclose(self) -> None:
+        await self.model.aclose()
+
+
+def _fsync_worker() -> bool:
+    return any(t.name.startswith("codeloop-fsync") for t in threading.enumerate())
+
+
+async def test_a_tool_rounds_sync_is_handed_over_once_the_next_answer_begins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between a tool result and the next request the session wakes no thread (on a busy
+    machine that costs the waker its CPU): the round's fsync goes to the worker when the
+    answer to that request begins, and the run's end at once."""
+    disk = threading.Event()
+    synced: list[int] = []
+    real_fsync = os.fsync
+
+    def slow_fsync(fd: int) -> None:
+        if threading.current_thread().name.startswith("codeloop-fsync"):  # not the folder's
+            disk.wait()
+            synced.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", slow_fsync)
+    model = _Watched(ScriptedModel([turn(tool_use("Bash", {"command": "echo hi"})), turn("hi")]))
+    path = tmp_path / "t.jsonl"
+    session = make_session(model, tmp_path, path)
+    async for _ in session.submit("say hi"):
+        pass
+    assert model.handed_over == [(False, False), (False, True)]
+    disk.set()
+    await session.aclose()
+    assert synced  # the worker's fsyncs ran, close's own too
+    assert read_transcript(path).messages[-1].text == "hi"
