@@ -67,7 +67,7 @@ async def _model(ctx: CommandContext, args: str) -> Submit | None:
     """Switch the model: the same conversation goes on with it (the session is rebuilt
     for the model's window, prices and provider). The PreModelSwitch hooks may refuse it;
     the PostModelSwitch hooks' context goes with the next prompt."""
-    from codeloop.model_switch import SwitchRefused, check_switch, switched
+    from codeloop.model_switch import SwitchRefused, check_switch, session_switched
     from codeloop.models.aliases import ALIASES, resolve_alias
     from codeloop.models.factory import split_spec
 
@@ -96,13 +96,8 @@ async def _model(ctx: CommandContext, args: str) -> Submit | None:
     except SwitchRefused as exc:
         raise CommandError(str(exc)) from None
     await ctx.ui.reopen({"model": args, "resume": ctx.session.session_id})
-    session = ctx.session
-    ctx.ui.show(f"Model: {session.config.model} (was {current}).")
-    after = await switched(session.hooks, current, session.config.model)
-    for text in after.messages:
-        ctx.ui.show(text)
-    if after.context:
-        session.remind(after.context)
+    ctx.ui.show(f"Model: {ctx.session.config.model} (was {current}).")
+    await session_switched(ctx.session, current, ctx.session.config.model, ctx.ui.show)
     return None
 
 

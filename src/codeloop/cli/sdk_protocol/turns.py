@@ -16,7 +16,7 @@ from codeloop.cli.headless import list_slash_commands
 from codeloop.cli.render.json_lines import Emit, StreamJsonRenderer
 from codeloop.errors import UsageError
 from codeloop.events import LoopEnd
-from codeloop.model_switch import check_switch, switched
+from codeloop.model_switch import check_switch, session_switched
 from codeloop.models.aliases import resolve_alias
 from codeloop.models.factory import split_spec
 from codeloop.permissions.policy import PERMISSION_MODES, PermissionMode
@@ -137,11 +137,7 @@ class Conversation:
         for text in await check_switch(session.hooks, was, name):
             self.notice(text)
         session.config = replace(session.config, model=name)  # frozen: replaced, not changed
-        after = await switched(session.hooks, was, name)
-        for text in after.messages:
-            self.notice(text)
-        if after.context:
-            session.remind(after.context)
+        await session_switched(session, was, name, self.notice)
         return name
 
     async def rewind_files(self, message_id: Any, *, dry_run: bool = False) -> dict[str, Any]:
