@@ -359,8 +359,9 @@ async def request_with_retries(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
             after = await switched(run.deps.hooks, state.model, to_model)
             for text in after.messages:
                 yield Notice("warning", text)
-            told = (Message.user(system_reminder(after.context), is_meta=True),)
-            messages = (*state.messages, *told) if after.context else state.messages
+            messages = state.messages
+            if after.context:
+                messages = (*messages, Message.user(system_reminder(after.context), is_meta=True))
             turn.next = state.go_on(
                 "model_fallback", model=to_model, fallback_used=True, messages=messages
             )
