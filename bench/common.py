@@ -12,6 +12,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from codeloop.testing.fake_server import FakeModelServer, RecordedRequest
 from codeloop.testing.scenario import Scenario
@@ -72,38 +73,94 @@ def run_cli(
         base = program or [sys.executable, "-m", "codeloop", "--model", MODEL]
         argv = [*base, *args]
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-            started = time.monotonic()
-            proc = subprocess.Popen(
-                argv, cwd=work, env=full_env, stdin=subprocess.DEVNULL, stdout=out, stderr=err
-            )
-            samples: list[tuple[int, float]] = []
-            cpu: list[tuple[int, float]] = []
-            done = threading.Event()
-            sampler = threading.Thread(
-                target=_sample, args=(proc.pid, server, rss_every, samples, cpu, done)
-            )
-            if rss_every is not None:
-                sampler.start()
-            # wait4 gives this one child's peak RSS (ru_maxrss, in KiB on Linux).
-            _, status, rusage = os.wait4(proc.pid, 0)
-            ended = time.monotonic()
-            done.set()
-            if sampler.is_alive():
-                sampler.join()
-            proc.returncode = os.waitstatus_to_exitcode(status)
+            with Launched(argv, cwd=work, env=full_env, stdout=out, stderr=err) as launched:
+                samples: list[tuple[int, float]] = []
+                cpu: list[tuple[int, float]] = []
+                done = threading.Event()
+                sampler = threading.Thread(
+                    target=_sample, args=(launched.pid, server, rss_every, samples, cpu, done)
+                )
+                if rss_every is not None:
+                    sampler.start()
+                returncode, peak_kb, cpu_s = launched.wait()
+                ended = time.monotonic()
+                done.set()
+                if sampler.is_alive():
+                    sampler.join()
             err.seek(0)
             stderr = err.read().decode(errors="replace")
         return CliMeasurement(
-            started,
+            launched.started,
             ended,
-            proc.returncode,
-            rusage.ru_maxrss / 1024,
+            returncode,
+            peak_kb / 1024,
             list(server.requests),
             stderr,
-            rusage.ru_utime + rusage.ru_stime,
+            cpu_s,
             samples,
             cpu,
         )
+
+
+# Forks the measured program from a small process and reports, on the descriptor its first
+# argument names, the program's pid and the
+# monotonic clock just before the fork, then its exit status, peak RSS (KiB) and CPU seconds.
+# A program spawned straight from the benchmark (vfork, posix_spawn or fork alike) reports the
+# benchmark's own peak RSS as part of its ru_maxrss (Linux folds the old address space's high
+# water mark in at exec), so a small process must stand between them.
+_LAUNCHER = """
+import os, sys, time
+report = os.fdopen(int(sys.argv[1]), "w")
+started = time.monotonic()
+pid = os.fork()
+if pid == 0:
+    report.close()
+    try:
+        os.execvp(sys.argv[2], sys.argv[2:])
+    finally:
+        os._exit(127)
+print(pid, started, file=report, flush=True)
+_, status, usage = os.wait4(pid, 0)
+code = os.waitstatus_to_exitcode(status)
+print(code, usage.ru_maxrss, usage.ru_utime + usage.ru_stime, file=report, flush=True)
+"""
+
+
+class Launched:
+    """The measured program, started by `_LAUNCHER`."""
+
+    def __init__(self, argv: Sequence[str], **popen: Any) -> None:
+        read, write = os.pipe()
+        # The launcher runs isolated from the caller's Python settings (-I -S); the program
+        # gets the environment as given.
+        launcher = [sys.executable, "-I", "-S", "-c", _LAUNCHER, str(write), *argv]
+        try:
+            self._proc = subprocess.Popen(
+                launcher, stdin=subprocess.DEVNULL, pass_fds=(write,), **popen
+            )
+        finally:
+            os.close(write)
+        self._report = os.fdopen(read, encoding="ascii")
+        first = self._report.readline().split()
+        if len(first) != 2:
+            self._proc.wait()
+            raise RuntimeError(f"could not start {argv[0]}")
+        self.pid, self.started = int(first[0]), float(first[1])
+
+    def wait(self) -> tuple[int, float, float]:
+        """Exit code, peak RSS in KiB and CPU seconds of the program."""
+        last = self._report.readline().split()
+        self._proc.wait()
+        return int(last[0]), float(last[1]), float(last[2])
+
+    def __enter__(self) -> Launched:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._report.close()
+        if self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait()
 
 
 def _sample(
