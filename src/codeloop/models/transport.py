@@ -8,6 +8,7 @@ running `codeloop --help`) costs nothing until a request is really on its way.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import aclosing
@@ -38,14 +39,20 @@ class HttpTransport:
         load_httpx()
         import httpx
 
+        from codeloop.models.http11 import Http11Transport, proxied
+
         self.base_url = base_url.rstrip("/")
         self._auth_hint = auth_hint
+        # Through a proxy, httpx's own transport; else codeloop's (models/http11.py). Loading
+        # the CA bundle costs ~40 ms of start-up: only an https endpoint pays for it.
+        https = self.base_url.startswith("https:")
+        connect: dict[str, Any] = (
+            {"verify": https} if proxied(os.environ) else {"transport": Http11Transport()}
+        )
         self._client = httpx.AsyncClient(
             headers={"user-agent": "codeloop", **headers},
             timeout=httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT)),
-            # Loading the CA bundle costs ~40 ms of start-up; a plain-http server (a local
-            # model) never uses it, so only https endpoints pay for it.
-            verify=self.base_url.startswith("https:"),
+            **connect,
         )
 
     def url(self, path: str) -> str:

@@ -1,0 +1,176 @@
+"""codeloop's HTTP/1.1 transport against a real server on 127.0.0.1: keep-alive, framing, the
+ways a connection ends, timeouts, and the errors httpx callers (the error taxonomy) expect."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+import httpx
+import pytest
+
+from codeloop.models.base import StreamIdle, Transient, Unreachable
+from codeloop.models.http11 import Http11Transport, proxied
+from codeloop.models.http_errors import error_from_transport
+
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+class Server:
+    """Answers with `answers` in turn, one per request, on however many connections."""
+
+    def __init__(self, *answers: bytes) -> None:
+        self.answers = list(answers)
+        self.connections = 0
+        self.bodies: list[bytes] = []
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            while self.answers:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = next(
+                    int(line.split(b":")[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                )
+                self.bodies.append(await reader.readexactly(length))
+                answer = self.answers.pop(0)
+                writer.write(answer)
+                await writer.drain()
+                if b"connection: close" in answer.lower() or not answer.startswith(b"HTTP"):
+                    break
+        except asyncio.IncompleteReadError:
+            pass
+        finally:
+            writer.close()
+
+
+def ok(body: bytes, *extra: bytes) -> bytes:
+    head = [b"HTTP/1.1 200 OK", b"content-length: %d" % len(body), *extra]
+    return b"\r\n".join(head) + b"\r\n\r\n" + body
+
+
+@asynccontextmanager
+async def serving(handler: Handler) -> AsyncIterator[str]:
+    server = await asyncio.start_server(handler, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.close()
+
+
+def client(**timeouts: float) -> httpx.AsyncClient:
+    return httpx.AsyncClient(transport=Http11Transport(), timeout=httpx.Timeout(5, **timeouts))
+
+
+async def test_requests_share_one_kept_alive_connection() -> None:
+    chunked = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n"
+    server = Server(ok(b"first"), chunked, ok(b"third"))
+    async with serving(server.handle) as url, client() as http:
+        answers = [await http.post(url + "/v1", content=b"x" * n) for n in (10, 300_000, 0)]
+    assert [a.content for a in answers] == [b"first", b"abcde", b"third"]
+    assert [len(b) for b in server.bodies] == [10, 300_000, 0]
+    assert server.connections == 1
+
+
+async def test_a_connection_the_server_closes_is_not_reused() -> None:
+    server = Server(ok(b"one", b"connection: close"), ok(b"two"))
+    async with serving(server.handle) as url, client() as http:
+        assert (await http.post(url, content=b"a")).content == b"one"
+        assert (await http.post(url, content=b"b")).content == b"two"
+    assert server.connections == 2
+
+
+async def test_an_answer_left_unread_closes_its_connection() -> None:
+    server = Server(ok(b"y" * 200_000), ok(b"next"))
+    async with serving(server.handle) as url, client() as http:
+        async with http.stream("POST", url, content=b"a") as response:
+            async for _ in response.aiter_bytes():
+                break
+        assert (await http.post(url, content=b"b")).content == b"next"
+    assert server.connections == 2
+
+
+async def test_a_cut_mid_answer_is_a_transient_error() -> None:
+    cut = b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\npartial"
+    server = Server(cut)
+    async with serving(server.handle) as url, client() as http:
+        with pytest.raises(httpx.RemoteProtocolError) as raised:
+            await http.post(url, content=b"a")
+    assert isinstance(error_from_transport(raised.value, url=url), Transient)
+
+
+async def test_a_server_that_closes_without_answering() -> None:
+    async def hang_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.close()
+
+    async with serving(hang_up) as url, client() as http:
+        with pytest.raises(httpx.RemoteProtocolError, match="without sending a response"):
+            await http.post(url, content=b"")
+
+
+async def test_a_silent_server_times_out_as_an_idle_stream() -> None:
+    done = asyncio.Event()
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await done.wait()
+        writer.close()
+
+    async with serving(silent) as url, client(read=0.2) as http:
+        with pytest.raises(httpx.ReadTimeout) as raised:
+            await http.post(url, content=b"a")
+        done.set()
+    assert isinstance(error_from_transport(raised.value, url=url), StreamIdle)
+
+
+async def test_nobody_listening_is_unreachable() -> None:
+    async with serving(Server().handle) as url:
+        pass  # the port is closed again
+    async with client() as http:
+        with pytest.raises(httpx.ConnectError) as raised:
+            await http.post(url, content=b"a")
+    assert isinstance(error_from_transport(raised.value, url=url), Unreachable)
+
+
+def test_a_proxy_in_the_environment_keeps_httpx_transport() -> None:
+    assert proxied({"HTTPS_PROXY": "http://127.0.0.1:3128"})
+    assert proxied({"all_proxy": "socks5://127.0.0.1:1080"})
+    assert not proxied({"NO_PROXY": "*", "HTTPS_PROXY": ""})
+
+
+SENDS_ONE_REQUEST = """
+import asyncio, json, sys
+from codeloop.models.transport import HttpTransport
+from codeloop.testing.fake_server import FakeModelServer
+from codeloop.testing.scenario import Scenario, turn
+
+async def main():
+    with FakeModelServer(Scenario(turns=(turn("hi"),))) as server:
+        before = set(sys.modules)
+        transport = HttpTransport(server.anthropic_base_url, {}, timeout=5, auth_hint="")
+        body = {"model": "m", "max_tokens": 10, "stream": True,
+                "messages": [{"role": "user", "content": "x"}]}
+        async for _ in transport.post_sse("/v1/messages", body, model="m"):
+            pass
+        await transport.aclose()
+    print(json.dumps(sorted(set(sys.modules) - before)))
+
+asyncio.run(main())
+"""
+
+
+def test_a_model_request_loads_neither_anyio_nor_httpcore() -> None:
+    """Their import was most of the first request's cost (and ~2 MB)."""
+    run = subprocess.run(
+        [sys.executable, "-c", SENDS_ONE_REQUEST], capture_output=True, text=True, check=True
+    )
+    loaded = json.loads(run.stdout)
+    assert "httpx" in loaded
+    assert not [m for m in loaded if m.split(".")[0] in {"anyio", "httpcore", "sniffio"}]
