@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
+import ssl
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import httpx
 import pytest
@@ -56,11 +59,11 @@ def ok(body: bytes, *extra: bytes) -> bytes:
 
 
 @asynccontextmanager
-async def serving(handler: Handler) -> AsyncIterator[str]:
-    server = await asyncio.start_server(handler, "127.0.0.1", 0)
+async def serving(handler: Handler, tls: ssl.SSLContext | None = None) -> AsyncIterator[str]:
+    server = await asyncio.start_server(handler, "127.0.0.1", 0, ssl=tls)
     port = server.sockets[0].getsockname()[1]
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield f"{'https' if tls else 'http'}://127.0.0.1:{port}"
     finally:
         server.close()
 
@@ -70,7 +73,8 @@ def client(**timeouts: float) -> httpx.AsyncClient:
 
 
 async def test_requests_share_one_kept_alive_connection() -> None:
-    chunked = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n"
+    chunked = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n"
+    chunked += b"3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n"
     server = Server(ok(b"first"), chunked, ok(b"third"))
     async with serving(server.handle) as url, client() as http:
         answers = [await http.post(url + "/v1", content=b"x" * n) for n in (10, 300_000, 0)]
@@ -137,6 +141,42 @@ async def test_nobody_listening_is_unreachable() -> None:
         with pytest.raises(httpx.ConnectError) as raised:
             await http.post(url, content=b"a")
     assert isinstance(error_from_transport(raised.value, url=url), Unreachable)
+
+
+@pytest.fixture
+def certificate(tmp_path: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1, and its key."""
+    if shutil.which("openssl") is None:
+        pytest.skip("makes its certificate with openssl")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    new = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"]
+    subject = ["-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"]
+    files = ["-keyout", str(key), "-out", str(cert)]
+    subprocess.run(
+        [*new, *subject, *files],
+        check=True,
+        capture_output=True,
+    )
+    return cert, key
+
+
+async def test_https_verifies_the_server_against_the_trusted_certificates(
+    certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TLS with the server's name checked; SSL_CERT_FILE names what is trusted, as for httpx."""
+    cert, key = certificate
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(cert, key)
+    server = Server(ok(b"secure"), ok(b"again"))
+    async with serving(server.handle, tls) as url:
+        async with client() as http:  # the certifi bundle does not know this certificate
+            with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+                await http.post(url, content=b"a")
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+        async with client() as http:
+            answers = [(await http.post(url, content=b"b")).content for _ in range(2)]
+    assert answers == [b"secure", b"again"]
+    assert server.connections == 1  # kept alive (a refused handshake never reaches it)
 
 
 def test_a_proxy_in_the_environment_keeps_httpx_transport() -> None:
