@@ -313,6 +313,32 @@ async def test_small_and_big_files_page_alike(ctx: ToolContext, tmp_path: Path) 
     assert pages[1].startswith(f"  1000\t{line}") and f"1000-1002 of {lines}" in pages[1]
 
 
+@pytest.mark.parametrize("block", [1, 10, 64 * 1024])
+async def test_lines_decoded_by_the_block_read_as_line_by_line(
+    ctx: ToolContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
+    """Invalid or cut UTF-8 at a line's end, CRLF, wide characters, a lone CR: each line as
+    its own decode would give it, whatever the block boundaries, and a range starts where
+    asked."""
+    monkeypatch.setattr("codeloop.tools.files_read.READ_BLOCK_BYTES", block)
+    raw = [
+        b"caf\xe9",
+        b"\xe2\x82",
+        "\u4e2d\u6587 \U0001f600".encode(),
+        b"a\rb",
+        b"",
+        b"\xf0\x9f",
+        b"end",
+    ]
+    f = tmp_path / "mixed.txt"
+    f.write_bytes(b"\r\n".join(raw) + b"\n")
+    shown = [line.decode("utf-8", "replace") for line in raw]
+    expected = "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(shown, 1))
+    assert text_of(await read(ctx, f)) == expected
+    page = text_of(await read(ctx, f, offset=2, limit=3))
+    assert page.startswith("\n".join(expected.split("\n")[1:4]) + "\n\n(Showing lines 2-4 of 7.")
+
+
 # --- Write ---------------------------------------------------------------------------------------
 
 

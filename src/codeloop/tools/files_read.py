@@ -19,7 +19,9 @@ import asyncio
 import base64
 import functools
 import stat
+from bisect import bisect_right
 from dataclasses import dataclass
+from itertools import accumulate
 from pathlib import Path
 from typing import Annotated, BinaryIO
 
@@ -41,6 +43,7 @@ from codeloop.tools.input import Arg, ToolInput
 from codeloop.types import ImageBlock, TextBlock
 
 DEFAULT_LIMIT = 2000
+READ_BLOCK_BYTES = 64 * 1024  # a file's lines are decoded this many at once
 # What the note after a page takes, kept out of the page's share.
 NOTE_TOKENS = 80
 # 3.75 MB raw is 5 MB once base64-encoded: the Messages API's per-image ceiling.
@@ -235,31 +238,48 @@ def _read_lines(path: Path, start: int, limit: int, max_weight: int) -> _Slice |
     """Lines `start`.. of the file, numbered, within `limit` lines and `max_weight` (the first
     line always, cut as it is to MAX_LINE_CHARS); None if binary.
 
-    Streams the file, so a range of a huge file costs one pass and no more memory than the range.
+    Streams the file a block of lines at a time, so a range of a huge file costs one pass and
+    no more memory than the range; each block is decoded and weighed at once (a line at a time
+    cost ~0.8 ms for a 30 KB file, every Read).
     """
     numbered: list[str] = []
     weights: list[int] = []
     used = 0
-    number = 0
+    number = 0  # lines read so far
     with path.open("rb") as f:
         if looks_binary(f.read(BINARY_SNIFF_BYTES)):
             return None
         f.seek(0)
-        while raw := f.readline():
-            number += 1
-            if number < start:
+        while block := f.readlines(READ_BLOCK_BYTES):
+            first = max(start - number - 1, 0)  # index in the block of the first line shown
+            number += len(block)
+            if first >= len(block):
                 continue
-            line = number_line(
-                number, raw.removesuffix(b"\n").removesuffix(b"\r").decode("utf-8", "replace")
-            )
-            weight = token_weight(line) + 1
-            if len(numbered) == limit or (numbered and used + weight > max_weight):
-                # This line is not shown; count it and everything after it.
-                return _Slice(numbered, weights, number - 1, number + _count_lines(f))
-            numbered.append(line)
-            weights.append(weight)
-            used += weight
+            texts = _decoded(block[first:])
+            base = number - len(block) + first + 1
+            lines = [number_line(base + i, text) for i, text in enumerate(texts)]
+            ascii_only = all(text.isascii() for text in texts)
+            block_weights = [(len(x) if ascii_only else token_weight(x)) + 1 for x in lines]
+            # How many of them fit: `used` grows with each line (every weight is at least 1).
+            fit = bisect_right(list(accumulate(block_weights, initial=used)), max_weight) - 1
+            fit = min(max(fit, 0 if numbered else 1), limit - len(numbered), len(lines))
+            numbered += lines[:fit]
+            weights += block_weights[:fit]
+            used += sum(block_weights[:fit])
+            if fit < len(lines):
+                # The lines not shown are counted, and everything after them.
+                return _Slice(numbered, weights, base + fit - 1, number + _count_lines(f))
     return _Slice(numbered, weights, number, number)
+
+
+def _decoded(raw: list[bytes]) -> list[str]:
+    """Lines read in binary as text, their line ends dropped: one decode for all (a newline is
+    never part of a UTF-8 sequence, so an invalid one is replaced as it would be line by
+    line)."""
+    texts = b"".join(raw).decode("utf-8", "replace").split("\n")
+    if raw[-1].endswith(b"\n"):
+        texts.pop()
+    return [text.removesuffix("\r") for text in texts]
 
 
 def _count_lines(f: BinaryIO) -> int:
