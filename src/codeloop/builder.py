@@ -661,7 +661,7 @@ def _hooks(
         if_matcher=if_matcher,
         http=HttpPolicy(settings.allowed_http_hook_urls, settings.http_hook_env_vars),
         env_file=workspace.env_file,
-        config_files=functools.partial(config_sources, cwd, env),
+        config_files=config_sources(cwd, env),
     )
     policy.request_hook = functools.partial(_permission_request, runner)
     policy.denied_hook = functools.partial(_permission_denied, runner)

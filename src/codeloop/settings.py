@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -204,14 +204,23 @@ _CHANGE_SOURCES = {
 }
 
 
-def config_sources(cwd: Path, env: Mapping[str, str] | None = None) -> dict[Path, str]:
+def config_sources(
+    cwd: Path, env: Mapping[str, str] | None = None
+) -> Callable[[], dict[Path, str]]:
     """Every settings and skill file as ConfigChange names its source (the files that exist
-    now, and the settings files that could appear)."""
-    found = {path: _CHANGE_SOURCES[scope] for path, scope in _files(cwd, env)}
-    found |= {path: "policy_settings" for path in managed_files(env)}
-    for folder in (cwd / ".claude" / "skills", cwd / ".codeloop" / "skills"):
-        if folder.is_dir():
-            found |= {path: "skills" for path in sorted(folder.rglob("SKILL.md"))}
+    at each call, and the settings files that could appear). The settings paths are built once:
+    ConfigChange asks after every tool round, and building them again cost more than the stats.
+    """
+    fixed = {path: _CHANGE_SOURCES[scope] for path, scope in _files(cwd, env)}
+    skills = (cwd / ".claude" / "skills", cwd / ".codeloop" / "skills")
+
+    def found() -> dict[Path, str]:
+        now = fixed | {path: "policy_settings" for path in managed_files(env)}
+        for folder in skills:
+            if folder.is_dir():
+                now |= {path: "skills" for path in sorted(folder.rglob("SKILL.md"))}
+        return now
+
     return found
 
 
