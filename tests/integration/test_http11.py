@@ -83,6 +83,16 @@ async def test_requests_share_one_kept_alive_connection() -> None:
     assert server.connections == 1
 
 
+async def test_requests_at_once_each_get_a_connection_kept_for_the_next() -> None:
+    """Sub-agents ask in parallel through one client."""
+    server = Server(*(ok(b"answer") for _ in range(6)))
+    async with serving(server.handle) as url, client() as http:
+        first = await asyncio.gather(*(http.post(url, content=b"a") for _ in range(3)))
+        again = await asyncio.gather(*(http.post(url, content=b"b") for _ in range(3)))
+    assert [a.content for a in (*first, *again)] == [b"answer"] * 6
+    assert server.connections == 3
+
+
 async def test_a_connection_the_server_closes_is_not_reused() -> None:
     server = Server(ok(b"one", b"connection: close"), ok(b"two"))
     async with serving(server.handle) as url, client() as http:
