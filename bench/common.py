@@ -103,8 +103,8 @@ def run_cli(
 
 
 # Forks the measured program from a small process and reports, on the descriptor its first
-# argument names, the program's pid and the
-# monotonic clock just before the fork, then its exit status, peak RSS (KiB) and CPU seconds.
+# argument names, the program's pid and the monotonic clock just before the fork, then its
+# exit status, peak RSS (KiB) and CPU seconds.
 # A program spawned straight from the benchmark (vfork, posix_spawn or fork alike) reports the
 # benchmark's own peak RSS as part of its ru_maxrss (Linux folds the old address space's high
 # water mark in at exec), so a small process must stand between them.

@@ -184,10 +184,7 @@ class _Connection:
             raise httpx.ReadError(str(exc) or type(exc).__name__) from exc
         if not data and self._h11.their_state is h11.SEND_RESPONSE:
             raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
-        try:
-            self._h11.receive_data(data)  # b"": the server closed its end
-        except h11.RemoteProtocolError as exc:
-            raise httpx.RemoteProtocolError(str(exc)) from exc
+        self._h11.receive_data(data)  # b"": the server closed its end (next_event judges it)
 
     def next_cycle(self) -> bool:
         """Ready the connection for another request, if the answer left it reusable."""
