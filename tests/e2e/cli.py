@@ -34,6 +34,16 @@ class CliRun:
     def json_lines(self) -> list[Any]:
         return [json.loads(line) for line in self.stdout.splitlines() if line.strip()]
 
+    def assistant_texts(self) -> list[str]:
+        """The text blocks of the assistant messages a stream-json run printed, in order."""
+        return [
+            block["text"]
+            for line in self.json_lines()
+            if line["type"] == "assistant"
+            for block in line["message"]["content"]
+            if block["type"] == "text"
+        ]
+
 
 def provider_env(server: FakeModelServer | None, provider: str, home: Path) -> dict[str, str]:
     """A minimal environment: no real keys leak in from the developer's shell."""

@@ -111,13 +111,7 @@ def test_max_tokens_is_recovered(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     assert requests[2].body["max_tokens"] > requests[1].body["max_tokens"]  # escalated
     lines = run.json_lines()
-    said = [
-        b["text"]
-        for line in lines
-        if line["type"] == "assistant"
-        for b in line["message"]["content"]
-        if b["type"] == "text"
-    ]
+    said = run.assistant_texts()
     assert "Part one" not in said  # the cut answer was withheld, then replaced
     assert lines[-1]["result"] == "The whole answer."
     assert_paired(requests[-1])

@@ -88,13 +88,7 @@ def test_stream_json_shows_the_display_text_and_a_failing_hook_shows_the_origina
     result, _ = run(project, tmp_path, scenario(), "--output-format", "stream-json", "--verbose")
     assert result.returncode == 0, result.stderr
     lines = result.json_lines()
-    said = [
-        block["text"]
-        for line in lines
-        if line["type"] == "assistant"
-        for block in line["message"]["content"]
-        if block["type"] == "text"
-    ]
+    said = result.assistant_texts()
     assert said == ["Looking at [host] first.\nThen the build.\n", "Done; [host] is fine."]
     assert lines[-1]["result"] == "Done; [host] is fine."
     assert SECRET not in result.stdout
