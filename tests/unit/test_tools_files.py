@@ -18,6 +18,7 @@ from codeloop.tools.base import (
     ToolResult,
     Workspace,
 )
+from codeloop.tools.file_stamp import stamp_of
 from codeloop.tools.files_read import INLINE_READ_BYTES, MAX_IMAGE_BYTES, ReadTool
 from codeloop.tools.files_write import EditTool, WriteTool
 from codeloop.types import ImageBlock, TextBlock
@@ -121,7 +122,7 @@ async def test_read_numbers_lines_like_cat_n_and_records_the_read(
     result = await read(ctx, "a.py")  # relative to the workspace cwd
     assert not result.is_error
     assert text_of(result) == "     1\tone\n     2\t\ttwo\n     3\t\n     4\tfour"
-    assert ctx.workspace.read_files == {f: f.stat().st_mtime_ns}
+    assert ctx.workspace.read_files == {f: stamp_of(f.read_bytes(), f.stat().st_mtime_ns)}
 
 
 async def test_read_strips_crlf_and_replaces_bad_utf8(ctx: ToolContext, tmp_path: Path) -> None:
@@ -348,7 +349,7 @@ async def test_write_creates_a_file_and_its_directories(ctx: ToolContext, tmp_pa
     assert not result.is_error and text_of(result).startswith(f"Created {f}")
     assert "2 lines" in text_of(result)
     assert f.read_text() == "a = 1\nb = 2\n"
-    assert ctx.workspace.read_files[f] == f.stat().st_mtime_ns
+    assert ctx.workspace.read_files[f] == stamp_of(f.read_bytes(), f.stat().st_mtime_ns)
     assert os.listdir(f.parent) == ["mod.py"]  # no temp file left
 
 
@@ -443,7 +444,7 @@ async def test_edit_replaces_once_and_shows_the_region(ctx: ToolContext, tmp_pat
     assert out.startswith(f"Edited {f} (1 replacement).")
     assert "     5\tfive\n     6\tfive and a half\n" in out
     assert "     2\tline2" in out and "     1\t" not in out  # three lines of context
-    assert ctx.workspace.read_files[f] == f.stat().st_mtime_ns
+    assert ctx.workspace.read_files[f] == stamp_of(f.read_bytes(), f.stat().st_mtime_ns)
     assert not (await edit(ctx, f, "line9", "nine")).is_error  # no re-read needed
 
 
@@ -540,7 +541,7 @@ async def test_edit_empty_old_string_on_existing_file(ctx: ToolContext, tmp_path
 async def test_edit_refuses_binary_files(ctx: ToolContext, tmp_path: Path) -> None:
     blob = tmp_path / "blob.txt"
     blob.write_bytes(b"abc\x00def")
-    ctx.workspace.read_files[blob] = blob.stat().st_mtime_ns
+    ctx.workspace.read_files[blob] = stamp_of(blob.read_bytes(), blob.stat().st_mtime_ns)
     result = await edit(ctx, blob, "abc", "xyz")
     assert result.is_error and "binary" in text_of(result)
     assert blob.read_bytes() == b"abc\x00def"

@@ -27,6 +27,7 @@ from codeloop.types import ImageBlock, TextBlock, ToolUseBlock
 
 if TYPE_CHECKING:
     from codeloop.hooks import HookOutcome
+    from codeloop.tools.file_stamp import FileStamp
 
 
 InputT = TypeVar("InputT", bound=ToolInput)
@@ -112,8 +113,9 @@ class Workspace:
 
     cwd: Path
     extra_dirs: list[Path] = field(default_factory=list)
-    # Resolved path -> st_mtime_ns when this session last read (or wrote) it in full knowledge.
-    read_files: dict[Path, int] = field(default_factory=dict)
+    # Resolved path -> the file as this session last read or wrote it (its size and content
+    # hash): what Edit, Write and NotebookEdit check it against.
+    read_files: dict[Path, FileStamp] = field(default_factory=dict)
     # The environment Bash commands run with (None: the process's), and a file of `export`s
     # that hooks write (CLAUDE_ENV_FILE), sourced before every command.
     env: dict[str, str] | None = None

@@ -2,8 +2,15 @@
 
 The output is `cat -n` style (number right-aligned to 6 columns, a tab, the line) because models
 trained on Claude Code quote from it when they Edit. Every refusal says what to do instead. A
-successful read, whole or partial, records the file's mtime in the workspace: Write and Edit only
-touch files the model has seen in their current state.
+successful read, whole or partial, records the file's size and content hash in the workspace
+(tools/file_stamp.py): Write and Edit only touch files the model has seen in their current state.
+
+A partial read (offset and limit, or a page) hashes the whole file too: a write replaces the
+whole file and an Edit may match anywhere in it, so a change the page did not show must count;
+and Read passes over the rest anyway to count its lines, so the hash is all it adds. Measured:
+~25 µs of CPU more on a 30 KB Read (~0.5 ms), ~0.3 s on a 10-line page of a 200 MB file (~0.12 s
+before): worth it for the rare huge file, as hashing part of it would let a write through over
+changes no one saw.
 
 Read sizes its own output to the model's window (`Workspace.result_limits`, and what this
 turn's other results left of the turn's share): a file that does not fit comes back as its
@@ -39,6 +46,7 @@ from codeloop.text import (
     token_weight,
 )
 from codeloop.tools.base import Tool, ToolContext, ToolResult
+from codeloop.tools.file_stamp import ContentHash
 from codeloop.tools.input import Arg, ToolInput
 from codeloop.types import ImageBlock, TextBlock
 
@@ -108,29 +116,31 @@ class ReadTool(Tool[ReadInput]):
             return ToolResult.error(f"{path} is not a regular file (a device, FIFO or socket).")
 
         suffix = path.suffix.lower()
+        content = ContentHash()  # each reader feeds it every byte it reads
         try:
             if suffix in IMAGE_TYPES:
-                result = await _read_image(path, st.st_size)
+                result = await _read_image(path, st.st_size, content)
             elif suffix == ".ipynb":
                 from codeloop.tools.notebook import read_notebook
 
                 result = await asyncio.to_thread(
-                    read_notebook, path, self.max_result_chars, MAX_IMAGE_BYTES
+                    read_notebook, path, self.max_result_chars, MAX_IMAGE_BYTES, content
                 )
             elif suffix in BINARY_EXTENSIONS:
                 result = ToolResult.error(binary_message(path, st.st_size))
             else:
-                result = await _read_text(path, st.st_size, args, ctx)
+                result = await _read_text(path, st.st_size, args, ctx, content)
         except OSError as exc:
             return ToolResult.error(f"Cannot read {path}: {exc.strerror or exc}")
         if not result.is_error:
-            # The mtime from before the read: a change racing the read makes the record stale,
-            # which errs on the safe side (the next Edit asks for a fresh Read).
-            ctx.workspace.read_files[path] = st.st_mtime_ns
+            # The hash of the bytes the model was shown: a change racing the read leaves the
+            # record unlike the file, which errs on the safe side (the next Edit asks for a
+            # fresh Read).
+            ctx.workspace.read_files[path] = content.stamp(st.st_mtime_ns)
         return result
 
 
-async def _read_image(path: Path, size: int) -> ToolResult:
+async def _read_image(path: Path, size: int, content: ContentHash) -> ToolResult:
     if size > MAX_IMAGE_BYTES:
         return ToolResult.error(
             f"{path} is an image of {human_size(size)}; images over "
@@ -138,6 +148,7 @@ async def _read_image(path: Path, size: int) -> ToolResult:
             "with ImageMagick through Bash) and read that."
         )
     data = await asyncio.to_thread(path.read_bytes)
+    content.update(data)
     media_type = _sniff_image(data[:12])
     if media_type is None:
         return ToolResult.error(
@@ -183,11 +194,13 @@ class _Slice:
         return _Slice(self.numbered[:kept], self.weights[:kept], self.last - cut, self.total)
 
 
-async def _read_text(path: Path, size: int, args: ReadInput, ctx: ToolContext) -> ToolResult:
+async def _read_text(
+    path: Path, size: int, args: ReadInput, ctx: ToolContext, content: ContentHash
+) -> ToolResult:
     start = max(args.offset, 1)
     limits, room = ctx.workspace.result_limits, ctx.room
     cap = min(limits.result_tokens, room.left) - NOTE_TOKENS
-    read = functools.partial(_read_lines, path, start, args.limit, cap * CHARS_PER_TOKEN)
+    read = functools.partial(_read_lines, path, start, args.limit, cap * CHARS_PER_TOKEN, content)
     part = read() if size <= INLINE_READ_BYTES else await asyncio.to_thread(read)
     if part is None:
         return ToolResult.error(binary_message(path, size))
@@ -234,9 +247,12 @@ def _no_room(path: Path) -> str:
     )
 
 
-def _read_lines(path: Path, start: int, limit: int, max_weight: int) -> _Slice | None:
+def _read_lines(
+    path: Path, start: int, limit: int, max_weight: int, content: ContentHash
+) -> _Slice | None:
     """Lines `start`.. of the file, numbered, within `limit` lines and `max_weight` (the first
-    line always, cut as it is to MAX_LINE_CHARS); None if binary.
+    line always, cut as it is to MAX_LINE_CHARS); None if binary. Every byte of the file goes
+    to `content`, the lines not shown too.
 
     Streams the file a block of lines at a time, so a range of a huge file costs one pass and
     no more memory than the range; each block is decoded and weighed at once (a line at a time
@@ -251,11 +267,13 @@ def _read_lines(path: Path, start: int, limit: int, max_weight: int) -> _Slice |
             return None
         f.seek(0)
         while block := f.readlines(READ_BLOCK_BYTES):
+            raw = b"".join(block)
+            content.update(raw)
             first = max(start - number - 1, 0)  # index in the block of the first line shown
             number += len(block)
             if first >= len(block):
                 continue
-            texts = _decoded(block[first:])
+            texts = _decoded(raw if first == 0 else b"".join(block[first:]))
             base = number - len(block) + first + 1
             lines = [number_line(base + i, text) for i, text in enumerate(texts)]
             ascii_only = all(text.isascii() for text in texts)
@@ -268,25 +286,28 @@ def _read_lines(path: Path, start: int, limit: int, max_weight: int) -> _Slice |
             used += sum(block_weights[:fit])
             if fit < len(lines):
                 # The lines not shown are counted, and everything after them.
-                return _Slice(numbered, weights, base + fit - 1, number + _count_lines(f))
+                rest = _count_lines(f, content)
+                return _Slice(numbered, weights, base + fit - 1, number + rest)
     return _Slice(numbered, weights, number, number)
 
 
-def _decoded(raw: list[bytes]) -> list[str]:
-    """Lines read in binary as text, their line ends dropped: one decode for all (a newline is
-    never part of a UTF-8 sequence, so an invalid one is replaced as it would be line by
-    line)."""
-    texts = b"".join(raw).decode("utf-8", "replace").split("\n")
-    if raw[-1].endswith(b"\n"):
+def _decoded(raw: bytes) -> list[str]:
+    """Whole lines read in binary as text, their line ends dropped: one decode for all (a
+    newline is never part of a UTF-8 sequence, so an invalid one is replaced as it would be
+    line by line)."""
+    texts = raw.decode("utf-8", "replace").split("\n")
+    if raw.endswith(b"\n"):
         texts.pop()
     return [text.removesuffix("\r") for text in texts]
 
 
-def _count_lines(f: BinaryIO) -> int:
-    """Lines left in a binary file object, a last line without a newline included."""
+def _count_lines(f: BinaryIO, content: ContentHash) -> int:
+    """Lines left in a binary file object, a last line without a newline included; the bytes
+    go to `content`."""
     count = 0
     last = b"\n"
     while chunk := f.read(1 << 20):
+        content.update(chunk)
         count += chunk.count(b"\n")
         last = chunk[-1:]
     return count + (last != b"\n")

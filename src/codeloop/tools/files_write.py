@@ -1,9 +1,11 @@
 """Write and Edit: change files only as the model last saw them, and never leave one half-written.
 
-An existing file may be changed only after this session Read it and while its mtime still matches
-that read: otherwise the model would overwrite edits made by the user or a formatter that it has
-never seen. Every change goes to a temporary file in the same directory, then `os.replace`s the
-original, so a crash leaves the old content or the new, never a mix.
+An existing file may be changed only after this session Read it and while its content (size and
+hash, tools/file_stamp.py) still matches that read or the session's own last write: otherwise the
+model would overwrite edits made by the user or a formatter that it has never seen. The bytes
+checked are the bytes changed: each writer reads the file once, for both. Every change goes to a
+temporary file in the same directory, then `os.replace`s the original, so a crash leaves the old
+content or the new, never a mix.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from codeloop.text import (
     number_line,
 )
 from codeloop.tools.base import Tool, ToolContext, ToolResult, Workspace
+from codeloop.tools.file_stamp import FileStamp, stamp_of
 from codeloop.tools.input import Arg, ToolInput
 from codeloop.tools.patch import change_data
 
@@ -71,16 +74,17 @@ class WriteTool(Tool[WriteInput]):
             st = None
         except OSError as exc:
             return ToolResult.error(f"Cannot access {path}: {exc.strerror or exc}")
+        before: str | None = None
         if st is not None:
-            problem = unfit_to_change(path, st, ctx.workspace, "write to")
-            if problem:
-                return ToolResult.error(problem)
+            current = await read_to_change(path, st, ctx.workspace, "write to")
+            if isinstance(current, str):
+                return ToolResult.error(current)
+            before = _old_text(current)
         try:
             data = args.content.encode("utf-8")
         except UnicodeEncodeError:
             return ToolResult.error("content is not valid Unicode text (lone surrogates).")
         mode = None if st is None else stat.S_IMODE(st.st_mode)
-        before = None if st is None else await _old_text(path)
         try:
             ctx.workspace.read_files[path] = await asyncio.to_thread(atomic_write, path, data, mode)
         except OSError as exc:
@@ -127,13 +131,9 @@ class EditTool(Tool[EditInput]):
         suffix = path.suffix.lower()
         if stat.S_ISREG(st.st_mode) and (suffix in BINARY_EXTENSIONS or suffix in IMAGE_TYPES):
             return ToolResult.error(binary_message(path, st.st_size) + " Edit changes text only.")
-        problem = unfit_to_change(path, st, ctx.workspace, "edit")
-        if problem:
-            return ToolResult.error(problem)
-        try:
-            raw = await asyncio.to_thread(path.read_bytes)
-        except OSError as exc:
-            return ToolResult.error(f"Cannot read {path}: {exc.strerror or exc}")
+        raw = await read_to_change(path, st, ctx.workspace, "edit")
+        if isinstance(raw, str):
+            return ToolResult.error(raw)
         if looks_binary(raw):
             return ToolResult.error(binary_message(path, len(raw)) + " Edit changes text only.")
         # surrogateescape: bytes that are not UTF-8 go back to disk exactly as they were.
@@ -173,12 +173,8 @@ async def _create(path: Path, content: str, workspace: Workspace) -> ToolResult:
     return ToolResult(f"Created {path} ({len(data)} bytes).", data=created)
 
 
-async def _old_text(path: Path) -> str | None:
-    """The text a Write replaces, for its diff (None: not readable as text)."""
-    try:
-        raw = await asyncio.to_thread(path.read_bytes)
-    except OSError:
-        return None
+def _old_text(raw: bytes) -> str | None:
+    """The text a Write replaces, for its diff (None: not text)."""
     return None if looks_binary(raw) else _display(raw.decode("utf-8", "replace"))
 
 
@@ -187,8 +183,11 @@ def _display(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-def unfit_to_change(path: Path, st: os.stat_result, workspace: Workspace, verb: str) -> str:
-    """Why an existing path may not be changed now, or "" when it may."""
+async def read_to_change(
+    path: Path, st: os.stat_result, workspace: Workspace, verb: str
+) -> bytes | str:
+    """The bytes of an existing file (`st` its stat) that the session may change now, as it
+    last read or wrote them; or why it may not change them (a message for the model)."""
     if stat.S_ISDIR(st.st_mode):
         return f"{path} is a directory, not a file."
     if not stat.S_ISREG(st.st_mode):
@@ -196,16 +195,21 @@ def unfit_to_change(path: Path, st: os.stat_result, workspace: Workspace, verb: 
     seen = workspace.read_files.get(path)
     if seen is None:
         return f"{path} has not been read in this conversation. Read it first, then {verb} it."
-    if seen != st.st_mtime_ns:
+    try:
+        raw = await asyncio.to_thread(path.read_bytes)
+    except OSError as exc:
+        return f"Cannot read {path}: {exc.strerror or exc}"
+    change = seen.change(raw, st.st_mtime_ns)
+    if change:
         return (
-            f"{path} has changed on disk since you last read it (the user, a formatter or a "
-            f"command modified it). Read it again, then {verb} it."
+            f"{path} has changed on disk since you last read it ({change}): the user, a "
+            f"formatter or a command modified it. Read it again, then {verb} it."
         )
-    return ""
+    return raw
 
 
-def atomic_write(path: Path, data: bytes, mode: int | None) -> int:
-    """Replace the file's content in one step; return the new st_mtime_ns.
+def atomic_write(path: Path, data: bytes, mode: int | None) -> FileStamp:
+    """Replace the file's content in one step; return the stamp of what it now holds.
 
     `mode` is the existing file's permission bits, None for a new file (which then gets the
     default permissions the umask allows). A symlink is written through, not replaced.
@@ -226,7 +230,7 @@ def atomic_write(path: Path, data: bytes, mode: int | None) -> int:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
-    return target.stat().st_mtime_ns
+    return stamp_of(data, target.stat().st_mtime_ns)
 
 
 # --- matching ----------------------------------------------------------------------------------

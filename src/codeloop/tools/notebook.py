@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from codeloop.tools.base import Tool, ToolContext, ToolResult, Workspace
-from codeloop.tools.files_write import atomic_write, unfit_to_change
+from codeloop.tools.file_stamp import ContentHash
+from codeloop.tools.files_write import atomic_write, read_to_change
 from codeloop.tools.input import Arg, ToolInput
 from codeloop.types import ImageBlock, TextBlock
 
@@ -57,16 +58,18 @@ delete: removes cell_id.
 - Use this, not Edit or Write, for notebooks: the file stays a valid notebook."""
 
 
-def read_notebook(path: Path, max_chars: int, max_image_bytes: int) -> ToolResult:
+def read_notebook(
+    path: Path, max_chars: int, max_image_bytes: int, content: ContentHash
+) -> ToolResult:
     """A notebook as Read shows it: each cell with its id and type, its source, its outputs
     (text, errors, images as images), cells in order until `max_chars` of text or
-    `max_image_bytes` of images (Read's limit for one image) are shown."""
-    import nbformat
-
-    try:
-        nb = nbformat.read(str(path), as_version=nbformat.NO_CONVERT)
-    except Exception as exc:  # nbformat raises several kinds for a file that is not JSON
-        return ToolResult.error(f"{path} is not a readable notebook: {exc}")
+    `max_image_bytes` of images (Read's limit for one image) are shown. The file's bytes go
+    to `content`."""
+    data = path.read_bytes()
+    content.update(data)
+    nb = _parsed(path, data)
+    if isinstance(nb, ToolResult):
+        return nb
     language = nb.metadata.get("language_info", {}).get("name") or nb.metadata.get(
         "kernelspec", {}
     ).get("language", "")
@@ -159,21 +162,32 @@ class NotebookEditTool(Tool[NotebookEditInput]):
         except OSError as exc:
             return ToolResult.error(f"Cannot access {path}: {exc.strerror or exc}")
         # As for Edit: the cell ids and sources the model works from must be the file's own.
-        problem = unfit_to_change(path, st, ctx.workspace, "edit")
-        if problem:
-            return ToolResult.error(problem)
-        return await asyncio.to_thread(_edit_file, path, st, args, ctx.workspace)
+        raw = await read_to_change(path, st, ctx.workspace, "edit")
+        if isinstance(raw, str):
+            return ToolResult.error(raw)
+        return await asyncio.to_thread(_edit_file, path, raw, st, args, ctx.workspace)
 
 
-def _edit_file(
-    path: Path, st: os.stat_result, args: NotebookEditInput, workspace: Workspace
-) -> ToolResult:
+def _parsed(path: Path, data: bytes) -> NotebookNode | ToolResult:
+    """The notebook in `data` as it is (no conversion), or the error Read and NotebookEdit
+    give for a file that is not one."""
     import nbformat
 
     try:
-        nb = nbformat.read(str(path), as_version=nbformat.NO_CONVERT)
+        nb: NotebookNode = nbformat.reads(data.decode("utf-8"), as_version=nbformat.NO_CONVERT)
     except Exception as exc:  # nbformat raises several kinds for a file that is not JSON
         return ToolResult.error(f"{path} is not a readable notebook: {exc}")
+    return nb
+
+
+def _edit_file(
+    path: Path, raw: bytes, st: os.stat_result, args: NotebookEditInput, workspace: Workspace
+) -> ToolResult:
+    import nbformat
+
+    nb = _parsed(path, raw)
+    if isinstance(nb, ToolResult):
+        return nb
     if nb.nbformat < 4:
         return ToolResult.error(
             f"{path} is in notebook format {nb.nbformat}; open and save it in Jupyter to "
