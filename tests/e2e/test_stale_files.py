@@ -1,0 +1,62 @@
+"""Staleness by content through the real CLI against the fake model server: a file changed by
+a command after the model read it, its mtime kept (`touch -r`, `cp -p`), is not overwritten."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from codeloop.testing.fake_server import FakeModelServer, RecordedRequest
+from codeloop.testing.scenario import Scenario, tool_use, turn
+from tests.e2e.cli import provider_env, run_cli
+
+MODEL = "claude-sonnet-4-5"
+FLAGS = ["--model", MODEL, "--output-format", "json", "--allowedTools", "Bash,Write,Edit"]
+# The user's version, as long as the model's draft and stamped with the draft's mtime.
+CHANGE = (
+    "printf 'users v2\\n' > notes.new && touch -r notes.txt notes.new && "
+    "cp -p notes.new notes.txt && rm notes.new"
+)
+
+
+def tool_result(request: RecordedRequest) -> dict[str, Any]:
+    """The one tool result the request's last message carries."""
+    (block,) = [
+        b
+        for b in request.body["messages"][-1]["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_result"
+    ]
+    return block
+
+
+def test_a_file_changed_with_its_mtime_kept_is_not_overwritten(tmp_path: Path) -> None:
+    target = tmp_path / "notes.txt"
+    target.write_text("draft v1\n")
+    mtime = target.stat().st_mtime_ns
+    turns = [
+        turn(tool_use("Read", {"file_path": str(target)})),
+        turn(tool_use("Bash", {"command": CHANGE})),
+        turn(tool_use("Write", {"file_path": str(target), "content": "the model's v3\n"})),
+        turn(tool_use("Edit", {"file_path": str(target), "old_string": "v", "new_string": "V"})),
+        turn("Done."),
+    ]
+    with FakeModelServer(Scenario(turns=tuple(turns))) as server:
+        run = run_cli(
+            ["-p", "tidy the notes", *FLAGS],
+            cwd=tmp_path,
+            env=provider_env(server, "anthropic", tmp_path)
+            | {"CODELOOP_HOME": str(tmp_path / "home")},
+        )
+        requests = server.requests
+    assert run.returncode == 0, run.stderr
+    changed = tool_result(requests[2])
+    assert not changed.get("is_error"), changed
+    assert target.read_text() == "users v2\n" and target.stat().st_mtime_ns == mtime
+    for request in requests[3:5]:
+        refused = tool_result(request)
+        text = json.dumps(refused["content"])
+        assert refused["is_error"], refused
+        assert "changed on disk since you last read it" in text
+        assert "content changed, mtime unchanged" in text
+    assert target.read_text() == "users v2\n"  # the user's change survived both
