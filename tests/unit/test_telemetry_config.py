@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
 from codeloop.telemetry import start_telemetry
 from codeloop.telemetry.activity import is_commit, is_pull_request, language, lines_changed
 from codeloop.telemetry.config import load_config, telemetry_enabled
@@ -55,6 +61,35 @@ def test_what_cannot_be_honoured_is_said() -> None:
     for expected in ("'prometheus' exporter", "http/json", "'soon'", "'broken'"):
         assert expected in text
     assert config.resource_attributes == {"team": "a"}
+
+
+def test_a_missing_exporter_package_is_said_and_nothing_is_left_running(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """An install without the gRPC exporter: metrics over http/protobuf could start, but a
+    half-configured export is not started, and the user is told what to install."""
+    monkeypatch.setitem(sys.modules, "opentelemetry.exporter.otlp.proto.grpc", None)
+    threads = threading.active_count()
+    started = start_telemetry(
+        {
+            "CLAUDE_CODE_ENABLE_TELEMETRY": "1",
+            "OTEL_METRICS_EXPORTER": "otlp",
+            "OTEL_LOGS_EXPORTER": "otlp",
+            "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL": "grpc",
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9",
+            "CODELOOP_HOME": str(tmp_path),
+        },
+        "s",
+        "m",
+        "fresh",
+    )
+    running = threading.active_count()
+    if started.observer is not None:
+        started.observer.close()
+    assert started.observer is None and running == threads
+    (warning,) = started.warnings
+    assert "opentelemetry.exporter.otlp.proto.grpc" in warning and "not installed" in warning
+    assert "pip install 'codeloop[otel]'" in warning
 
 
 def test_resource_attributes_and_privacy_switches() -> None:
