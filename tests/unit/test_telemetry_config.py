@@ -50,7 +50,7 @@ def test_what_cannot_be_honoured_is_said() -> None:
     config = load_config(
         {
             "OTEL_METRICS_EXPORTER": "prometheus,otlp",
-            "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
+            "OTEL_EXPORTER_OTLP_PROTOCOL": "json",
             "OTEL_LOGS_EXPORT_INTERVAL": "soon",
             "OTEL_LOGS_EXPORTER": "console",
             "OTEL_RESOURCE_ATTRIBUTES": "team=a,broken",
@@ -58,9 +58,49 @@ def test_what_cannot_be_honoured_is_said() -> None:
     )
     assert config.signals["metrics"].protocol == "http/protobuf"
     text = " ".join(config.warnings)
-    for expected in ("'prometheus' exporter", "http/json", "'soon'", "'broken'"):
+    for expected in ("'prometheus' exporter", "'json'", "'soon'", "'broken'"):
         assert expected in text
     assert config.resource_attributes == {"team": "a"}
+
+
+def test_http_json_for_all_signals_or_per_signal() -> None:
+    everything = {f"OTEL_{s}_EXPORTER": "otlp" for s in ("METRICS", "LOGS", "TRACES")}
+    config = load_config(everything | {"OTEL_EXPORTER_OTLP_PROTOCOL": " HTTP/JSON "})
+    assert {s.protocol for s in config.signals.values()} == {"http/json"}
+    assert config.signals["logs"].endpoint == "http://localhost:4318/v1/logs"
+    assert config.warnings == ()
+    config = load_config(
+        everything
+        | {
+            "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
+            "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "http/json",
+            "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL": "http/json",
+        }
+    )
+    protocols = {name: s.protocol for name, s in config.signals.items()}
+    assert protocols == {"metrics": "http/json", "logs": "http/json", "traces": "grpc"}
+    assert config.signals["traces"].endpoint == "http://localhost:4317"
+
+
+def test_a_protocol_that_is_none_is_named_and_passed_over() -> None:
+    everything = {f"OTEL_{s}_EXPORTER": "otlp" for s in ("METRICS", "LOGS", "TRACES")}
+    config = load_config(
+        everything
+        | {
+            "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
+            "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "http/jsn",  # falls back to the generic
+            "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "  ",  # unset
+        }
+    )
+    assert {s.protocol for s in config.signals.values()} == {"http/json"}
+    assert config.warnings == (
+        "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL='http/jsn' is not an OTLP protocol "
+        "(http/protobuf, http/json or grpc); using http/json",
+    )
+    config = load_config(everything | {"OTEL_EXPORTER_OTLP_PROTOCOL": "thrift"})
+    assert {s.protocol for s in config.signals.values()} == {"http/protobuf"}
+    assert len(config.warnings) == 1  # said once, not once per signal
+    assert "OTEL_EXPORTER_OTLP_PROTOCOL='thrift'" in config.warnings[0]
 
 
 def test_a_missing_exporter_package_is_said_and_nothing_is_left_running(

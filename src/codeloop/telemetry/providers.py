@@ -124,7 +124,8 @@ _OTLP = {
 
 def _otlp_classes(signals: dict[str, Signal]) -> dict[str, Any]:
     """Each OTLP signal's exporter class, imported before any provider starts: a package that
-    is missing (ImportError) then leaves nothing running behind."""
+    is missing (ImportError) then leaves nothing running behind. OTLP/JSON goes through the
+    OTLP/HTTP exporter (see otlp_json)."""
     classes: dict[str, Any] = {}
     for kind, signal in signals.items():
         if signal.otlp:
@@ -148,7 +149,12 @@ def _exporters(kind: str, signal: Signal, otlp: Any, **extra: Any) -> list[Any]:
 def _otlp_options(kind: str, signal: Signal) -> dict[str, Any]:
     if signal.protocol == "grpc":
         return _grpc(signal)
-    return {"endpoint": signal.endpoint, "headers": signal.headers, "timeout": EXPORT_TIMEOUT_S}
+    options = {"endpoint": signal.endpoint, "headers": signal.headers, "timeout": EXPORT_TIMEOUT_S}
+    if signal.protocol == "http/json":
+        from codeloop.telemetry.otlp_json import JsonSession
+
+        options["session"] = JsonSession(kind)
+    return options
 
 
 def _grpc(signal: Signal) -> dict[str, Any]:
