@@ -101,15 +101,22 @@ def run(
         return result, server.requests, project
 
 
-@pytest.fixture(params=["http/protobuf", "grpc"])
+RECEIVERS = {
+    "http/protobuf": OtlpReceiver,
+    "http/json": lambda: OtlpReceiver("json"),  # a collector that takes only OTLP/JSON
+    "grpc": OtlpGrpcReceiver,
+}
+
+
+@pytest.fixture(params=list(RECEIVERS))
 def exported(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> tuple[Received, list[RecordedRequest]]:
     protocol = request.param
-    receiver = OtlpGrpcReceiver() if protocol == "grpc" else OtlpReceiver()
-    with receiver as otlp:
+    with RECEIVERS[protocol]() as otlp:
         result, requests, _ = run(tmp_path, telemetry_env(otlp, protocol))
         assert result.returncode == 0, result.stderr
+    assert otlp.received.refused == []
     return otlp.received, requests
 
 
@@ -254,6 +261,47 @@ def test_spans_trace_the_turn_its_requests_and_tools(
     assert all(s.trace_id == interaction.trace_id for s in spans)
     (failed,) = [s for s in calls if s.attributes["success"] is False]
     assert failed.status_code == 2 and failed.attributes["status_code"] == 529
+
+
+def test_each_signal_takes_its_own_protocol_variable(tmp_path: Path) -> None:
+    """OTEL_EXPORTER_OTLP_{METRICS,LOGS}_PROTOCOL win over the generic protocol, as Claude Code
+    documents them: metrics and logs go as JSON to one collector, traces as protobuf to another."""
+    with OtlpReceiver("json") as json_only, OtlpReceiver() as protobuf_only:
+        env = telemetry_env(protobuf_only) | {
+            "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "http/json",
+            "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL": "HTTP/JSON",  # case does not matter
+            "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": f"{json_only.url}/v1/metrics",
+            "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": f"{json_only.url}/v1/logs",
+        }
+        result, requests, _ = run(tmp_path, env)
+    assert result.returncode == 0, result.stderr
+    as_json, as_protobuf = json_only.received, protobuf_only.received
+    assert as_json.refused == [] and as_protobuf.refused == []
+    assert not (as_json.spans or as_protobuf.points or as_protobuf.logs)
+    assert len([s for s in as_protobuf.spans if s.name == "claude_code.llm_request"]) == len(
+        requests
+    )
+    tokens = as_json.metric("claude_code.token.usage")
+    assert sum(p.value for p in tokens if p.attributes["type"] == "output") == sum(
+        r.usage.output_tokens for r in requests
+    )
+    assert {p.attributes["query_source"] for p in tokens} == {"main", "subagent"}
+    (prompt,) = as_json.events("claude_code.user_prompt")
+    assert prompt.attributes["prompt_length"] == len(PROMPT)
+    assert all(h["content-type"] == "application/json" for h in as_json.headers)
+
+
+def test_an_unknown_protocol_is_named_and_the_default_used(tmp_path: Path) -> None:
+    with OtlpReceiver() as otlp:
+        env = telemetry_env(otlp, "http/jsn") | {"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpcc"}
+        result, _, _ = run(tmp_path, env)
+    assert result.returncode == 0, result.stderr
+    warned = [line for line in result.stderr.splitlines() if "is not an OTLP protocol" in line]
+    assert len(warned) == 2, result.stderr  # one per variable, not one per signal
+    assert "OTEL_EXPORTER_OTLP_PROTOCOL='http/jsn'" in warned[0] + warned[1]
+    assert "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL='grpcc'" in warned[0] + warned[1]
+    assert otlp.received.refused == [] and otlp.received.metric("claude_code.cost.usage")
+    assert otlp.received.spans  # the traces variable passed over, the generic one too
 
 
 def test_with_telemetry_off_nothing_connects_and_opentelemetry_is_not_imported(

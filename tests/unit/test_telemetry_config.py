@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
 from codeloop.telemetry import start_telemetry
 from codeloop.telemetry.activity import is_commit, is_pull_request, language, lines_changed
 from codeloop.telemetry.config import load_config, telemetry_enabled
@@ -44,7 +50,7 @@ def test_what_cannot_be_honoured_is_said() -> None:
     config = load_config(
         {
             "OTEL_METRICS_EXPORTER": "prometheus,otlp",
-            "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
+            "OTEL_EXPORTER_OTLP_PROTOCOL": "json",
             "OTEL_LOGS_EXPORT_INTERVAL": "soon",
             "OTEL_LOGS_EXPORTER": "console",
             "OTEL_RESOURCE_ATTRIBUTES": "team=a,broken",
@@ -52,9 +58,78 @@ def test_what_cannot_be_honoured_is_said() -> None:
     )
     assert config.signals["metrics"].protocol == "http/protobuf"
     text = " ".join(config.warnings)
-    for expected in ("'prometheus' exporter", "http/json", "'soon'", "'broken'"):
+    for expected in ("'prometheus' exporter", "'json'", "'soon'", "'broken'"):
         assert expected in text
     assert config.resource_attributes == {"team": "a"}
+
+
+def test_http_json_for_all_signals_or_per_signal() -> None:
+    everything = {f"OTEL_{s}_EXPORTER": "otlp" for s in ("METRICS", "LOGS", "TRACES")}
+    config = load_config(everything | {"OTEL_EXPORTER_OTLP_PROTOCOL": " HTTP/JSON "})
+    assert {s.protocol for s in config.signals.values()} == {"http/json"}
+    assert config.signals["logs"].endpoint == "http://localhost:4318/v1/logs"
+    assert config.warnings == ()
+    config = load_config(
+        everything
+        | {
+            "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
+            "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "http/json",
+            "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL": "http/json",
+        }
+    )
+    protocols = {name: s.protocol for name, s in config.signals.items()}
+    assert protocols == {"metrics": "http/json", "logs": "http/json", "traces": "grpc"}
+    assert config.signals["traces"].endpoint == "http://localhost:4317"
+
+
+def test_a_protocol_that_is_none_is_named_and_passed_over() -> None:
+    everything = {f"OTEL_{s}_EXPORTER": "otlp" for s in ("METRICS", "LOGS", "TRACES")}
+    config = load_config(
+        everything
+        | {
+            "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
+            "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "http/jsn",  # falls back to the generic
+            "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "  ",  # unset
+        }
+    )
+    assert {s.protocol for s in config.signals.values()} == {"http/json"}
+    assert config.warnings == (
+        "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL='http/jsn' is not an OTLP protocol "
+        "(http/protobuf, http/json or grpc); using http/json",
+    )
+    config = load_config(everything | {"OTEL_EXPORTER_OTLP_PROTOCOL": "thrift"})
+    assert {s.protocol for s in config.signals.values()} == {"http/protobuf"}
+    assert len(config.warnings) == 1  # said once, not once per signal
+    assert "OTEL_EXPORTER_OTLP_PROTOCOL='thrift'" in config.warnings[0]
+
+
+def test_a_missing_exporter_package_is_said_and_nothing_is_left_running(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """An install without the gRPC exporter: metrics over http/protobuf could start, but a
+    half-configured export is not started, and the user is told what to install."""
+    monkeypatch.setitem(sys.modules, "opentelemetry.exporter.otlp.proto.grpc", None)
+    threads = threading.active_count()
+    started = start_telemetry(
+        {
+            "CLAUDE_CODE_ENABLE_TELEMETRY": "1",
+            "OTEL_METRICS_EXPORTER": "otlp",
+            "OTEL_LOGS_EXPORTER": "otlp",
+            "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL": "grpc",
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9",
+            "CODELOOP_HOME": str(tmp_path),
+        },
+        "s",
+        "m",
+        "fresh",
+    )
+    running = threading.active_count()
+    if started.observer is not None:
+        started.observer.close()
+    assert started.observer is None and running == threads
+    (warning,) = started.warnings
+    assert "opentelemetry.exporter.otlp.proto.grpc" in warning and "not installed" in warning
+    assert "pip install 'codeloop[otel]'" in warning
 
 
 def test_resource_attributes_and_privacy_switches() -> None:

@@ -41,15 +41,17 @@ def start_telemetry(
             "OTEL_LOGS_EXPORTER or OTEL_TRACES_EXPORTER (otlp or console)"
         )
         return Started(None, tuple(warnings))
-    try:
+    try:  # the SDK, and the exporter package each configured protocol needs
         from codeloop.telemetry.exporter import SessionTelemetry
+
+        observer = SessionTelemetry(config, env, session_id, model, start_type)
     except ImportError as exc:
         warnings.append(
-            f"telemetry is on but OpenTelemetry is not installed ({exc.name}): "
+            f"telemetry is on but {exc.name or 'OpenTelemetry'} is not installed: "
             "pip install 'codeloop[otel]'"
         )
         return Started(None, tuple(warnings))
-    return Started(SessionTelemetry(config, env, session_id, model, start_type), tuple(warnings))
+    return Started(observer, tuple(warnings))
 
 
 __all__ = ["StartType", "Started", "start_telemetry", "telemetry_enabled"]

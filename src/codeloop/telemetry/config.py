@@ -4,9 +4,10 @@ Off unless CLAUDE_CODE_ENABLE_TELEMETRY (or CODELOOP_ENABLE_TELEMETRY) is set; t
 signal is exported only when its exporter is named (OTEL_METRICS_EXPORTER, OTEL_LOGS_EXPORTER,
 OTEL_TRACES_EXPORTER: `otlp`, `console`, comma-separated, `none` to turn one off). OTLP goes
 where OTEL_EXPORTER_OTLP_ENDPOINT (or the per-signal endpoint) says, over
-OTEL_EXPORTER_OTLP_PROTOCOL (`http/protobuf`, the OpenTelemetry default, or `grpc`), with the
-headers the OTEL_EXPORTER_OTLP_*HEADERS variables give. Nothing here imports OpenTelemetry:
-a session with telemetry off never loads it.
+OTEL_EXPORTER_OTLP_PROTOCOL or the per-signal OTEL_EXPORTER_OTLP_{METRICS,LOGS,TRACES}_PROTOCOL
+(`http/protobuf`, the OpenTelemetry default, `http/json` or `grpc`), with the headers the
+OTEL_EXPORTER_OTLP_*HEADERS variables give. Nothing here imports OpenTelemetry: a session
+with telemetry off never loads it.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from codeloop.env_values import milliseconds
 
 SIGNALS = ("metrics", "logs", "traces")
 EXPORTERS = ("otlp", "console")
-PROTOCOLS = ("http/protobuf", "grpc")
+PROTOCOLS = ("http/protobuf", "http/json", "grpc")
+DEFAULT_PROTOCOL = "http/protobuf"
 # Per signal: the exporter variable, the export interval variable and its default (ms), the
 # path an OTLP/HTTP endpoint gets.
 _SIGNAL_VARS = {
@@ -27,7 +29,11 @@ _SIGNAL_VARS = {
     "logs": ("OTEL_LOGS_EXPORTER", "OTEL_LOGS_EXPORT_INTERVAL", 5_000, "v1/logs"),
     "traces": ("OTEL_TRACES_EXPORTER", "OTEL_TRACES_EXPORT_INTERVAL", 5_000, "v1/traces"),
 }
-_DEFAULT_ENDPOINTS = {"http/protobuf": "http://localhost:4318", "grpc": "http://localhost:4317"}
+_DEFAULT_ENDPOINTS = {
+    "http/protobuf": "http://localhost:4318",
+    "http/json": "http://localhost:4318",
+    "grpc": "http://localhost:4317",
+}
 _TRUE = frozenset({"1", "true", "yes", "on"})
 
 
@@ -94,7 +100,7 @@ def load_config(env: Mapping[str, str]) -> TelemetryConfig:
         metrics_version=_flag(env, "OTEL_METRICS_INCLUDE_VERSION", False),
         metrics_resource_attributes=_flag(env, "OTEL_METRICS_INCLUDE_RESOURCE_ATTRIBUTES", True),
         temporality=temporality,
-        warnings=tuple(warnings),
+        warnings=tuple(dict.fromkeys(warnings)),  # a generic variable is read per signal
     )
 
 
@@ -109,24 +115,7 @@ def _signal(env: Mapping[str, str], name: str, warnings: list[str]) -> Signal | 
     if not exporters:
         return None
     upper = name.upper()
-    protocol = (
-        (
-            env.get(f"OTEL_EXPORTER_OTLP_{upper}_PROTOCOL")
-            or env.get("OTEL_EXPORTER_OTLP_PROTOCOL")
-            or "http/protobuf"
-        )
-        .strip()
-        .lower()
-    )
-    if protocol == "http/json":
-        warnings.append(
-            f"{name}: OTLP http/json has no exporter in OpenTelemetry for Python; sending "
-            "http/protobuf to the same endpoint (collectors accept both)"
-        )
-        protocol = "http/protobuf"
-    elif protocol not in PROTOCOLS:
-        warnings.append(f"{name}: unknown OTLP protocol {protocol!r}; using http/protobuf")
-        protocol = "http/protobuf"
+    protocol = _protocol(env, upper, warnings)
     endpoint = env.get(f"OTEL_EXPORTER_OTLP_{upper}_ENDPOINT", "").strip()
     if not endpoint:
         base = env.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip() or _DEFAULT_ENDPOINTS[protocol]
@@ -142,6 +131,24 @@ def _signal(env: Mapping[str, str], name: str, warnings: list[str]) -> Signal | 
     )
     interval = milliseconds(env, interval_var, default_interval, warnings)
     return Signal(exporters, protocol, endpoint, headers, interval)
+
+
+def _protocol(env: Mapping[str, str], upper: str, warnings: list[str]) -> str:
+    """The signal's own variable wins over the generic one. A value that names no protocol is
+    said, with the variable holding it, and passed over as if unset."""
+    protocol, refused = DEFAULT_PROTOCOL, []
+    for key in (f"OTEL_EXPORTER_OTLP_{upper}_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"):
+        raw = env.get(key, "").strip()
+        if raw.lower() in PROTOCOLS:
+            protocol = raw.lower()
+            break
+        if raw:
+            refused.append(f"{key}={raw!r}")
+    choices = f"{', '.join(PROTOCOLS[:-1])} or {PROTOCOLS[-1]}"
+    warnings.extend(
+        f"{bad} is not an OTLP protocol ({choices}); using {protocol}" for bad in refused
+    )
+    return protocol
 
 
 def _pairs(text: str, source: str, warnings: list[str]) -> dict[str, str]:

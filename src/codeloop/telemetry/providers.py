@@ -73,6 +73,7 @@ def build_providers(config: TelemetryConfig) -> Providers:
         }
     )
     signals = config.signals
+    otlp = _otlp_classes(signals)
     meters = loggers = tracers = None
     if "metrics" in signals:
         signal = signals["metrics"]
@@ -89,20 +90,22 @@ def build_providers(config: TelemetryConfig) -> Providers:
         }
         readers = [
             PeriodicExportingMetricReader(exporter, export_interval_millis=signal.interval_ms)
-            for exporter in _exporters("metrics", signal, preferred_temporality=preferred)
+            for exporter in _exporters(
+                "metrics", signal, otlp.get("metrics"), preferred_temporality=preferred
+            )
         ]
         meters = MeterProvider(metric_readers=readers, resource=resource)
     if "logs" in signals:
         signal = signals["logs"]
         loggers = LoggerProvider(resource=resource)
-        for log_exporter in _exporters("logs", signal):
+        for log_exporter in _exporters("logs", signal, otlp.get("logs")):
             loggers.add_log_record_processor(
                 BatchLogRecordProcessor(log_exporter, schedule_delay_millis=signal.interval_ms)
             )
     if "traces" in signals:
         signal = signals["traces"]
         tracers = TracerProvider(resource=resource)
-        for span_exporter in _exporters("traces", signal):
+        for span_exporter in _exporters("traces", signal, otlp.get("traces")):
             tracers.add_span_processor(
                 BatchSpanProcessor(span_exporter, schedule_delay_millis=signal.interval_ms)
             )
@@ -119,22 +122,39 @@ _OTLP = {
 }
 
 
-def _exporters(kind: str, signal: Signal, **extra: Any) -> list[Any]:
-    module, name, console = _OTLP[kind]
-    out: list[Any] = []
-    for exporter in signal.exporters:
-        if exporter == "console":
-            out.append(console(out=sys.stderr, **extra))
-            continue
-        grpc = signal.protocol == "grpc"
-        path = f"opentelemetry.exporter.otlp.proto.{'grpc' if grpc else 'http'}.{module}"
-        otlp = getattr(importlib.import_module(path), name)
-        out.append(otlp(**(_grpc(signal) if grpc else _http(signal)), **extra))
-    return out
+def _otlp_classes(signals: dict[str, Signal]) -> dict[str, Any]:
+    """Each OTLP signal's exporter class, imported before any provider starts: a package that
+    is missing (ImportError) then leaves nothing running behind. OTLP/JSON goes through the
+    OTLP/HTTP exporter (see otlp_json)."""
+    classes: dict[str, Any] = {}
+    for kind, signal in signals.items():
+        if signal.otlp:
+            transport = "grpc" if signal.protocol == "grpc" else "http"
+            module, name, _ = _OTLP[kind]
+            path = f"opentelemetry.exporter.otlp.proto.{transport}.{module}"
+            classes[kind] = getattr(importlib.import_module(path), name)
+    return classes
 
 
-def _http(signal: Signal) -> dict[str, Any]:
-    return {"endpoint": signal.endpoint, "headers": signal.headers, "timeout": EXPORT_TIMEOUT_S}
+def _exporters(kind: str, signal: Signal, otlp: Any, **extra: Any) -> list[Any]:
+    console = _OTLP[kind][2]
+    return [
+        console(out=sys.stderr, **extra)
+        if exporter == "console"
+        else otlp(**_otlp_options(kind, signal), **extra)
+        for exporter in signal.exporters
+    ]
+
+
+def _otlp_options(kind: str, signal: Signal) -> dict[str, Any]:
+    if signal.protocol == "grpc":
+        return _grpc(signal)
+    options = {"endpoint": signal.endpoint, "headers": signal.headers, "timeout": EXPORT_TIMEOUT_S}
+    if signal.protocol == "http/json":
+        from codeloop.telemetry.otlp_json import JsonSession
+
+        options["session"] = JsonSession(kind)
+    return options
 
 
 def _grpc(signal: Signal) -> dict[str, Any]:

@@ -1,23 +1,28 @@
 """Tiny OTLP receivers on 127.0.0.1 (HTTP, and gRPC): what a collector would get from codeloop.
 
-The HTTP one accepts `POST /v1/metrics`, `/v1/logs` and `/v1/traces` (protobuf, gzip or
-not); the gRPC one the three OTLP Export services. Both decode with the official
-`opentelemetry-proto` messages and keep every data point, log record and span in a flat form
-tests can read; they also count connections, so a test can show that nothing connected.
+The HTTP one accepts `POST /v1/metrics`, `/v1/logs` and `/v1/traces` in one encoding,
+protobuf or OTLP/JSON (gzip, deflate or not), and answers 415 to the other, as a collector
+that speaks only one would; the gRPC one the three OTLP Export services. All decode into the
+official `opentelemetry-proto` messages and keep every data point, log record and span in a
+flat form tests can read; they also count connections, so a test can show that nothing
+connected.
 """
 
 from __future__ import annotations
 
 import gzip
 import threading
+import zlib
+from collections.abc import Callable
 from concurrent import futures
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Literal, Self, TypeVar
 
 import grpc
-from google.protobuf.message import DecodeError
+from google.protobuf import json_format
+from google.protobuf.message import DecodeError, Message
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
     ExportLogsServiceRequest,
     ExportLogsServiceResponse,
@@ -32,9 +37,20 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
+from codeloop.testing import otlp_json
 from codeloop.testing.loopback_http import LoopbackHttp, OwnedServer
 
 Attributes = dict[str, Any]
+M = TypeVar("M", bound=Message)
+Encoding = Literal["protobuf", "json"]
+_DECOMPRESS: dict[str, Callable[[bytes], bytes]] = {
+    "gzip": gzip.decompress,
+    "deflate": zlib.decompress,
+}
+CONTENT_TYPES: dict[Encoding, str] = {
+    "protobuf": "application/x-protobuf",
+    "json": "application/json",
+}
 
 
 def value_of(value: AnyValue) -> Any:
@@ -91,6 +107,7 @@ class Received:
     logs: list[LogRecord] = field(default_factory=list)
     spans: list[SpanRecord] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)  # per request, names lower-cased
+    refused: list[int] = field(default_factory=list)  # the status of each request turned away
     connections: int = 0
 
     def metric(self, name: str) -> list[Point]:
@@ -114,29 +131,43 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         data = self.rfile.read(int(self.headers.get("content-length") or 0))
-        if self.headers.get("content-encoding") == "gzip":
-            data = gzip.decompress(data)
+        coding = self.headers.get("content-encoding")
+        if coding in _DECOMPRESS:
+            data = _DECOMPRESS[coding](data)
         receiver = self.server.owner
+        content_type = CONTENT_TYPES[receiver.encoding]
+        sent = (self.headers.get("content-type") or "").partition(";")[0].strip().lower()
+        if sent != content_type:
+            self._refuse(415, f"this receiver takes {content_type}, not {sent or 'nothing'}")
+            return
         try:
             reply = receiver.take(self.path, data, {k.lower(): v for k, v in self.headers.items()})
-        except (KeyError, DecodeError) as exc:
-            body = f"cannot take {self.path}: {exc!r}".encode()
-            self.send_response(400)
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+        except (KeyError, DecodeError, otlp_json.OtlpJsonError) as exc:
+            self._refuse(400, f"cannot take {self.path}: {exc!r}")
             return
         self.send_response(200)
-        self.send_header("content-type", "application/x-protobuf")
+        self.send_header("content-type", content_type)
         self.send_header("content-length", str(len(reply)))
         self.end_headers()
         self.wfile.write(reply)
 
+    def _refuse(self, status: int, why: str) -> None:
+        with self.server.owner.lock:
+            self.server.owner.received.refused.append(status)
+        body = why.encode()
+        self.send_response(status)
+        self.send_header("content-type", "text/plain")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
 
 class OtlpReceiver:
-    """`with OtlpReceiver() as otlp:` then set OTEL_EXPORTER_OTLP_ENDPOINT=otlp.url."""
+    """`with OtlpReceiver() as otlp:` then set OTEL_EXPORTER_OTLP_ENDPOINT=otlp.url;
+    `OtlpReceiver("json")` takes OTLP/JSON (OTEL_EXPORTER_OTLP_PROTOCOL=http/json) only."""
 
-    def __init__(self) -> None:
+    def __init__(self, encoding: Encoding = "protobuf") -> None:
+        self.encoding = encoding
         self.received = Received()
         self.lock = threading.Lock()
         self._http: LoopbackHttp[OtlpReceiver] | None = None
@@ -166,15 +197,25 @@ class OtlpReceiver:
         with self.lock:
             self.received.headers.append(headers)
             if kind == "/v1/metrics":
-                self._metrics(ExportMetricsServiceRequest.FromString(data))
-                return bytes(ExportMetricsServiceResponse().SerializeToString())
+                self._metrics(self._decode(data, ExportMetricsServiceRequest))
+                return self._encode(ExportMetricsServiceResponse())
             if kind == "/v1/logs":
-                self._logs(ExportLogsServiceRequest.FromString(data))
-                return bytes(ExportLogsServiceResponse().SerializeToString())
+                self._logs(self._decode(data, ExportLogsServiceRequest))
+                return self._encode(ExportLogsServiceResponse())
             if kind == "/v1/traces":
-                self._traces(ExportTraceServiceRequest.FromString(data))
-                return bytes(ExportTraceServiceResponse().SerializeToString())
+                self._traces(self._decode(data, ExportTraceServiceRequest))
+                return self._encode(ExportTraceServiceResponse())
         raise KeyError(kind)
+
+    def _decode(self, data: bytes, message: type[M]) -> M:
+        if self.encoding == "json":
+            return otlp_json.parse(data, message)
+        return message.FromString(data)
+
+    def _encode(self, reply: Message) -> bytes:
+        if self.encoding == "json":
+            return json_format.MessageToJson(reply).encode()
+        return reply.SerializeToString()
 
     def _metrics(self, request: ExportMetricsServiceRequest) -> None:
         for rm in request.resource_metrics:
