@@ -179,6 +179,10 @@ async def test_a_reactive_compaction_reports_its_boundary_and_cost(tmp_path: Pat
     assert [c.usage for c in calls(compacted.events)] == [compacted.usage]
     assert isinstance(boundary, CompactBoundary) and boundary.trigger == "reactive"
     assert compacted.usage.output_tokens > 0
+    assert compacted.account.startswith(
+        f"The conversation had been compacted to make room (about {boundary.tokens_before:,} "
+        f"→ {boundary.tokens_after:,} tokens;"
+    )
     assert (await manager.prepare(compacted.messages)).events == ()
 
 
@@ -188,9 +192,12 @@ async def test_a_failed_reactive_compaction_drops_nothing_and_says_why(tmp_path:
         history += bash(f"make {i}", "error\n" * 1_000, f"t{i}")
     model = ScriptedModel([turn(SUMMARY, faults=[fault("auth")])])
     compacted = await _manager(tmp_path, model).reactive_compact(history)
-    assert compacted.messages is None
-    (notice,) = said(compacted.events)
-    assert isinstance(notice, Notice) and "summary request failed" in notice.text
+    assert compacted.messages is None and said(compacted.events) == ()
+    assert compacted.account.startswith(
+        "A summary of the conversation was tried to make room, but the summary request "
+        "failed: request refused (HTTP 401)"
+    )
+    assert compacted.account.endswith(" Nothing was dropped.")
 
 
 async def test_a_failed_autocompact_goes_on_uncompacted_while_the_window_allows(
