@@ -13,7 +13,7 @@ from typing import Protocol
 
 from codeloop.context.pipeline import Compacted, Prepared
 from codeloop.context.tokens import estimate_messages
-from codeloop.context.trim import drop_oldest_exchanges
+from codeloop.context.trim import TRIM_FAILED, drop_oldest_exchanges
 from codeloop.events import Announce
 from codeloop.hooks import Hooks
 from codeloop.models.base import ModelClient, ModelRequest, StreamEvent
@@ -92,7 +92,15 @@ class TrimOnly:
         return None
 
     async def reactive_compact(self, messages: tuple[Message, ...]) -> Compacted:
-        return Compacted(drop_oldest_exchanges(messages))
+        trimmed = drop_oldest_exchanges(messages)
+        if trimmed is None:
+            return Compacted(None, TRIM_FAILED)
+        dropped = len(messages) - len(trimmed)
+        return Compacted(
+            trimmed,
+            f"The {dropped} oldest messages had been dropped to make room and the "
+            "request sent again.",
+        )
 
 
 @dataclass(frozen=True)

@@ -136,7 +136,9 @@ class State:
     # Per turn: reset by `next_turn`.
     max_tokens_override: int | None = None
     output_recoveries: int = 0
-    has_attempted_reactive_compact: bool = False
+    # What this turn's one reactive recovery did, in a sentence (None: none yet): should the
+    # request fail again, the run's end says it, so the user learns what was already tried.
+    recovery: str | None = None
     # Per run: carried by `next_turn`.
     fallback_used: bool = False
     budget: BudgetTracker | None = None
@@ -156,7 +158,7 @@ class State:
             transition=Transition("next_turn"),
             max_tokens_override=None,
             output_recoveries=0,
-            has_attempted_reactive_compact=False,
+            recovery=None,
         )
 
 
@@ -422,17 +424,26 @@ async def after_failure(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
     error = attempt.error
     if error is None:
         return
-    if not state.has_attempted_reactive_compact:
+    if state.recovery is None:
         async for event in _recover(run, turn, error):
             yield event
         if turn.next is not None:
             return
-    reason: EndReason = "model_error"
+    yield run.end(turn, _end_reason(error), state.messages, _explained(error, state.recovery))
+
+
+def _end_reason(error: ModelError) -> EndReason:
     if isinstance(error, PromptTooLong):
-        reason = "prompt_too_long"
-    elif isinstance(error, MediaError):
-        reason = "image_error"
-    yield run.end(turn, reason, state.messages, describe(error))
+        return "prompt_too_long"
+    if isinstance(error, MediaError):
+        return "image_error"
+    return "model_error"
+
+
+def _explained(error: ModelError, recovery: str | None) -> str:
+    """The failure, and what the turn's reactive recovery did or why it could not help."""
+    text = describe(error)
+    return f"{text.rstrip('.')}. {recovery}" if recovery else text
 
 
 async def _keep_partial(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
@@ -464,7 +475,8 @@ async def _keep_partial(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
 
 async def _recover(run: _Run, turn: _Turn, error: ModelError) -> AsyncIterator[Event]:
     """The one reactive recovery of a turn: compact a too-long prompt, or replace images the
-    API refused with a note (seed 001's path B)."""
+    API refused with a note (seed 001's path B). A compaction that cannot shrink the history
+    ends the run, saying why."""
     state = turn.state
     if isinstance(error, PromptTooLong):
         yield Compacting("reactive", turn.prompt_tokens)
@@ -472,22 +484,26 @@ async def _recover(run: _Run, turn: _Turn, error: ModelError) -> AsyncIterator[E
         for event in compacted.events:
             yield event
         run.totals.add(state.model, compacted.usage)
-        if compacted.messages is not None:
-            yield Notice("info", "the conversation was too long; compacted it")
-            turn.next = state.go_on(
-                "reactive_compact_retry",
-                messages=compacted.messages,
-                has_attempted_reactive_compact=True,
-            )
+        if compacted.messages is None:
+            # Tried, and it cannot help: the end says why, not only that the API refused.
+            explained = _explained(error, compacted.account)
+            yield run.end(turn, "prompt_too_long", state.messages, explained)
+            return
+        yield Notice("info", "the conversation was too long; compacted it")
+        turn.next = state.go_on(
+            "reactive_compact_retry", messages=compacted.messages, recovery=compacted.account
+        )
     elif isinstance(error, MediaError):
         offset = len(run.params.user_context)
         stripped = strip_refused_media(state.messages, error.message, offset=offset)
         if stripped.removed:
             yield MediaRemoved(stripped.removed, describe(error), stripped.messages)
+            removed = (
+                f"{stripped.removed} image(s) the API refused had been removed and the "
+                "request sent again."
+            )
             turn.next = state.go_on(
-                "reactive_compact_retry",
-                messages=stripped.messages,
-                has_attempted_reactive_compact=True,
+                "reactive_compact_retry", messages=stripped.messages, recovery=removed
             )
 
 

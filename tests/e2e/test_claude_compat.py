@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 
-from codeloop.hooks import MAX_STOP_HOOK_CONTINUATIONS
 from codeloop.testing.fake_server import FakeModelServer
 from codeloop.testing.scenario import Scenario, UsageSpec, tool_use, turn
 from tests.e2e.cli import PROVIDER_MODELS, CliRun, provider_env, run_cli
@@ -356,8 +355,8 @@ def test_a_stop_hook_that_always_blocks_cannot_keep_the_loop_going(tmp_path: Pat
     one_hook(project, "Stop", "never.py", "print('not yet', file=sys.stderr)\nsys.exit(2)\n")
     scenario = Scenario(turns=tuple(turn(f"Done {i}.") for i in range(12)))
     result, bodies = run(project, tmp_path, scenario, "--output-format", "json")
-    # The answer, then as many continuations as Claude Code allows in a row (8).
-    assert len(bodies) == 1 + MAX_STOP_HOOK_CONTINUATIONS
+    # The answer, then the 8 continuations in a row Claude Code allows.
+    assert len(bodies) == 9
     assert "not yet" in json.dumps(bodies[-1]["messages"][-1])
     assert result.returncode == 0, result.stderr
     assert "Stop hook" in result.stderr

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from codeloop.permissions.auto_mode import (
-    MAX_CONSECUTIVE_DENIALS,
     AutoMode,
     AutoRules,
     runs_any_code,
@@ -96,22 +95,33 @@ async def test_no_verdict_asks_the_user_and_never_allows_on_its_own(
 
 
 async def test_repeated_denials_pause_auto_mode_until_the_user_approves(root: Path) -> None:
+    """Three denials in a row, as in Claude Code."""
     deny = '{"ok": false, "reason": "[Blocked] no"}'
-    judge = Judge(*[deny] * MAX_CONSECUTIVE_DENIALS, '{"ok": true}')
+    judge = Judge(deny, deny, deny, '{"ok": true}')
     answers = ["allow_once"]
 
     async def ask_user(request: PermissionRequest) -> Answer:
         return Answer(answers.pop(0))  # type: ignore[arg-type]
 
     policy = auto_policy(root, judge, ask_user=ask_user)
-    for _ in range(MAX_CONSECUTIVE_DENIALS):
+    for _ in range(3):
         assert not (await call(policy, root, "Bash", command="rm -rf build"))[0]
     assert policy.auto is not None and policy.auto.paused
     # Paused: the next call is the user's (the classifier is not asked), whose yes resumes it.
     assert (await call(policy, root, "Bash", command="make deploy"))[0]
-    assert len(judge.asked) == MAX_CONSECUTIVE_DENIALS and not policy.auto.paused
+    assert len(judge.asked) == 3 and not policy.auto.paused
     assert (await call(policy, root, "Bash", command="make deploy"))[0]  # the classifier again
     assert judge.answers == []
+
+
+async def test_twenty_denials_in_all_pause_auto_mode_however_spaced(root: Path) -> None:
+    """Claude Code's other threshold: 20 denials in one session, allows between them or not."""
+    deny, allow = '{"ok": false, "reason": "[Blocked] no"}', '{"ok": true}'
+    auto = AutoMode(Judge(*[deny, allow] * 20))
+    for denials in range(1, 21):
+        assert not (await auto.classify("Bash", {"command": "rm -r build"}, root, [root])).allowed
+        assert auto.paused == (denials == 20), denials
+        assert (await auto.classify("Bash", {"command": "make"}, root, [root])).allowed
 
 
 async def test_ask_rules_keep_prompting_in_auto_mode(root: Path) -> None:

@@ -4,12 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from codeloop.models.catalog import (
-    DEFAULT_OUTPUT_TOKENS,
-    UNKNOWN,
-    cost_usd,
-    model_info,
-)
+from codeloop.models.catalog import UNKNOWN, cost_usd, model_info
 from codeloop.types import Usage
 
 NO_ENV: dict[str, str] = {}
@@ -78,7 +73,8 @@ def test_unknown_models_get_conservative_defaults_and_no_price() -> None:
 
 
 def test_default_output_is_capped_by_the_model() -> None:
-    assert model_info("claude-sonnet-5-5", NO_ENV).default_output_tokens == DEFAULT_OUTPUT_TOKENS
+    """8 192 output tokens on the first request, the model's own cap when lower."""
+    assert model_info("claude-sonnet-5-5", NO_ENV).default_output_tokens == 8_192
     assert model_info("claude-3-haiku", NO_ENV).default_output_tokens == 4_096
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -227,6 +228,38 @@ async def test_a_summary_that_keeps_failing_drops_nothing(tmp_path: Path) -> Non
     assert result.boundary is None
     assert result.failure is not None and "request refused (HTTP 401)" in result.failure
     assert result.messages is history
+
+
+async def test_a_reactive_summary_that_leaves_no_less_is_not_applied(tmp_path: Path) -> None:
+    """One short request, which the API still calls too long: the summary is made (and billed),
+    but what it would leave is no smaller, so the history stays as it was, no PostCompact hook
+    hears of a compaction that did not happen, and the manager says why, and what else the
+    request carries."""
+    posted: list[str] = []
+
+    async def after(trigger: CompactTrigger, summary: str) -> Answer:
+        posted.append(summary)
+        return Answer()
+
+    history = (Message.user(LATEST),)
+    model = ScriptedModel([turn(SUMMARY)])
+    manager = ContextManager(
+        summarizer(model), LIMITS, Workspace(cwd=tmp_path), tmp_path / "r", post_compact=after
+    )
+    compacted = await manager.reactive_compact(history)
+    assert compacted.messages is None and posted == [] and len(model.requests) == 1
+    assert compacted.usage.output_tokens > 0
+    account = compacted.account
+    assert account.startswith(
+        "A summary of the conversation was tried to make room, but the history it would leave"
+    )
+    left, now, carried = [int(n.replace(",", "")) for n in re.findall(r"about ([\d,]+)", account)]
+    assert left >= now == estimate_messages(history)
+    assert (
+        "which is already at the floor (a compaction keeps up to 2,000 tokens of history as it is)"
+        in account
+    )
+    assert carried == manager.summarizer.overhead and account.endswith(" Nothing was dropped.")
 
 
 async def test_a_summary_switches_to_the_fallback_model_like_the_main_call(

@@ -179,6 +179,10 @@ async def test_a_reactive_compaction_reports_its_boundary_and_cost(tmp_path: Pat
     assert [c.usage for c in calls(compacted.events)] == [compacted.usage]
     assert isinstance(boundary, CompactBoundary) and boundary.trigger == "reactive"
     assert compacted.usage.output_tokens > 0
+    assert compacted.account.startswith(
+        f"The conversation had been compacted to make room (about {boundary.tokens_before:,} "
+        f"→ {boundary.tokens_after:,} tokens;"
+    )
     assert (await manager.prepare(compacted.messages)).events == ()
 
 
@@ -188,9 +192,12 @@ async def test_a_failed_reactive_compaction_drops_nothing_and_says_why(tmp_path:
         history += bash(f"make {i}", "error\n" * 1_000, f"t{i}")
     model = ScriptedModel([turn(SUMMARY, faults=[fault("auth")])])
     compacted = await _manager(tmp_path, model).reactive_compact(history)
-    assert compacted.messages is None
-    (notice,) = said(compacted.events)
-    assert isinstance(notice, Notice) and "summary request failed" in notice.text
+    assert compacted.messages is None and said(compacted.events) == ()
+    assert compacted.account.startswith(
+        "A summary of the conversation was tried to make room, but the summary request "
+        "failed: request refused (HTTP 401)"
+    )
+    assert compacted.account.endswith(" Nothing was dropped.")
 
 
 async def test_a_failed_autocompact_goes_on_uncompacted_while_the_window_allows(
@@ -280,26 +287,67 @@ def test_every_step_keeps_every_call_paired_and_the_latest_request(
             assert latest is None or latest_user_request(compacted) is latest
 
 
+def weigh(manager: ContextManager, history: tuple[Message, ...], tokens: int) -> None:
+    """Make `history` count `tokens` exactly, as the API's report for the request before its
+    last message (with the answer to it) would."""
+    sent, reply = history[:-2], history[-2]
+    manager.record_usage(sent, reply, Usage(input_tokens=tokens))
+    manager.record_usage(sent, reply, Usage(input_tokens=2 * tokens - manager.count(history)))
+    assert manager.count(history) == tokens
+
+
+def asked(n: int) -> tuple[Message, ...]:
+    """A short history whose latest request is the nth."""
+    return (Message.user("go"), Message("assistant", (TextBlock("ok"),)), Message.user(f"q{n}"))
+
+
+async def test_autocompact_starts_at_the_threshold_itself(tmp_path: Path) -> None:
+    """31 000 tokens is the threshold: a count of exactly 31 000 compacts, 30 999 does not."""
+    for tokens, summaries in ((30_999, 0), (31_000, 1)):
+        model = ScriptedModel([turn(SUMMARY)])
+        manager = _manager(tmp_path, model)
+        weigh(manager, asked(1), tokens)
+        prepared = await manager.prepare(asked(1))
+        assert len(model.requests) == summaries, tokens
+        boundaries = [e for e in prepared.events if isinstance(e, CompactBoundary)]
+        assert [b.tokens_before for b in boundaries] == [31_000] * summaries
+
+
 async def test_a_compaction_that_cannot_get_under_the_threshold_is_not_repeated(
     tmp_path: Path,
 ) -> None:
     """A system prompt too big for the window: the summary cannot help, and compacting again
-    every turn would only cost a model call each time."""
+    every turn would only cost a model call each time. It is tried again once the history
+    has grown by a tenth of the threshold (3 100 tokens) from the count that followed it."""
     model = ScriptedModel([turn(SUMMARY), turn(SUMMARY)])
     manager = _manager(tmp_path, model)
-    sent = (Message.user("go"),)
-    reply = Message("assistant", (TextBlock("ok"),))
-    manager.record_usage(sent, reply, Usage(input_tokens=35_000))
-    first = await manager.prepare((*sent, reply, Message.user("and now?")))
+    weigh(manager, asked(1), 35_000)
+    first = await manager.prepare(asked(1))
     assert len(said(first.events)) == 1
-    # the API says the prompt is still past the threshold after the compaction
-    manager.record_usage(first.messages, reply, Usage(input_tokens=35_000))
-    second = await manager.prepare((*first.messages, reply, Message.user("next")))
-    assert second.events == () and len(model.requests) == 1
-    # once it has grown by a tenth of the threshold, compacting is worth another try
-    manager.record_usage(first.messages, reply, Usage(input_tokens=40_000))
-    third = await manager.prepare((*first.messages, reply, Message.user("later")))
-    assert len(said(third.events)) == 1 and len(model.requests) == 2
+    reply = Message("assistant", (TextBlock("ok"),))
+
+    def after(n: int) -> tuple[Message, ...]:
+        return (*first.messages, reply, Message.user(f"q{n}"))
+
+    # the API says the prompt is still past the threshold after the compaction: 35 000
+    for n, tokens, summaries in ((2, 35_000, 1), (3, 38_099, 1), (4, 38_100, 2)):
+        weigh(manager, after(n), tokens)
+        prepared = await manager.prepare(after(n))
+        assert len(model.requests) == summaries, tokens
+        assert len(said(prepared.events)) == (tokens == 38_100)
+
+
+async def test_a_failed_autocompact_is_tried_again_only_after_the_same_regrowth(
+    tmp_path: Path,
+) -> None:
+    """The count a failed summary was tried at is the mark: 3 100 tokens more, not fewer."""
+    model = ScriptedModel([turn(SUMMARY, faults=[fault("auth", times=3)])])
+    manager = _manager(tmp_path, model)
+    for n, tokens, summaries in ((1, 32_000, 1), (2, 35_099, 1), (3, 35_100, 2)):
+        weigh(manager, asked(n), tokens)
+        prepared = await manager.prepare(asked(n))
+        assert len(model.requests) == summaries, tokens
+        assert prepared.blocked is None  # under the blocking limit: it goes on uncompacted
 
 
 async def test_the_loop_says_compacting_while_the_summary_is_being_made(tmp_path: Path) -> None:

@@ -102,6 +102,10 @@ async def test_a_media_error_with_no_image_left_ends_the_run(tmp_path: Path) -> 
     run = Run([turn("never", faults=[fault("media", times=2)])], tmp_path)
     _, end = await run(Message("user", (TextBlock("look"), PNG)))
     assert end.reason == "image_error" and len(run.model.requests) == 2  # one retry only
+    # the end says what was tried already, not only the API's words
+    assert end.error is not None and end.error.endswith(
+        ". 1 image(s) the API refused had been removed and the request sent again."
+    )
 
 
 async def test_the_image_the_error_names_is_the_only_one_removed(tmp_path: Path) -> None:

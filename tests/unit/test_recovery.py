@@ -190,7 +190,23 @@ async def test_prompt_still_too_long_after_compacting_ends_the_run(tmp_path: Pat
     events, end = await h.run()
     assert transitions(events).count("reactive_compact_retry") == 1
     assert end.reason == "prompt_too_long"
-    assert end.error and "too long" in end.error
+    assert end.error and end.error.startswith("prompt too long (HTTP 400): ")
+    # and what was tried already: the oldest exchanges went, and it still did not fit
+    assert end.error.endswith(
+        ". The 4 oldest messages had been dropped to make room and the request sent again."
+    )
+
+
+async def test_prompt_too_long_with_nothing_to_drop_says_so(tmp_path: Path) -> None:
+    h = Harness([turn("never", faults=[fault("prompt_too_long", times=2)])], tmp_path)
+    events, end = await h.run()
+    assert transitions(events) == [] and len(h.model.requests) == 1
+    assert end.reason == "prompt_too_long" and end.messages == h.model.requests[0].messages
+    assert end.error and end.error.startswith("prompt too long (HTTP 400): ")
+    assert end.error.endswith(
+        ". Dropping the oldest messages to make room was tried, but none can go: the first "
+        "request and the latest exchange always stay. Nothing was dropped."
+    )
 
 
 async def test_repeated_overloads_switch_to_the_fallback_model(tmp_path: Path) -> None:

@@ -173,8 +173,9 @@ async def compact_history(
     pre_compact: PreCompactHook | None = None,
     abort: asyncio.Event | None = None,
 ) -> CompactResult:
-    """Replace the history with a summary; leave it as it is if the summary call fails (or a
-    PreCompact hook refuses it)."""
+    """Replace the history with a summary; leave it as it is if the summary call fails, a
+    PreCompact hook refuses it, or (reacting to a prompt the API refused) what the summary
+    would leave is no smaller."""
     overhead = summarizer.overhead
     before = overhead + estimate_messages(messages)
     notices: list[Event] = []
@@ -237,12 +238,31 @@ async def compact_history(
         budget, ceiling = min(budget, half), min(ceiling, half)
     new = _after_summary(summary, messages, todos, workspace, budget, ceiling)
     after = overhead + estimate_messages(new)
+    if trigger == "reactive" and after >= before:
+        # Sent again, it would be refused again: the history stays, and the caller says why.
+        failure = _no_gain(before - overhead, after - overhead)
+        return CompactResult(messages, None, done.usage, failure, events)
     kept = tuple(m.uuid for m in new[1:])
     replaced = tuple(m for m in messages if m.uuid not in kept)
     boundary = CompactBoundary(
         trigger, before, after, len(messages), summary, new, kept, tuple(results_of(replaced))
     )
     return CompactResult(new, boundary, done.usage, None, events)
+
+
+def _no_gain(history: int, left: int) -> str:
+    """Why a summary that leaves no less than the history it would replace cannot help."""
+    why = (
+        f"the history it would leave (about {left:,} tokens: the summary, the latest request "
+        f"and the recent turns) is no smaller than the history now (about {history:,} tokens)"
+    )
+    if history <= 2 * MIN_HISTORY_TOKENS:
+        # The reactive target is half the history, but never under the floor.
+        why += (
+            f", which is already at the floor (a compaction keeps up to {MIN_HISTORY_TOKENS:,} "
+            "tokens of history as it is)"
+        )
+    return why
 
 
 def with_instructions(messages: tuple[Message, ...], prompt: str) -> tuple[Message, ...]:

@@ -81,9 +81,12 @@ class Prepared:
 @dataclass(frozen=True)
 class Compacted:
     """What a reactive compaction made of a history the API called too long: the new history
-    (None: it could not shrink, the error stands), and the events and cost of trying."""
+    (None: it could not shrink, the error stands), the events and cost of trying, and
+    `account`, a sentence for the run's end should the prompt stay too long: what was done,
+    or why nothing could be (else the user learns only that the API refused the prompt)."""
 
     messages: tuple[Message, ...] | None
+    account: str
     events: tuple[Event, ...] = ()
     usage: Usage = field(default_factory=Usage)
 
@@ -246,12 +249,24 @@ class ContextManager:
         """For a prompt the API called too long (the loop's compactor seam)."""
         result = await self._compact(messages, "reactive", None, None)
         boundary = result.boundary
+        # What the request carries besides the history: when it is most of the prompt, no
+        # compaction can make it fit, and the user needs to know that.
+        carried = (
+            f"the system prompt, tool definitions and memory sent with every request take "
+            f"about {self._overhead:,} tokens"
+        )
         if boundary is None:
-            failed = Notice("warning", f"{result.failure}: the conversation cannot be shortened")
-            return Compacted(None, (*result.events, failed), result.usage)
-        if boundary.tokens_after >= boundary.tokens_before:
-            return Compacted(None, result.events, result.usage)
-        return Compacted(result.messages, (*result.events, boundary), result.usage)
+            account = (
+                f"A summary of the conversation was tried to make room, but {result.failure}; "
+                f"{carried}. Nothing was dropped."
+            )
+            return Compacted(None, account, result.events, result.usage)
+        account = (
+            f"The conversation had been compacted to make room (about "
+            f"{boundary.tokens_before:,} → {boundary.tokens_after:,} tokens; {carried}) and "
+            "the request sent again."
+        )
+        return Compacted(result.messages, account, (*result.events, boundary), result.usage)
 
     async def _compact(
         self,

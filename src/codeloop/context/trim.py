@@ -9,6 +9,13 @@ from __future__ import annotations
 
 from codeloop.types import Message, TextBlock
 
+# Why `drop_oldest_exchanges` found nothing to drop, for the end of a run whose prompt the API
+# refused as too long.
+TRIM_FAILED = (
+    "Dropping the oldest messages to make room was tried, but none can go: the first request "
+    "and the latest exchange always stay. Nothing was dropped."
+)
+
 
 def drop_oldest_exchanges(
     messages: tuple[Message, ...], keep_fraction: float = 0.5
