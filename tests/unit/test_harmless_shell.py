@@ -1,4 +1,5 @@
-"""Expansions that only transform a value run unasked; the one that evaluates code still asks.
+"""Expansions that only transform a value, and git's own usage, run unasked; their neighbours
+that evaluate code or open a viewer the configuration names still ask.
 
 Each asking neighbour has a control that runs it for real and shows the effect the check is
 guarding against (a file read, a marker made), so the expectation is not taken on faith.
@@ -49,6 +50,24 @@ def bash(world: tuple[Path, Path], command: str) -> str:
         check=False,
     )
     return done.stdout + done.stderr
+
+
+def test_git_help_with_a_topic_runs_the_viewer_the_config_names(
+    world: tuple[Path, Path],
+) -> None:
+    repo, _ = world
+    marker = repo.parent / "viewer-ran"
+    for key, value in (("man.viewer", "x"), ("man.x.cmd", f"touch {marker}")):
+        subprocess.run(["git", "config", key, value], cwd=repo, check=True)
+    for command in ("git --help", "git -h", "git help -a", "git commit -h", "git status -h"):
+        bash(world, command)
+        assert not marker.exists(), command
+        assert decide(world, command) == "allow", command
+    for command in ("git log --help", "git help log", "git commit --help"):
+        bash(world, command)
+        assert marker.exists(), command  # the control: the repository's viewer ran
+        marker.unlink()
+        assert decide(world, command) == "ask", command
 
 
 @pytest.mark.parametrize(
