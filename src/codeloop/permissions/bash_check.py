@@ -7,8 +7,9 @@ variables, unknown or outside write targets, a git repository whose own config n
 → plan mode → allow rules → read-only commands (readonly.py) → acceptEdits' file commands → ask.
 A redirection's target is judged apart, like a Write of that path: an allow rule for the
 command does not cover it. Expanding a secret-named variable, or reading a credential file,
-is not read-only. A line the parser cannot fully account for is asked, after its deny rules
-were checked. `cd` is followed through the line, so `cd .. && rm x` is judged where `rm` runs.
+is not read-only (for `rg`, ripgrep's own list of the files its walk opens says which it
+reads). A line the parser cannot fully account for is asked, after its deny rules were
+checked. `cd` is followed through the line, so `cd .. && rm x` is judged where `rm` runs.
 
 Every refusal says in one line what was refused and why, and (`Decision.fix`) which flag or
 rule would allow it.
@@ -21,7 +22,8 @@ import re
 import shlex
 from pathlib import Path
 
-from codeloop.permissions import paths
+from codeloop.permissions import paths, ripgrep
+from codeloop.permissions.argv_spec import ArgvError
 from codeloop.permissions.bash_parse import Assignment, SimpleCommand, parse_command
 from codeloop.permissions.decision import Behavior, Decision, Scope, combine
 from codeloop.permissions.files_check import denied_under
@@ -128,7 +130,7 @@ def _judge(
                 None,
                 edit,
             )
-    problem = _read_only_problem(inv, cmd, named, trees, scope, secret)
+    problem = _read_only_problem(inv, cmd, named, trees, scope, secret, cwd)
     command = _command_verdict(inv, problem, scope)
     return combine([command, _redirect_verdict(label, redirected, scope)])
 
@@ -195,6 +197,7 @@ def _read_only_problem(
     trees: list[Path],
     scope: Scope,
     secret: str | None,
+    cwd: Path | None,
 ) -> str | None:
     if inv.argv and inv.argv[0] in _DIRECTORY_COMMANDS:
         return None
@@ -206,11 +209,29 @@ def _read_only_problem(
     readable = [p for p in named if not scope.book.path_rule("allow", "Read", p)]
     if found := next((p for p in readable if paths.credential(p, scope.home)), None):
         return f"it reads {found}, which holds credentials"
+    if (opened := _ripgrep_opens(inv, cwd)) is not None:
+        readable = [p for p in opened if not scope.book.path_rule("allow", "Read", p)]
+        found = next((p for p in readable if paths.credential(p, scope.home)), None)
+        return f"it reads {found}, which holds credentials" if found else None
     for top in trees:
-        found = paths.credentials_under(top, scope.home)
-        if found is not None and not scope.book.path_rule("allow", "Read", found):
-            return f"it reads {top} recursively, and {found} holds credentials"
+        for found in paths.credentials_under(top, scope.home):
+            if not scope.book.path_rule("allow", "Read", found):
+                return f"it reads {top} recursively, and {found} holds credentials"
     return None
+
+
+def _ripgrep_opens(inv: Invocation, cwd: Path | None) -> list[Path] | None:
+    """The files an rg search opens, as ripgrep lists them; None for other readers (they open
+    everything under a tree), for a walk into ignored files, or when ripgrep cannot say."""
+    if not inv.argv or command_name(inv.argv[0]) != "rg" or any(inv.dynamic) or cwd is None:
+        return None
+    try:
+        search = ripgrep.search(inv.argv[1:])
+    except ArgvError:
+        return None
+    if not search.reads_contents:
+        return []
+    return search.opened(cwd) if search.widened is None else None
 
 
 def _redirect_verdict(label: str, targets: list[Path], scope: Scope) -> Decision:

@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from codeloop.permissions.argv_spec import Args, ArgvError, Spec, parse, short_option_in
+from codeloop.permissions import ripgrep
+from codeloop.permissions.argv_spec import Args, ArgvError, Spec, parse
 from codeloop.permissions.bash_parse import Assignment, Redirect, SimpleCommand, parse_command
 from codeloop.permissions.git_check import git_problem
 from codeloop.permissions.scripts import SECRET_NAME, awk_problem, sed_problem
@@ -255,26 +256,11 @@ def _find(args: Sequence[str]) -> str | None:
     return None
 
 
-_RG_VALUED_SHORT = "ABCEMTdefgjmrt"
-_RG_VALUED_LONG = ("--regexp", "--file", "--glob", "--iglob", "--type", "--type-not", "--pre")
-_RG_RUNS = {
-    "--pre": "runs a program on every file",
-    "--hostname-bin": "runs a program",
-    "--search-zip": "runs decompression programs",
-}
-
-
 def _rg(args: Sequence[str]) -> str | None:
-    """ripgrep takes no abbreviations; `-z` may hide in a cluster of short options."""
-    for arg in args:
-        if arg == "--":
-            break
-        key = arg.split("=", 1)[0]
-        if key in _RG_RUNS:
-            return f"{key} {_RG_RUNS[key]}"
-    if short_option_in(args, "z", _RG_VALUED_SHORT, _RG_VALUED_LONG):
-        return "-z runs decompression programs"
-    return None
+    try:
+        return ripgrep.search(args).problem
+    except ArgvError as exc:
+        return str(exc)
 
 
 def _jq(args: Sequence[str]) -> str | None:

@@ -11,11 +11,14 @@ the policy asks for it unless it is read-only or a rule allows it.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from codeloop.permissions import ripgrep
+from codeloop.permissions.argv_spec import ArgvError
 from codeloop.permissions.bash_parse import Assignment, Redirect, SimpleCommand
 from codeloop.permissions.scripts import script_files
 
@@ -384,7 +387,8 @@ def path_uses(inv: Invocation) -> PathUse:
         written += operands
     written += _output_options(name, args, dynamic)
     links = name in _SYMLINK_MAKERS and _makes_links(name, args)
-    return PathUse(named, written, links, _trees(name, args, operands, options), redirected)
+    trees = _trees(name, args, dynamic, operands, options)
+    return PathUse(named, written, links, trees, redirected)
 
 
 def _program_files(name: str, operands: list[Word], options: list[tuple[str, Word]]) -> list[Word]:
@@ -400,9 +404,17 @@ def _program_files(name: str, operands: list[Word], options: list[tuple[str, Wor
 
 
 def _trees(
-    name: str, args: Sequence[str], operands: list[Word], options: list[tuple[str, Word]]
+    name: str,
+    args: Sequence[str],
+    dynamic: Sequence[bool],
+    operands: list[Word],
+    options: list[tuple[str, Word]],
 ) -> list[Word]:
     """The directories a command reads whole: searchers default to `.` after their pattern."""
+    if name == "rg" and not any(dynamic):
+        with contextlib.suppress(ArgvError):  # an option rg lacks: the guess below
+            found = ripgrep.search(args)
+            return [(p, False) for p in found.operands or ["."]] if found.reads_contents else []
     letters = "".join(a[1:] for a in args if a.startswith("-") and not a.startswith("--"))
     long = {a.split("=", 1)[0] for a in args if a.startswith("--")}
     if name in _SEARCHERS and (
