@@ -1,5 +1,5 @@
-"""Expansions that only transform a value, and git's own usage, run unasked; their neighbours
-that evaluate code or open a viewer the configuration names still ask.
+"""Lines that only set a variable, list git's commands, or transform a value run unasked; their
+neighbours that change what later commands do, run a viewer, or evaluate code still ask.
 
 Each asking neighbour has a control that runs it for real and shows the effect the check is
 guarding against (a file read, a marker made), so the expectation is not taken on faith.
@@ -50,6 +50,52 @@ def bash(world: tuple[Path, Path], command: str) -> str:
         check=False,
     )
     return done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["FOO=bar", "A=1 B=2", "a[1]=x", "A+=x", "top=$(git rev-parse --show-toplevel)", "x=1; ls"],
+)
+def test_a_variable_set_on_its_own_runs_unasked(world: tuple[Path, Path], command: str) -> None:
+    for mode in ("default", "plan"):
+        assert decide(world, command, mode) == "allow", mode
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "HOME=/tmp",  # where `cd` and `~` go, which config git reads
+        "IFS=/",
+        "PWD=/",
+        "OLDPWD=/etc",
+        "CDPATH=/etc",
+        "POSIXLY_CORRECT=1",
+        "LC_ALL=C",
+        "TMPDIR=/tmp",
+        "SSH_ASKPASS=./x",  # when exported already: what later programs run or trust
+        "https_proxy=http://127.0.0.1:1",
+        "CURL_CA_BUNDLE=./ca.pem",
+        "GIT_DIR=.",
+        "NODE_OPTIONS=--require=./x.js",
+    ],
+)
+def test_a_variable_bash_or_programs_read_is_asked(world: tuple[Path, Path], command: str) -> None:
+    assert decide(world, command) == "ask"
+    assert decide(world, f"{command}; git status", allow="Bash(git status:*)") == "ask"
+
+
+def test_a_variable_the_line_sets_and_then_expands_is_asked(world: tuple[Path, Path]) -> None:
+    """`$X` is judged as any word, so a value set in the line would be a path never checked."""
+    leaks = {
+        "D=.ssh; cat ~/$D/id_rsa": "PRIVATE KEY",
+        "A=.env; cat $A": "canary",
+        'A=.env; head "${A}"': "canary",
+    }
+    for command, secret in leaks.items():
+        assert secret in bash(world, command), command  # the control: it does read it
+        assert decide(world, command) == "ask", command
+    assert decide(world, "A=x; echo $A") == "ask"  # the same mechanism: no value is followed
+    assert decide(world, "x=$(rm f)") == "ask"  # what a value runs is judged as a command
 
 
 def test_git_help_with_a_topic_runs_the_viewer_the_config_names(

@@ -288,6 +288,8 @@ READ_ONLY = [
     "cat $HOME/.profile 2>/dev/null || true",
     "sed 'r a.txt' f",
     "awk 'BEGIN { while ((getline l < \"f\") > 0) print l }'",
+    # variables set on their own, and expansions that only transform a value
+    "A=1",
 ]
 
 # Writes and programs inside the workspace that acceptEdits lets through: default mode asks,
@@ -559,7 +561,6 @@ MUST_ASK = [
     "source x",
     "alias ls=rm",
     "export A=1",
-    "A=1",
     "PATH=/tmp ls",
     "LD_PRELOAD=x.so ls",
     "$CMD f",
