@@ -1,4 +1,4 @@
-"""Lines that only set a variable, list git's commands, or transform a value run unasked; their
+"""Lines that only set a variable, describe a program, or transform a value run unasked; their
 neighbours that change what later commands do, run a viewer, or evaluate code still ask.
 
 Each asking neighbour has a control that runs it for real and shows the effect the check is
@@ -98,6 +98,61 @@ def test_a_variable_the_line_sets_and_then_expands_is_asked(world: tuple[Path, P
     assert decide(world, "x=$(rm f)") == "ask"  # what a value runs is judged as a command
 
 
+# Known commands describing themselves, and expansions that only reshape a value.
+USAGE = [
+    "git --help",
+    "git -h",
+    "git help",
+    "git help -a",
+    "git help --guides",
+    "git commit -h",
+    "git push -h",
+    "git status -h",
+    "sort --help",
+    "sed --version",
+    "awk --version",
+    "find --help",
+    "rg --version",
+    "printenv --help",
+    "env --help",
+    "timeout --version",
+    "xargs --help",
+    "command --help",
+]
+TRANSFORMS = [
+    'echo "${HOME@Q}"',
+    "echo ${HOME@E} ${HOME@A} ${HOME@a} ${HOME@U} ${HOME@u} ${HOME@L}",
+    "echo ${HOME,,} ${HOME^^} ${HOME^} ${#HOME}",
+    'echo "${@@Q}" "${*@Q}" "${1@Q}"',
+]
+
+
+@pytest.mark.parametrize("command", [*USAGE, *TRANSFORMS])
+def test_lines_that_only_print_run_unasked(world: tuple[Path, Path], command: str) -> None:
+    assert decide(world, command) == "allow"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python3 --version",  # may be a shim that reads the project (pyenv, asdf, rustup)
+        "cargo --version",
+        "nohup --help",
+        "sudo --version",
+        "sort --help -o OUT",
+        "git --help log",
+        "git help log",
+        "git help -m log",
+        "git frobnicate -h",  # an alias in the repository's config could be anything
+        "git commit -h -m x",
+    ],
+)
+def test_usage_neighbours_that_run_or_write_are_asked(
+    world: tuple[Path, Path], command: str
+) -> None:
+    assert decide(world, command) == "ask"
+
+
 def test_git_help_with_a_topic_runs_the_viewer_the_config_names(
     world: tuple[Path, Path],
 ) -> None:
@@ -114,21 +169,6 @@ def test_git_help_with_a_topic_runs_the_viewer_the_config_names(
         assert marker.exists(), command  # the control: the repository's viewer ran
         marker.unlink()
         assert decide(world, command) == "ask", command
-
-
-@pytest.mark.parametrize(
-    "command",
-    [
-        'echo "${HOME@Q}"',
-        "echo ${HOME@E} ${HOME@A} ${HOME@a} ${HOME@U} ${HOME@u} ${HOME@L}",
-        "echo ${HOME,,} ${HOME^^} ${HOME^} ${#HOME}",
-        'echo "${@@Q}" "${*@Q}" "${1@Q}"',
-    ],
-)
-def test_expansion_operators_that_only_transform_run_unasked(
-    world: tuple[Path, Path], command: str
-) -> None:
-    assert decide(world, command) == "allow"
 
 
 def test_prompt_expansion_runs_the_substitution_in_the_value(world: tuple[Path, Path]) -> None:

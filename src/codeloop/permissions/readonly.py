@@ -28,7 +28,7 @@ from codeloop.permissions.bash_parse import (
 )
 from codeloop.permissions.git_check import git_problem
 from codeloop.permissions.scripts import SECRET_NAME, awk_problem, sed_problem
-from codeloop.permissions.shell import WRITE_OPS, command_name, unwrap
+from codeloop.permissions.shell import SELF_DESCRIBING, WRITE_OPS, command_name, unwrap
 
 __all__ = [
     "READ_ONLY_COMMANDS",
@@ -379,6 +379,9 @@ def argv_problem(argv: Sequence[str]) -> str | None:
     name = command_name(argv[0])
     if name is None:
         return f"{argv[0]} is a path, not a standard program"
+    known = name in READ_ONLY_COMMANDS or name in _TRANSPARENT_WRAPPERS
+    if known and list(argv[1:]) in SELF_DESCRIBING:
+        return None  # it prints its usage or version (or refuses an option it lacks)
     if name not in READ_ONLY_COMMANDS:
         return f"{name} is not a command known to only read"
     check = READ_ONLY_COMMANDS[name]

@@ -25,6 +25,8 @@ from codeloop.permissions.scripts import script_files
 Word = tuple[str, bool]  # text, dynamic (bash still expands it)
 
 SYSTEM_BIN_DIRS = ("/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/")
+# A program's only argument when it is asked to describe itself: it prints and exits.
+SELF_DESCRIBING = (["--help"], ["--version"])
 
 
 def command_name(word: str) -> str | None:
@@ -173,6 +175,8 @@ def unwrap(cmd: SimpleCommand) -> Invocation:
     wrappers: list[str] = []
     while argv and not dynamic[0]:
         name = command_name(argv[0]) or argv[0]
+        if argv[1:] in SELF_DESCRIBING:
+            break  # `timeout --help` prints its usage and runs nothing
         if name in _ELEVATING:
             problem = problem or f"`{name}` runs a command with other privileges"
             if name not in _ELEVATING_SPECS:
