@@ -159,6 +159,23 @@ def test_the_home_keys_are_skipped_as_hidden_unless_named(tmp_path: Path) -> Non
         assert CANARY in run(home, home, command), command
 
 
+def test_a_link_to_the_keys_is_followed_only_where_ripgrep_follows_it(tmp_path: Path) -> None:
+    repo, home = world(tmp_path, {})
+    (repo / "keys").symlink_to(home / ".ssh")
+    for command in ("rg TOKEN", "rg TOKEN src", "rg -g '*.py' TOKEN"):  # links are skipped
+        assert CANARY not in run(repo, home, command), command
+    for command in ("rg TOKEN", "rg TOKEN src"):
+        assert decide(repo, home, command) == "allow", command
+    for command in (
+        "rg -L TOKEN",
+        "rg --follow -g '!.env' TOKEN",
+        "rg TOKEN keys",
+        "rg TOKEN ./keys/",
+    ):
+        assert CANARY in run(repo, home, command), command
+        assert decide(repo, home, command) == "ask", command
+
+
 def test_without_ripgrep_to_list_the_walk_a_credential_in_the_tree_is_asked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

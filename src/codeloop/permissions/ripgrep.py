@@ -104,8 +104,21 @@ class Search:
             return None
         if listed.returncode not in (0, 1):  # 1: no file at all; 2: an error, partly listed
             return None
-        names = [os.fsdecode(n) for n in listed.stdout.split(b"\0") if n]
-        return [Path(os.path.realpath(os.path.join(cwd, n))) for n in names]
+        names = [os.path.join(cwd, os.fsdecode(n)) for n in listed.stdout.split(b"\0") if n]
+        if "-L" in self.walk:  # any entry may be behind a link
+            return [Path(os.path.realpath(n)) for n in names]
+        # Without -L ripgrep follows no link below the paths it was given: resolve those once.
+        given = [os.path.join(cwd, o) for o in self.operands or ["."]]
+        roots = sorted(((os.path.normpath(g), os.path.realpath(g)) for g in given), reverse=True)
+        return [Path(_real(os.path.normpath(n), roots)) for n in names]
+
+
+def _real(path: str, roots: Sequence[tuple[str, str]]) -> str:
+    """`path` with the deepest given root it lies under replaced by that root's real path."""
+    for spelled, real in roots:
+        if path == spelled or path.startswith(spelled.rstrip("/") + "/"):
+            return real + path[len(spelled) :]
+    return os.path.realpath(path)
 
 
 def search(args: Sequence[str]) -> Search:
