@@ -19,6 +19,7 @@ from typing import Any
 from codeloop.testing.fake_server import FakeModelServer
 from codeloop.testing.scenario import Scenario, tool_use, turn
 from codeloop.testing.shell_cases import IDIOMS
+from tests import needs
 from tests.e2e.cli import PROVIDER_MODELS, provider_env, run_cli
 
 GIT_ID = ["-c", "user.name=t", "-c", "user.email=t@example.invalid"]
@@ -216,6 +217,7 @@ def searchable(root: Path) -> Path:
 
 def test_searches_run_unasked_and_none_shows_the_credential(tmp_path: Path) -> None:
     """Everyday searches beside a `.env` run; every line that would print one is refused."""
+    needs.program("rg", "the searches run ripgrep")
     root = tmp_path.resolve()
     project = searchable(root)
     done = subprocess.run(["rg", "needle"], cwd=project, capture_output=True, text=True)

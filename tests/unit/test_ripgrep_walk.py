@@ -11,7 +11,6 @@ Where ripgrep cannot list its walk, every search of a tree holding a credential 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -20,14 +19,11 @@ import pytest
 from codeloop.permissions.policy import Policy
 from codeloop.tools.base import Workspace
 from codeloop.tools.registry import default_tools
+from tests import needs
 
 BASH = default_tools()["Bash"]
 CANARY = "canary-5e1f"
-RG = shutil.which("rg")
-
-pytestmark = pytest.mark.skipif(
-    RG is None and not os.environ.get("CI"), reason="ripgrep is not installed"
-)
+needs.program("rg", "the verdicts are checked against what ripgrep prints")
 
 # Workspaces: name -> files beside `.env` (path -> text). Ignore files that hold a `!pattern`
 # selecting `.env` make ripgrep read it without any flag.
