@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,11 @@ def module(name: str, why: str) -> None:
         importlib.import_module(name)
     except ImportError as exc:
         missing(f"{why} ({exc})")
+
+
+def program(name: str, why: str) -> None:
+    if shutil.which(name) is None:
+        missing(f"{name} is not installed: {why}")
 
 
 def local_model(server: bool = False) -> Path:

@@ -19,6 +19,7 @@ from typing import Any
 from codeloop.testing.fake_server import FakeModelServer
 from codeloop.testing.scenario import Scenario, tool_use, turn
 from codeloop.testing.shell_cases import IDIOMS
+from tests import needs
 from tests.e2e.cli import PROVIDER_MODELS, provider_env, run_cli
 
 GIT_ID = ["-c", "user.name=t", "-c", "user.email=t@example.invalid"]
@@ -193,3 +194,54 @@ def test_the_read_only_idioms_run_unasked_and_their_output_reaches_the_model(
     for command, result in zip(IDIOMS, results, strict=True):
         assert not result.get("is_error"), (command, result)
         assert expected[command] in str(result["content"]), (command, result)
+
+
+CANARY = "canary-0d9c"
+
+
+def searchable(root: Path) -> Path:
+    """A project whose `.env` holds a token, and a vendored folder whose `.ignore` selects its
+    own `.env` again: ripgrep skips the first unless told otherwise, and reads the second."""
+    project = root / "project"
+    (project / "src").mkdir(parents=True)
+    git(root, "init", "-q", str(project))
+    (project / "src" / "app.py").write_text("needle = load_env()\n")
+    (project / ".env").write_text(f"needle={CANARY}\n")
+    vendored = project / "vendored"
+    vendored.mkdir()
+    (vendored / "lib.py").write_text("needle = 2\n")
+    (vendored / ".env").write_text(f"needle={CANARY}\n")
+    (vendored / ".ignore").write_text("!.env\n")
+    return project
+
+
+def test_searches_run_unasked_and_none_shows_the_credential(tmp_path: Path) -> None:
+    """Everyday searches beside a `.env` run; every line that would print one is refused."""
+    needs.program("rg", "the searches run ripgrep")
+    root = tmp_path.resolve()
+    project = searchable(root)
+    done = subprocess.run(["rg", "needle"], cwd=project, capture_output=True, text=True)
+    assert CANARY in done.stdout  # the control: the `!.env` line makes ripgrep read that one
+    runs = ["rg needle src", "rg -n -g '*.py' needle", "rg -t py needle", "FOO=bar", "git --help"]
+    refused = [
+        "rg needle",
+        "rg needle vendored",
+        "rg --hidden needle",
+        "rg -uu needle",
+        "rg -g '*' needle",
+        "rg -g .env needle",
+        "rg needle .env",
+        "grep -r needle .",
+        "D=.env; cat $D",
+        "git log --help",
+    ]
+    results = run(project, root, [*runs, *refused])
+    for command, result in zip([*runs, *refused], results, strict=True):
+        text = str(result["content"])
+        assert CANARY not in text, command
+        if command in runs:
+            assert not result.get("is_error"), (command, text)
+        else:
+            assert result.get("is_error") and "denied" in text, (command, text)
+    assert "src/app.py" in str(results[1]["content"])
+    assert "vendored/lib.py" in str(results[1]["content"])

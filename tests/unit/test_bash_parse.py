@@ -99,6 +99,8 @@ READ_ONLY = [
     "sed -n p f",
     "awk '{print}' f",
     "/bin/ls",
+    "FOO=1",
+    "FOO=1 BAR=2",
 ]
 
 NOT_READ_ONLY = [
@@ -148,8 +150,9 @@ NOT_READ_ONLY = [
     "hash -p /bin/rm ls; ls",
     "let x=1",
     "FOO=bar; rm x",
-    "FOO=1",
-    "FOO=1 BAR=2",
+    "FOO=1; echo $FOO",
+    "HOME=/tmp FOO=1",
+    "PWD=/ FOO=1",
     "PATH=/tmp ls",
     "PATH=/tmp/evil; ls",
     "LD_PRELOAD=/tmp/x.so ls",
@@ -323,8 +326,10 @@ def test_bare_assignment_is_a_command_without_argv() -> None:
     assert parsed.ok
     assert parsed.commands[0].argv == []
     assert [a.name for a in parsed.commands[0].assignments] == ["A", "B"]
-    assert not is_read_only_simple_command(parsed.commands[0])
+    assert is_read_only_simple_command(parsed.commands[0])  # sets shell variables, no more
     assert is_read_only_simple_command(parsed.commands[1])
+    home = parse_command("HOME=/tmp")  # where `cd` and `~` go, and what git reads
+    assert not is_read_only_simple_command(home.commands[0])
 
 
 def test_group_redirects_reach_every_command_inside() -> None:

@@ -7,8 +7,9 @@ variables, unknown or outside write targets, a git repository whose own config n
 → plan mode → allow rules → read-only commands (readonly.py) → acceptEdits' file commands → ask.
 A redirection's target is judged apart, like a Write of that path: an allow rule for the
 command does not cover it. Expanding a secret-named variable, or reading a credential file,
-is not read-only. A line the parser cannot fully account for is asked, after its deny rules
-were checked. `cd` is followed through the line, so `cd .. && rm x` is judged where `rm` runs.
+is not read-only (for `rg`, ripgrep's own list of the files its walk opens says which it
+reads). A line the parser cannot fully account for is asked, after its deny rules were
+checked. `cd` is followed through the line, so `cd .. && rm x` is judged where `rm` runs.
 
 Every refusal says in one line what was refused and why, and (`Decision.fix`) which flag or
 rule would allow it.
@@ -21,7 +22,8 @@ import re
 import shlex
 from pathlib import Path
 
-from codeloop.permissions import paths
+from codeloop.permissions import paths, ripgrep
+from codeloop.permissions.argv_spec import ArgvError
 from codeloop.permissions.bash_parse import Assignment, SimpleCommand, parse_command
 from codeloop.permissions.decision import Behavior, Decision, Scope, combine
 from codeloop.permissions.files_check import denied_under
@@ -31,22 +33,18 @@ from codeloop.permissions.git_check import (
     needs_repository,
     repository_problem,
 )
-from codeloop.permissions.readonly import assignment_problem, simple_command_problem
-from codeloop.permissions.scripts import SECRET_NAME
+from codeloop.permissions.readonly import (
+    RISKY_VARIABLE,
+    assignment_problem,
+    line_problem,
+    simple_command_problem,
+)
 from codeloop.permissions.shell import Invocation, Word, command_name, path_uses, unwrap
 
 # Commands acceptEdits runs without asking when all they write is inside the workspace.
 ACCEPT_EDITS_COMMANDS = frozenset({"mkdir", "touch", "cp", "mv"})
 _DIRECTORY_COMMANDS = frozenset({"cd", "pushd", "popd"})
 _CD_FLAGS = frozenset({"-L", "-P", "-e", "-@", "--"})
-# Variables that change which program runs or what it loads: a rule about `git` must not cover
-# `GIT_SSH_COMMAND=... git fetch`. A heuristic over names; harmless ones (NODE_ENV, CI) pass.
-_RISKY_VARIABLE = re.compile(
-    r"PATH|IFS|HOME|SHELL|ENV|CDPATH|GLOBIGNORE|PS[0-9]|PROMPT_COMMAND|VISUAL|"
-    r"(BASH|LD|DYLD|GIT|XDG)_.*|.*(PATH|LIB|OPT|OPTS|OPTIONS|EDITOR|PAGER|STARTUP|RC|CONFIG)|"
-    r".*_(COMMAND|CMD|PROGRAM|BIN|EXEC|HOOK|SHELL|PRELOAD)",
-    re.IGNORECASE,
-)
 _UNRESOLVABLE = re.compile(r"[$`{]|^[<>]\(")
 _HOME_VARIABLE = re.compile(r"^(\$HOME|\$\{HOME\})(?=/|$)")
 _BYPASS = "--permission-mode bypassPermissions"
@@ -57,11 +55,11 @@ def decide_bash(command: str, cwd: Path, scope: Scope) -> Decision:
     verdicts: list[Decision] = []
     where: Path | None = cwd
     links = False
-    secret = next((n for n in sorted(parsed.expanded_names) if SECRET_NAME.fullmatch(n)), None)
+    line = line_problem(parsed)
     for cmd in parsed.commands:
         inv = unwrap(cmd)
         for one, source in ((inv, cmd), *((extra, None) for extra in inv.extra)):
-            verdicts.append(_judge(one, source, where, scope, links, secret))
+            verdicts.append(_judge(one, source, where, scope, links, line))
             links = links or path_uses(one).makes_links
         where = _after_cd(inv, where, scope.home)
     if not parsed.ok:
@@ -85,7 +83,7 @@ def _judge(
     cwd: Path | None,
     scope: Scope,
     links: bool,
-    secret: str | None,
+    line: str | None,
 ) -> Decision:
     book, label = scope.book, _label(inv)
     uses = path_uses(inv)
@@ -128,7 +126,7 @@ def _judge(
                 None,
                 edit,
             )
-    problem = _read_only_problem(inv, cmd, named, trees, scope, secret)
+    problem = _read_only_problem(inv, cmd, named, trees, scope, line, cwd)
     command = _command_verdict(inv, problem, scope)
     return combine([command, _redirect_verdict(label, redirected, scope)])
 
@@ -194,23 +192,42 @@ def _read_only_problem(
     named: list[Path],
     trees: list[Path],
     scope: Scope,
-    secret: str | None,
+    line: str | None,
+    cwd: Path | None,
 ) -> str | None:
     if inv.argv and inv.argv[0] in _DIRECTORY_COMMANDS:
         return None
     simple = cmd if cmd is not None else inv.simple()
     if problem := simple_command_problem(simple, redirects=False):
         return problem
-    if secret is not None:
-        return f"the line expands ${secret}, which may hold a secret"
+    if line is not None:
+        return line
     readable = [p for p in named if not scope.book.path_rule("allow", "Read", p)]
     if found := next((p for p in readable if paths.credential(p, scope.home)), None):
         return f"it reads {found}, which holds credentials"
+    if (opened := _ripgrep_opens(inv, cwd)) is not None:
+        readable = [p for p in opened if not scope.book.path_rule("allow", "Read", p)]
+        found = next((p for p in readable if paths.credential(p, scope.home)), None)
+        return f"it reads {found}, which holds credentials" if found else None
     for top in trees:
-        found = paths.credentials_under(top, scope.home)
-        if found is not None and not scope.book.path_rule("allow", "Read", found):
-            return f"it reads {top} recursively, and {found} holds credentials"
+        for found in paths.credentials_under(top, scope.home):
+            if not scope.book.path_rule("allow", "Read", found):
+                return f"it reads {top} recursively, and {found} holds credentials"
     return None
+
+
+def _ripgrep_opens(inv: Invocation, cwd: Path | None) -> list[Path] | None:
+    """The files an rg search opens, as ripgrep lists them; None for other readers (they open
+    everything under a tree), for a walk into ignored files, or when ripgrep cannot say."""
+    if not inv.argv or command_name(inv.argv[0]) != "rg" or any(inv.dynamic) or cwd is None:
+        return None
+    try:
+        search = ripgrep.search(inv.argv[1:])
+    except ArgvError:
+        return None
+    if not search.reads_contents:
+        return []
+    return search.opened(cwd) if search.widened is None else None
 
 
 def _redirect_verdict(label: str, targets: list[Path], scope: Scope) -> Decision:
@@ -239,7 +256,7 @@ def _unjudgeable(inv: Invocation, cwd: Path | None) -> str | None:
         return inv.problem
     if inv.argv and inv.dynamic[0]:
         return "the command name is decided at run time"
-    risky = [a.name for a in inv.assignments if _risky(a)]
+    risky = [a.name for a in inv.assignments if _risky(a, bare=not inv.argv)]
     if risky:
         return f"setting {risky[0]} can change what runs"
     return _git_repository(inv, cwd)
@@ -260,10 +277,12 @@ def _git_repository(inv: Invocation, cwd: Path | None) -> str | None:
     return repository_problem(directory)
 
 
-def _risky(a: Assignment) -> bool:
+def _risky(a: Assignment, *, bare: bool) -> bool:
+    """A variable no rule can vouch for: it names what runs (or, on a command, holds a value
+    decided at run time). On its own line an unknown value matters only where the name does."""
     if assignment_problem(a) is None:
         return False  # `GIT_PAGER=cat`, `LC_ALL=C`: known to change nothing that runs
-    return a.dynamic or bool(_RISKY_VARIABLE.fullmatch(a.name.split("[", 1)[0]))
+    return (a.dynamic and not bare) or bool(RISKY_VARIABLE.fullmatch(a.name.split("[", 1)[0]))
 
 
 def _resolve(words: list[Word], cwd: Path | None, home: Path) -> tuple[list[Path], list[str]]:

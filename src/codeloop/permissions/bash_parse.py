@@ -195,9 +195,11 @@ _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 _DQ_ESCAPE = re.compile(r'\\([$`"\\])')
 _GLOB_OR_TILDE = re.compile(r"[*?]|\[.*\]|(^|[=:])~")
 _BRACE_EXPANSION = re.compile(r"\{[^{}\s]*(,|\.\.)[^{}\s]*\}")
-# `${name}` and the operators that neither assign nor evaluate arithmetic.
+# `${name}` and the operators that neither assign nor evaluate arithmetic. Of the `@`
+# transformations, `@P` is left out: prompt expansion runs the `$(...)` inside the value.
 _PLAIN_EXPANSION = re.compile(
-    r"\$\{(#?[A-Za-z_][A-Za-z0-9_]*|#?[0-9]+|[@*#?$!-])(\}|:?[-+?]|%%?|##?|/[/#%]?|\^\^?|,,?)"
+    r"\$\{(#?[A-Za-z_][A-Za-z0-9_]*|#?[0-9]+|[@*#?$!-])"
+    r"(\}|:?[-+?]|%%?|##?|/[/#%]?|\^\^?|,,?|@[QEAaULuKk]\})"
 )
 _ANSI_C_ESCAPE = re.compile(
     r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)", re.DOTALL

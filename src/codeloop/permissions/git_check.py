@@ -59,7 +59,10 @@ _GLOBAL_FLAGS = frozenset(
     | {"--noglob-pathspecs", "--icase-pathspecs", "--no-replace-objects", "--no-lazy-fetch"}
     | {"--no-advice"}
 )
-_GLOBAL_INFO = frozenset({"--version", "--exec-path", "--html-path", "--man-path", "--info-path"})
+# Print and exit when last; `--help` and `-h` alone are `git help`, which lists the commands.
+_GLOBAL_INFO = frozenset(
+    {"--version", "--exec-path", "--html-path", "--man-path", "--info-path", "--help", "-h"}
+)
 # Options that write a file or run a program, in every subcommand that parses diff or
 # revision options (log, show, diff, blame, stash show, ...); those parsers take no prefixes.
 _RUNS_OR_WRITES = {
@@ -209,6 +212,26 @@ def _symbolic_ref(args: Sequence[str]) -> str | None:
     return None if len(parsed.operands) == 1 else "git symbolic-ref NAME REF sets NAME"
 
 
+_HELP_LISTS = Spec.of(
+    "agc",
+    long_flags="all guides config user-interfaces developer-interfaces verbose external-commands"
+    " aliases",
+    negatable=True,
+)
+
+
+def _help(args: Sequence[str]) -> str | None:
+    """`git help` lists commands or guides; given a topic, it opens a manual page with the
+    viewer the configuration names (`man.viewer`, `man.<tool>.cmd`), which may be anything."""
+    try:
+        parsed = parse(_HELP_LISTS, args)
+    except ArgvError as exc:
+        return f"{exc}, and only listing commands and guides is read-only"
+    if parsed.operands:
+        return f"it opens the manual of {parsed.operands[0]!r} with a viewer the config names"
+    return None
+
+
 def _no_arguments(args: Sequence[str]) -> str | None:
     return None if not args or args == ["--build-options"] else "unexpected arguments"
 
@@ -234,8 +257,23 @@ GIT_READ_ONLY_SUBCOMMANDS: Mapping[str, GitCheck] = {
     "reflog": _reflog,
     "symbolic-ref": _symbolic_ref,
     "version": _no_arguments,
+    "help": _help,
 }
 """Subcommand → check of its arguments, which returns why they are not read-only, or None."""
+
+
+# Long-standing commands built into git (or, in older versions, scripts that answer `-h` the
+# same way): `git NAME -h` prints its usage and exits, and no alias can take the name over.
+_BUILTINS = frozenset(
+    {"add", "am", "apply", "archive", "bisect", "blame", "branch", "bundle", "cat-file"}
+    | {"check-attr", "check-ignore", "checkout", "cherry", "cherry-pick", "clean", "clone"}
+    | {"commit", "config", "count-objects", "describe", "diff", "fetch", "format-patch", "fsck"}
+    | {"gc", "grep", "init", "log", "ls-files", "ls-remote", "ls-tree", "merge", "merge-base"}
+    | {"mv", "notes", "pull", "push", "range-diff", "rebase", "reflog", "remote", "repack"}
+    | {"replace", "reset", "restore", "rev-list", "rev-parse", "revert", "rm", "shortlog"}
+    | {"show", "show-branch", "show-ref", "sparse-checkout", "stash", "status", "submodule"}
+    | {"switch", "tag", "worktree"}
+)
 
 
 def _globals(args: Sequence[str]) -> tuple[int, str | None]:
@@ -269,10 +307,15 @@ def git_problem(args: Sequence[str]) -> str | None:
         return problem
     if i >= len(args):
         return "git without a subcommand"
+    rest = list(args[i + 1 :])
+    if rest == ["-h"] and args[i] in _BUILTINS:
+        return None  # a builtin's short usage; builtins cannot be aliased away
+    if rest[:1] == ["--help"]:  # git turns `git log --help` into `git help log`
+        return f"git {args[i]} --help: {_help(args[i : i + 1])}"
     check = GIT_READ_ONLY_SUBCOMMANDS.get(args[i])
     if check is None:
         return f"git {args[i]} is not a read-only subcommand"
-    found = check(args[i + 1 :])
+    found = check(rest)
     return f"git {args[i]}: {found}" if found else None
 
 

@@ -79,16 +79,15 @@ def credential(path: Path, home: Path) -> bool:
     return False
 
 
-def credentials_under(top: Path, home: Path) -> Path | None:
-    """A credential a recursive read of `top` reaches: the home's key folders, or a `.env`."""
-    if (top / ".env").is_file():
-        return top / ".env"
+def credentials_under(top: Path, home: Path) -> list[Path]:
+    """The credentials a recursive read of `top` reaches: a `.env`, the home's key folders."""
+    found = [top / ".env"] if (top / ".env").is_file() else []
     home = Path(os.path.realpath(home))
     for directory in _CREDENTIAL_DIRS:
-        found = home / directory
-        if found.is_relative_to(top) and found.is_dir():
-            return found
-    return None
+        folder = home / directory
+        if folder.is_relative_to(top) and folder.is_dir():
+            found.append(folder)
+    return found
 
 
 def expand_glob(pattern: str, cwd: Path, home: Path) -> list[Path] | None:

@@ -17,11 +17,18 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from codeloop.permissions.argv_spec import Args, ArgvError, Spec, parse, short_option_in
-from codeloop.permissions.bash_parse import Assignment, Redirect, SimpleCommand, parse_command
+from codeloop.permissions import ripgrep
+from codeloop.permissions.argv_spec import Args, ArgvError, Spec, parse
+from codeloop.permissions.bash_parse import (
+    Assignment,
+    ParsedCommand,
+    Redirect,
+    SimpleCommand,
+    parse_command,
+)
 from codeloop.permissions.git_check import git_problem
 from codeloop.permissions.scripts import SECRET_NAME, awk_problem, sed_problem
-from codeloop.permissions.shell import WRITE_OPS, command_name, unwrap
+from codeloop.permissions.shell import SELF_DESCRIBING, WRITE_OPS, command_name, unwrap
 
 __all__ = [
     "READ_ONLY_COMMANDS",
@@ -31,6 +38,7 @@ __all__ = [
     "command_name",
     "is_read_only_command",
     "is_read_only_simple_command",
+    "line_problem",
     "simple_command_problem",
 ]
 
@@ -255,26 +263,11 @@ def _find(args: Sequence[str]) -> str | None:
     return None
 
 
-_RG_VALUED_SHORT = "ABCEMTdefgjmrt"
-_RG_VALUED_LONG = ("--regexp", "--file", "--glob", "--iglob", "--type", "--type-not", "--pre")
-_RG_RUNS = {
-    "--pre": "runs a program on every file",
-    "--hostname-bin": "runs a program",
-    "--search-zip": "runs decompression programs",
-}
-
-
 def _rg(args: Sequence[str]) -> str | None:
-    """ripgrep takes no abbreviations; `-z` may hide in a cluster of short options."""
-    for arg in args:
-        if arg == "--":
-            break
-        key = arg.split("=", 1)[0]
-        if key in _RG_RUNS:
-            return f"{key} {_RG_RUNS[key]}"
-    if short_option_in(args, "z", _RG_VALUED_SHORT, _RG_VALUED_LONG):
-        return "-z runs decompression programs"
-    return None
+    try:
+        return ripgrep.search(args).problem
+    except ArgvError as exc:
+        return str(exc)
 
 
 def _jq(args: Sequence[str]) -> str | None:
@@ -386,6 +379,9 @@ def argv_problem(argv: Sequence[str]) -> str | None:
     name = command_name(argv[0])
     if name is None:
         return f"{argv[0]} is a path, not a standard program"
+    known = name in READ_ONLY_COMMANDS or name in _TRANSPARENT_WRAPPERS
+    if known and list(argv[1:]) in SELF_DESCRIBING:
+        return None  # it prints its usage or version (or refuses an option it lacks)
     if name not in READ_ONLY_COMMANDS:
         return f"{name} is not a command known to only read"
     check = READ_ONLY_COMMANDS[name]
@@ -414,6 +410,46 @@ def redirect_problem(r: Redirect) -> str | None:
     return f"{r.op} {r.target} writes a file"
 
 
+RISKY_VARIABLE = re.compile(
+    r"PATH|IFS|HOME|SHELL|ENV|CDPATH|GLOBIGNORE|PS[0-9]|PROMPT_COMMAND|VISUAL|"
+    r"(BASH|LD|DYLD|GIT|XDG)_.*|.*(PATH|LIB|OPT|OPTS|OPTIONS|EDITOR|PAGER|STARTUP|RC|CONFIG)|"
+    r".*_(COMMAND|CMD|PROGRAM|BIN|EXEC|HOOK|SHELL|PRELOAD)",
+    re.IGNORECASE,
+)
+"""Variables that change which program runs or what it loads: a rule about `git` must not cover
+`GIT_SSH_COMMAND=... git fetch`. A heuristic over names; harmless ones (NODE_ENV, CI) pass."""
+# What else a variable set on its own line can change: bash's own state (where `cd ..` and
+# `cd -` go, which programs a search skips, POSIX mode, the locale it parses in) and, when the
+# name is already exported, what later programs trust or run (askpass, proxies, certificates).
+_SHELL_STATE = re.compile(
+    r"PWD|OLDPWD|POSIXLY_CORRECT|EXECIGNORE|FIGNORE|TMPDIR|HISTFILE|HOSTFILE|INPUTRC|LANG|"
+    r"LANGUAGE|LC_[A-Z]+|.*(ASKPASS|BROWSER|WRAPPER|HOME|FLAGS|CERTS?|BUNDLE)|(?i:.*_proxy)"
+)
+
+
+def bare_assignment_problem(a: Assignment) -> str | None:
+    """`FOO=bar` alone sets a shell variable and nothing else, unless bash or a later
+    program gives the name a meaning (whether a later command expands it is the line's
+    concern: `line_problem`)."""
+    name = a.name.split("[", 1)[0]
+    if RISKY_VARIABLE.fullmatch(name) or _SHELL_STATE.fullmatch(name):
+        return f"setting {name} changes what later commands do"
+    return None
+
+
+def line_problem(parsed: ParsedCommand) -> str | None:
+    """What the line does that none of its commands shows alone: it expands a secret, or a
+    variable it sets itself (a `$X` is judged as any word, so `X=/etc/shadow; cat $X` would
+    read what the check never saw)."""
+    expanded = sorted(parsed.expanded_names)
+    if secret := next((n for n in expanded if SECRET_NAME.fullmatch(n)), None):
+        return f"the line expands ${secret}, which may hold a secret"
+    own = {a.name.split("[", 1)[0] for c in parsed.commands if not c.argv for a in c.assignments}
+    if found := next((n for n in expanded if n in own), None):
+        return f"the line sets ${found} and expands it, so what it names cannot be judged"
+    return None
+
+
 def assignment_problem(a: Assignment) -> str | None:
     if a.dynamic or a.name not in SAFE_PREFIX_ASSIGNMENTS:
         return f"setting {a.name} can change what the command does"
@@ -439,8 +475,8 @@ def simple_command_problem(cmd: SimpleCommand, *, redirects: bool = True) -> str
     what it does not show, or prints a secret), or None. `redirects=False` leaves its
     redirections to the caller, which judges them as writes of their own.
 
-    A bare assignment (`FOO=1` with no command) is not read-only: it exists only to change how
-    later commands in the line behave, which is what this check cannot follow.
+    A bare assignment (`FOO=1` with no command) only sets a shell variable, unless its name
+    means something to bash or to programs (`bare_assignment_problem`).
     """
     judged = cmd.redirects if redirects else [r for r in cmd.redirects if r.op not in WRITE_OPS]
     if found := next(filter(None, map(redirect_problem, judged)), None):
@@ -451,11 +487,10 @@ def simple_command_problem(cmd: SimpleCommand, *, redirects: bool = True) -> str
     for wrapper in inv.wrappers:
         if wrapper not in _TRANSPARENT_WRAPPERS:
             return f"{wrapper} is not a command known to only read"
-    found = next(filter(None, map(assignment_problem, inv.assignments)), None)
-    if found:
-        return found
     if not inv.argv:
-        return "an assignment on its own changes the shell" if inv.assignments else None
+        return next(filter(None, map(bare_assignment_problem, inv.assignments)), None)
+    if found := next(filter(None, map(assignment_problem, inv.assignments)), None):
+        return found
     if inv.dynamic[0]:
         return "the command name is decided at run time"
     if cmd.script is not None and command_name(inv.argv[0]) in ("bash", "sh", "zsh", "dash"):
@@ -479,9 +514,9 @@ def command_problem(command: str) -> str | None:
         return parsed.unparsed_reasons[0]
     if not parsed.commands:
         return "nothing to run"
-    if secret := next((n for n in parsed.expanded_names if SECRET_NAME.fullmatch(n)), None):
-        return f"it expands ${secret}, which may hold a secret"
-    return next(filter(None, map(simple_command_problem, parsed.commands)), None)
+    return line_problem(parsed) or next(
+        filter(None, map(simple_command_problem, parsed.commands)), None
+    )
 
 
 def is_read_only_command(command: str) -> bool:

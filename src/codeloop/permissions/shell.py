@@ -11,17 +11,22 @@ the policy asks for it unless it is read-only or a rule allows it.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from codeloop.permissions import ripgrep
+from codeloop.permissions.argv_spec import ArgvError
 from codeloop.permissions.bash_parse import Assignment, Redirect, SimpleCommand
 from codeloop.permissions.scripts import script_files
 
 Word = tuple[str, bool]  # text, dynamic (bash still expands it)
 
 SYSTEM_BIN_DIRS = ("/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/")
+# A program's only argument when it is asked to describe itself: it prints and exits.
+SELF_DESCRIBING = (["--help"], ["--version"])
 
 
 def command_name(word: str) -> str | None:
@@ -170,6 +175,8 @@ def unwrap(cmd: SimpleCommand) -> Invocation:
     wrappers: list[str] = []
     while argv and not dynamic[0]:
         name = command_name(argv[0]) or argv[0]
+        if argv[1:] in SELF_DESCRIBING:
+            break  # `timeout --help` prints its usage and runs nothing
         if name in _ELEVATING:
             problem = problem or f"`{name}` runs a command with other privileges"
             if name not in _ELEVATING_SPECS:
@@ -384,7 +391,8 @@ def path_uses(inv: Invocation) -> PathUse:
         written += operands
     written += _output_options(name, args, dynamic)
     links = name in _SYMLINK_MAKERS and _makes_links(name, args)
-    return PathUse(named, written, links, _trees(name, args, operands, options), redirected)
+    trees = _trees(name, args, dynamic, operands, options)
+    return PathUse(named, written, links, trees, redirected)
 
 
 def _program_files(name: str, operands: list[Word], options: list[tuple[str, Word]]) -> list[Word]:
@@ -400,9 +408,17 @@ def _program_files(name: str, operands: list[Word], options: list[tuple[str, Wor
 
 
 def _trees(
-    name: str, args: Sequence[str], operands: list[Word], options: list[tuple[str, Word]]
+    name: str,
+    args: Sequence[str],
+    dynamic: Sequence[bool],
+    operands: list[Word],
+    options: list[tuple[str, Word]],
 ) -> list[Word]:
     """The directories a command reads whole: searchers default to `.` after their pattern."""
+    if name == "rg" and not any(dynamic):
+        with contextlib.suppress(ArgvError):  # an option rg lacks: the guess below
+            found = ripgrep.search(args)
+            return [(p, False) for p in found.operands or ["."]] if found.reads_contents else []
     letters = "".join(a[1:] for a in args if a.startswith("-") and not a.startswith("--"))
     long = {a.split("=", 1)[0] for a in args if a.startswith("--")}
     if name in _SEARCHERS and (

@@ -4,7 +4,8 @@ Shared by tests/unit/test_shell_safety.py (the decision in every mode), the bubb
 (tests/integration/test_read_only_oracle.py runs every READ_ONLY line and checks nothing
 changed) and bench/shell_safety.py (how many of each run unasked). The lines run in a git
 repository laid out by `shell_world`: files f, a.txt, b.txt, src/app.py, notes.md, a
-commit, a branch `feature`, a tag `v1`, and a remote `origin`.
+commit, a branch `feature`, a tag `v1`, a remote `origin`, and an untracked `.env` holding a
+token (`TOKEN=canary-...`), as real projects have: whatever reads it must ask.
 """
 
 from __future__ import annotations
@@ -114,6 +115,17 @@ READ_ONLY = [
     "rg -l -g '*.py' def",
     "rg -e -z f",
     "rg -- --pre f",
+    # ripgrep skips hidden files (.env) unless told otherwise
+    "rg TOKEN",
+    "rg -n -g '*.py' def",
+    "rg -t py def",
+    "rg -g '!*.md' a",
+    "rg -i token src",
+    "rg -r X TOKEN",
+    "rg --files -g '*.py'",
+    "rg -c a --no-hidden",
+    "rg -L TOKEN",
+    "rg --ignore-file a.txt TOKEN",
     # find
     "find . -name '*.py'",
     "find src -type f -newer f",
@@ -288,6 +300,26 @@ READ_ONLY = [
     "cat $HOME/.profile 2>/dev/null || true",
     "sed 'r a.txt' f",
     "awk 'BEGIN { while ((getline l < \"f\") > 0) print l }'",
+    # variables set on their own, and expansions that only transform a value
+    "A=1",
+    "A=1 B=2",
+    "FOO=bar; ls",
+    "x[1]=y",
+    "REV=$(git rev-parse HEAD)",
+    'echo "${HOME@Q}" ${HOME@U} ${HOME,,} ${HOME^^} ${#HOME}',
+    # usage and version of known commands
+    "git --help",
+    "git -h",
+    "git help -a",
+    "git commit -h",
+    "git push -h",
+    "sort --help",
+    "sed --version",
+    "find --version",
+    "env --version",
+    "printenv --help",
+    "timeout --help",
+    "xargs --version",
 ]
 
 # Writes and programs inside the workspace that acceptEdits lets through: default mode asks,
@@ -559,7 +591,6 @@ MUST_ASK = [
     "source x",
     "alias ls=rm",
     "export A=1",
-    "A=1",
     "PATH=/tmp ls",
     "LD_PRELOAD=x.so ls",
     "$CMD f",
@@ -578,6 +609,47 @@ MUST_ASK = [
     "node --version",
     "cargo --version",
     "git status & rm f",
+    # ripgrep told to open hidden or ignored files, or pointed at the credential itself
+    "rg --hidden TOKEN",
+    "rg -. TOKEN",
+    "rg -uu TOKEN",
+    "rg -u TOKEN",
+    "rg --unrestricted --unrestricted TOKEN",
+    "rg --no-ignore TOKEN",
+    "rg --no-ignore-vcs TOKEN",
+    "rg -g .env TOKEN",
+    "rg -g '*' TOKEN",
+    "rg --glob='.e*' TOKEN",
+    "rg --iglob .ENV TOKEN",
+    "rg -g '**' -n TOKEN",
+    "rg --type-add 'e:*.env' -t e TOKEN",
+    "rg TOKEN .env",
+    "rg -e TOKEN -- .env",
+    "rg --hidden -r X TOKEN",
+    "rg -X TOKEN",
+    "rg --x-crud",
+    "grep -r TOKEN .",
+    # variables that mean something to bash or to programs, or that the line then expands
+    "HOME=/tmp",
+    "IFS=/",
+    "PWD=/",
+    "OLDPWD=/etc",
+    "POSIXLY_CORRECT=1",
+    "SSH_ASKPASS=./x",
+    "https_proxy=http://127.0.0.1:1",
+    "GIT_DIR=.",
+    "A=.env; cat $A",
+    "A=/etc/shadow; cat $A",
+    "D=.ssh; cat ~/$D/id_rsa",
+    'A=$(echo .env); head "$A"',
+    'echo "${HOME@P}"',
+    # --help that opens a manual with the viewer the configuration names
+    "git log --help",
+    "git commit --help",
+    "git --help log",
+    "git help -w log",
+    "git frobnicate -h",
+    "nohup --help",
 ]
 
 # Deny rules hold however the command is spelled: (deny rule, command).
@@ -667,4 +739,5 @@ def shell_world(root: Path) -> Path:
         ["remote", "add", "origin", "https://example.invalid/repo.git"],
     ):
         subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
+    (repo / ".env").write_text("TOKEN=canary-7f3a\n")
     return repo
