@@ -9,8 +9,9 @@ from a higher source replaces a lower one, so hooks and permission rules from ev
 
 A file that is not valid JSON, or a value of the wrong kind, becomes a warning naming the file
 and the place; everything else still loads, so one typo never costs the user their other
-settings. Keys codeloop does not act on are listed in `unsupported` (settings_keys.py says why)
-for the start-up report.
+settings. Where the value restricts (settings_safety.py) it is an error instead: loading raises
+UnsafeSettingsError rather than let a session run with the restriction dropped. Keys codeloop
+does not act on are listed in `unsupported` (settings_keys.py says why) for the start-up report.
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from typing import Any, Literal
 
 from codeloop.hook_config import HooksConfig, Warn, kind, merge_hooks, parse_hooks, shown
 from codeloop.paths import codeloop_home, home_dir
-from codeloop.settings_keys import Unsupported, unsupported_keys
+from codeloop.permissions.rules import Rule, RuleError
+from codeloop.settings_keys import KEYS, PERMISSION_KEYS, Unsupported, unsupported_keys
+from codeloop.settings_safety import RESTRICTING, Problems, misspelt
 
 RULE_KINDS = ("allow", "deny", "ask")
 PERMISSION_LISTS = (*RULE_KINDS, "additionalDirectories")
@@ -240,13 +243,14 @@ def load_settings(
     env: Mapping[str, str] | None = None,
     sources: Iterable[str] | None = None,
 ) -> Settings:
-    """Every source merged; problems come back in `warnings`, never as exceptions.
+    """Every source merged; problems come back in `warnings`, except that a restriction that
+    cannot be read raises UnsafeSettingsError (naming every one, file and key).
 
     `cli` is the `--settings` value: inline JSON when it starts with `{`, else a file path
     (relative to `cwd`). `sources` (`--setting-sources`) limits the files read to those scopes
     (user, project, local); `--settings` and managed settings always apply.
     """
-    warnings: list[str] = []
+    problems = Problems()
     wanted = set(SETTING_SOURCES if sources is None else sources)
     merged: dict[str, Any] = {}
     managed: dict[str, Any] = {}
@@ -255,13 +259,13 @@ def load_settings(
     hooks: list[tuple[str, HooksConfig]] = []
     raw_seen: list[tuple[str, Mapping[str, Any]]] = []
     auto_rules: dict[str, Any] = {}
-    for source in _read_sources(cwd, cli, env, warnings, wanted):
-        data = _parse(source.label, source.text, warnings)
+    for source in _read_sources(cwd, cli, env, problems, wanted):
+        data = _parse(source.label, source.text, problems)
         if data is None:
             continue
         loaded.append(source.label)
         raw_seen.append((source.label, data))
-        clean = _validated(source.label, data, warnings)
+        clean = _validated(source.label, _one_rule_lists(source.label, data, problems), problems)
         if source.scope == "managed":
             managed = _merge(managed, clean)
         merged = _merge(merged, clean)
@@ -271,15 +275,16 @@ def load_settings(
         if rules:
             rule_sets.append(RuleSet(source.label, **rules))
         if "hooks" in data:
-            hooks.append((source.scope, _hooks_of(source.label, data["hooks"], warnings)))
+            hooks.append((source.scope, _hooks_of(source.label, data["hooks"], problems)))
         if "autoMode" in clean and source.scope == "project":
-            warnings.append(
+            problems.warnings.append(
                 f"{source.label}: autoMode is not read from shared project settings (a "
                 "repository cannot widen its own auto-mode trust); put it in "
                 "settings.local.json or your user settings"
             )
         elif "autoMode" in clean:
             auto_rules = _merge(auto_rules, clean["autoMode"])
+    problems.check()
     if managed.get("allowManagedPermissionRulesOnly") is True:
         managed_labels = set(_managed_labels(env))
         rule_sets = [r for r in rule_sets if r.source in managed_labels]
@@ -295,7 +300,7 @@ def load_settings(
         tuple(rule_sets),
         merge_hooks(*hook_configs),
         tuple(loaded),
-        tuple(warnings),
+        tuple(problems.warnings),
         tuple(unsupported_keys(raw_seen)),
     )
     plugin_hooks = not only_managed_hooks and merged.get("disableAllHooks") is not True
@@ -311,13 +316,13 @@ def _read_sources(
     cwd: Path,
     cli: str | None,
     env: Mapping[str, str] | None,
-    warnings: list[str],
+    problems: Problems,
     wanted: set[str],
 ) -> Iterable[_Source]:
     for path, scope in _files(cwd, env):
         if scope not in wanted:
             continue
-        text = _read(path, warnings, missing_ok=True)
+        text = _read(path, problems, missing_ok=True)
         if text is not None:
             yield _Source(str(path), text, scope)
     if cli is not None:
@@ -325,59 +330,100 @@ def _read_sources(
             yield _Source(CLI_SOURCE, cli, "cli")
         else:
             path = (cwd / Path(cli).expanduser()).resolve()
-            text = _read(path, warnings, missing_ok=False)
+            text = _read(path, problems, missing_ok=False)
             if text is not None:
                 yield _Source(str(path), text, "cli")
     for path in managed_files(env):
-        text = _read(path, warnings, missing_ok=True)
+        text = _read(path, problems, missing_ok=True)
         if text is not None:
             yield _Source(str(path), text, "managed")
 
 
-def _read(path: Path, warnings: list[str], *, missing_ok: bool) -> str | None:
+def _read(path: Path, problems: Problems, *, missing_ok: bool) -> str | None:
+    """The file's text. One that cannot be read is skipped only when it restricts nothing: a
+    missing --settings file, or one codeloop may not open, could hold deny rules."""
     try:
-        return path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         if not missing_ok:
-            warnings.append(f"{CLI_SOURCE} {path}: no such file")
+            problems.unreadable(f"{CLI_SOURCE} {path}", "no such file", None)
         return None
-    except (OSError, UnicodeDecodeError) as exc:
-        warnings.append(f"{path}: cannot read: {exc}; skipped")
+    except OSError as exc:
+        problems.unreadable(str(path), f"cannot read: {exc.strerror or exc}", None)
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        text = data.decode("utf-8", errors="replace")
+        problems.unreadable(str(path), f"cannot read: not UTF-8 at byte {exc.start}", text)
         return None
 
 
-def _parse(label: str, text: str, warnings: list[str]) -> dict[str, Any] | None:
+def _parse(label: str, text: str, problems: Problems) -> dict[str, Any] | None:
     if not text.strip():
         return None  # an empty file is no settings, not an error
+    repeated: list[str] = []
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=lambda pairs: _object_of(pairs, repeated))
     except json.JSONDecodeError as exc:
-        warnings.append(f"{label}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}; skipped")
+        problems.unreadable(f"{label}:{exc.lineno}:{exc.colno}", f"invalid JSON: {exc.msg}", text)
         return None
     if not isinstance(data, dict):
-        warnings.append(f"{label}: settings must be a JSON object, not {kind(data)}; skipped")
+        problems.unreadable(label, f"settings must be a JSON object, not {kind(data)}", text)
         return None
+    if repeated:
+        # JSON keeps the last value of a repeated key: a rule list written twice loses one.
+        problem = f"the key {repeated[0]!r} appears twice in one object"
+        problems.unreadable(label, problem, text, then="the last one counts")
     return data
 
 
-def _hooks_of(label: str, raw: Any, warnings: list[str]) -> HooksConfig:
+def _object_of(pairs: list[tuple[str, Any]], repeated: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            repeated.append(key)
+        out[key] = value
+    return out
+
+
+def _hooks_of(label: str, raw: Any, problems: Problems) -> HooksConfig:
     def warn(where: str, problem: str) -> None:
-        warnings.append(f"{label}: {where}: {problem}; ignored")
+        problems.found(label, where, problem)
 
     return parse_hooks(raw, warn)
+
+
+def _one_rule_lists(label: str, data: dict[str, Any], problems: Problems) -> dict[str, Any]:
+    """`"deny": "Bash(rm:*)"`: a deny or ask rule written without its list is read as a list
+    of one (dropping it would drop a restriction)."""
+    perms = data.get("permissions")
+    if not isinstance(perms, dict):
+        return data
+    fixed = dict(perms)
+    for sub in ("deny", "ask"):
+        if isinstance(perms.get(sub), str):
+            fixed[sub] = [perms[sub]]
+            problems.warnings.append(
+                f"{label}: permissions.{sub}: expected a list of rules, got a string; read as "
+                f"the list [{json.dumps(perms[sub])}]"
+            )
+    return {**data, "permissions": fixed}
 
 
 # --- validation: keep what is valid, warn about the rest, in the JSON's own shape -----------
 
 
-def _validated(label: str, data: Mapping[str, Any], warnings: list[str]) -> dict[str, Any]:
+def _validated(label: str, data: Mapping[str, Any], problems: Problems) -> dict[str, Any]:
     def warn(where: str, problem: str) -> None:
-        warnings.append(f"{label}: {where}: {problem}; ignored")
+        problems.found(label, where, problem)
 
     clean: dict[str, Any] = {}
     for key, value in data.items():
         check = _CHECKS.get(key)
         if check is None:
+            if key not in KEYS and (meant := misspelt(key, _TOP_RESTRICTING)):
+                problems.errors.append(f"{label}: {key}: not a setting; did you mean {meant}?")
             continue
         result = check(key, value, warn)
         if result is not _INVALID:
@@ -385,7 +431,8 @@ def _validated(label: str, data: Mapping[str, Any], warnings: list[str]) -> dict
     return clean
 
 
-_INVALID: Any = object()
+_INVALID: Any = object()  # nothing to keep (a value that is wrong, or that sets nothing)
+_TOP_RESTRICTING = frozenset(path for path in RESTRICTING if "." not in path)
 
 
 def _string(key: str, value: Any, warn: Warn) -> Any:
@@ -423,24 +470,64 @@ def _strings(key: str, value: Any, warn: Warn) -> Any:
     return _items(key, [value] if isinstance(value, str) else value, warn, "a string")
 
 
-def _items(key: str, value: Any, warn: Warn, what: str) -> Any:
+def _items(
+    key: str, value: Any, warn: Warn, what: str, wrong: Callable[[str], str | None] = lambda _: None
+) -> Any:
+    """The list's strings; `wrong` says what is wrong with one (None: nothing)."""
     if not isinstance(value, list):
-        warn(key, f"expected a list of strings, got {kind(value)}")
+        warn(key, f"expected a list of {what.removeprefix('a ')}s, got {kind(value)}")
         return _INVALID
     kept = []
     for i, item in enumerate(value):
-        if isinstance(item, str) and item.strip():
-            kept.append(item.strip())
-        else:
+        if not isinstance(item, str) or not item.strip():
             warn(f"{key}[{i}]", f"expected {what}, got {shown(item)}")
+        elif problem := wrong(item):
+            warn(f"{key}[{i}]", problem)
+        else:
+            kept.append(item.strip())
     return kept
+
+
+def _rule_problem(text: str) -> str | None:
+    try:
+        Rule.parse(text)
+    except RuleError as exc:
+        return str(exc)
+    return None
 
 
 def _objects(key: str, value: Any, warn: Warn) -> Any:
     if not isinstance(value, list):
         warn(key, f"expected a list of objects, got {kind(value)}")
         return _INVALID
-    return [item for item in value if isinstance(item, dict)]
+    kept = []
+    for i, item in enumerate(value):
+        if isinstance(item, dict):
+            kept.append(item)
+        else:
+            warn(f"{key}[{i}]", f"expected an object, got {shown(item)}")
+    return kept
+
+
+_SERVER_KEYS = {"serverName": str, "serverCommand": list, "serverUrl": str}
+
+
+def _servers(key: str, value: Any, warn: Warn) -> Any:
+    """allowedMcpServers / deniedMcpServers: objects naming a server by serverName,
+    serverCommand (a list of strings) or serverUrl (mcp/policy.py); an entry that names none
+    would match no server."""
+    entries = _objects(key, value, warn)
+    if entries is _INVALID:
+        return _INVALID
+    kept = []
+    for i, entry in enumerate(entries):
+        named = [k for k, of in _SERVER_KEYS.items() if isinstance(entry.get(k), of)]
+        command = entry.get("serverCommand", [])
+        if named and all(isinstance(part, str) for part in command):
+            kept.append(entry)
+        else:
+            warn(f"{key}[{i}]", "expected serverName or serverUrl (a string), or serverCommand")
+    return kept
 
 
 EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
@@ -592,7 +679,8 @@ def _permissions(key: str, raw: Any, warn: Warn) -> Any:
     out: dict[str, Any] = {}
     for sub in PERMISSION_LISTS:
         if sub in raw:
-            kept = _items(f"permissions.{sub}", raw[sub], warn, "a rule string")
+            checked = _rule_problem if sub in RULE_KINDS else lambda _: None
+            kept = _items(f"permissions.{sub}", raw[sub], warn, "a rule string", checked)
             if kept is not _INVALID:
                 out[sub] = kept
     if "defaultMode" in raw:
@@ -601,16 +689,27 @@ def _permissions(key: str, raw: Any, warn: Warn) -> Any:
             out["defaultMode"] = mode
         else:
             warn("permissions.defaultMode", f"{shown(mode)} is not one of {', '.join(MODE_NAMES)}")
-    if "disableBypassPermissionsMode" in raw:
-        value = raw["disableBypassPermissionsMode"]
-        if value in ("disable", True):
-            out["disableBypassPermissionsMode"] = "disable"
-        elif value not in (None, False, ""):
-            warn(
-                "permissions.disableBypassPermissionsMode",
-                f'expected "disable", got {shown(value)}',
-            )
+    for sub in ("disableBypassPermissionsMode", "disableAutoMode"):
+        if sub in raw and (value := _disable(f"permissions.{sub}", raw[sub], warn)) is not _INVALID:
+            out[sub] = value
+    for sub in sorted(set(raw) - PERMISSION_KEYS):
+        if meant := misspelt(sub, _PERMISSION_RESTRICTING):
+            warn(f"permissions.{sub}", f"not a permission setting; did you mean {meant}?")
     return out
+
+
+_PERMISSION_RESTRICTING = frozenset(
+    path.removeprefix("permissions.") for path in RESTRICTING if path.startswith("permissions.")
+)
+
+
+def _disable(key: str, value: Any, warn: Warn) -> Any:
+    """`"disable"` (or true) turns the mode off; null, false and "" leave it on."""
+    if value is True or value == "disable":
+        return "disable"
+    if not (value is None or value is False or value == ""):
+        warn(key, f'expected "disable", got {shown(value)}')
+    return _INVALID
 
 
 _CHECKS: dict[str, Any] = {
@@ -647,16 +746,16 @@ _CHECKS: dict[str, Any] = {
     "enableAllProjectMcpServers": _boolean,
     "enabledMcpjsonServers": _strings,
     "disabledMcpjsonServers": _strings,
-    "allowedMcpServers": _objects,
-    "deniedMcpServers": _objects,
+    "allowedMcpServers": _servers,
+    "deniedMcpServers": _servers,
     "allowManagedMcpServersOnly": _boolean,
     "effortLevel": _effort,
     "alwaysThinkingEnabled": _boolean,
     "requestOverrides": _object,
     "webSearch": _web_search,
     # Claude Code's top-level spelling in some files; permissions.* is the documented one.
-    "disableBypassPermissionsMode": lambda k, v, w: v,
-    "disableAutoMode": lambda k, v, w: _choice(k, v, w, ("disable",)),
+    "disableBypassPermissionsMode": _disable,
+    "disableAutoMode": _disable,
     "autoMode": lambda k, v, w: _auto_mode(k, v, w),
 }
 
@@ -703,9 +802,10 @@ def _build(
 ) -> Settings:
     perms = merged.get("permissions", {})
     sandbox = merged.get("sandbox", {})
-    bypass_off = perms.get("disableBypassPermissionsMode") == "disable" or merged.get(
-        "disableBypassPermissionsMode"
-    ) in ("disable", True)
+    bypass_off = "disable" in (
+        merged.get("disableBypassPermissionsMode"),
+        perms.get("disableBypassPermissionsMode"),
+    )
     auto_off = "disable" in (merged.get("disableAutoMode"), perms.get("disableAutoMode"))
     commit, pr = _attributions(merged)
     marketplaces = {

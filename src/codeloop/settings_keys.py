@@ -37,7 +37,8 @@ KEYS: dict[str, KeyInfo] = {
         "",
         "$schema model env permissions hooks sandbox disableAllHooks allowManagedHooksOnly "
         "allowManagedPermissionRulesOnly apiKeyHelper cleanupPeriodDays includeCoAuthoredBy "
-        "attribution autoCompactEnabled fallbackModel disableAutoMode autoMode allowedHttpHookUrls "
+        "attribution autoCompactEnabled fallbackModel disableAutoMode disableBypassPermissionsMode "
+        "autoMode allowedHttpHookUrls "
         "httpHookAllowedEnvVars checkpoints claudeMdExcludes claudeMd enabledPlugins "
         "extraKnownMarketplaces additionalMarketplaces outputStyle disableSkillShellExecution "
         "skillOverrides blockedMarketplaces strictKnownMarketplaces allowedMarketplaces agent "
@@ -120,7 +121,15 @@ SANDBOX_KEYS: dict[str, KeyInfo] = {
     ),
 }
 PERMISSION_KEYS: frozenset[str] = frozenset(
-    {"allow", "deny", "ask", "defaultMode", "additionalDirectories", "disableBypassPermissionsMode"}
+    {
+        "allow",
+        "deny",
+        "ask",
+        "defaultMode",
+        "additionalDirectories",
+        "disableBypassPermissionsMode",
+        "disableAutoMode",
+    }
 )
 
 

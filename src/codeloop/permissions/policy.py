@@ -35,6 +35,7 @@ from codeloop.tools.input import ToolInput, wire_input
 
 if TYPE_CHECKING:
     from codeloop.permissions.auto_mode import AutoMode, Verdict
+    from codeloop.settings import RuleSet
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"]
 PERMISSION_MODES: tuple[PermissionMode, ...] = (
@@ -65,18 +66,17 @@ def split_rules(values: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(rules))
 
 
-def rules_from(
-    texts: Iterable[str], source: str, base: Path | None = None
-) -> tuple[list[Rule], list[str]]:
-    """Parse rule strings from one source; bad ones become warnings naming the source."""
-    rules: list[Rule] = []
-    warnings: list[str] = []
-    for text in texts:
-        try:
-            rules.append(Rule.parse(text, source, base))
-        except RuleError as exc:
-            warnings.append(f"{source}: {exc}; ignored")
-    return rules, warnings
+def settings_rules(rule_sets: Iterable[RuleSet], project: Path) -> dict[str, list[Rule]]:
+    """Every settings file's rules by behaviour, each tagged with its file (loading checked
+    them: settings.py). Relative path rules are relative to the folder that holds the file's
+    .claude/ or .codeloop/ (inline --settings: the project)."""
+    rules: dict[str, list[Rule]] = {"allow": [], "deny": [], "ask": []}
+    for rule_set in rule_sets:
+        source = rule_set.source
+        base = project if source == "--settings" else Path(source).parent.parent
+        for kind in rules:
+            rules[kind] += [Rule.parse(text, source, base) for text in getattr(rule_set, kind)]
+    return rules
 
 
 @dataclass(frozen=True)
