@@ -366,7 +366,11 @@ def _parse(label: str, text: str, problems: Problems) -> dict[str, Any] | None:
     try:
         data = json.loads(text, object_pairs_hook=lambda pairs: _object_of(pairs, repeated))
     except json.JSONDecodeError as exc:
-        problems.unreadable(f"{label}:{exc.lineno}:{exc.colno}", f"invalid JSON: {exc.msg}", text)
+        where = f"{label}:{exc.lineno}:{exc.colno}"
+        if _cut_short(text, exc):  # what the lost part held is unknown: it could restrict
+            problems.unreadable(where, f"invalid JSON: {exc.msg} (the file ends early)", None)
+        else:
+            problems.unreadable(where, f"invalid JSON: {exc.msg}", text)
         return None
     if not isinstance(data, dict):
         problems.unreadable(label, f"settings must be a JSON object, not {kind(data)}", text)
@@ -376,6 +380,13 @@ def _parse(label: str, text: str, problems: Problems) -> dict[str, Any] | None:
         problem = f"the key {repeated[0]!r} appears twice in one object"
         problems.unreadable(label, problem, text, then="the last one counts")
     return data
+
+
+def _cut_short(text: str, exc: json.JSONDecodeError) -> bool:
+    """Whether the text looks like the start of a file whose end was lost (a full disk, an
+    editor that crashed): the error is at its end, or it does not end with the object's `}`."""
+    whole = text.rstrip()
+    return exc.pos >= len(whole) or not whole.endswith("}")
 
 
 def _object_of(pairs: list[tuple[str, Any]], repeated: list[str]) -> dict[str, Any]:
@@ -692,15 +703,11 @@ def _permissions(key: str, raw: Any, warn: Warn) -> Any:
     for sub in ("disableBypassPermissionsMode", "disableAutoMode"):
         if sub in raw and (value := _disable(f"permissions.{sub}", raw[sub], warn)) is not _INVALID:
             out[sub] = value
-    for sub in sorted(set(raw) - PERMISSION_KEYS):
-        if meant := misspelt(sub, _PERMISSION_RESTRICTING):
-            warn(f"permissions.{sub}", f"not a permission setting; did you mean {meant}?")
+    for sub in sorted(set(raw) - PERMISSION_KEYS):  # a misspelt deny, or a rule kind unknown
+        meant = misspelt(sub, PERMISSION_KEYS)
+        hint = f"did you mean {meant}?" if meant else f"known: {', '.join(sorted(PERMISSION_KEYS))}"
+        warn(f"permissions.{sub}", f"not a permission setting ({hint})")
     return out
-
-
-_PERMISSION_RESTRICTING = frozenset(
-    path.removeprefix("permissions.") for path in RESTRICTING if path.startswith("permissions.")
-)
 
 
 def _disable(key: str, value: Any, warn: Warn) -> Any:

@@ -161,14 +161,6 @@ def unsupported_keys(found: Iterable[tuple[str, Mapping[str, Any]]]) -> list[Uns
                     sub_info = SANDBOX_KEYS.get(sub) or KeyInfo("ignored", "not a sandbox setting")
                     if sub_info.support != "honoured":
                         note(f"sandbox.{sub}", sub_info, source)
-            elif key == "permissions" and isinstance(value, dict):
-                for sub in value:
-                    if sub not in PERMISSION_KEYS:
-                        note(
-                            f"permissions.{sub}",
-                            KeyInfo("ignored", "not a permission setting"),
-                            source,
-                        )
     return [
         Unsupported(key, info.why, info.support == "unsafe", tuple(sources))
         for key, (info, sources) in seen.items()

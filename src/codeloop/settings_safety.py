@@ -136,7 +136,7 @@ class Problems:
         if self.errors:
             lines = "\n".join(f"  {error}" for error in self.errors)
             raise UnsafeSettingsError(
-                "settings that restrict what codeloop may do cannot be read, and running "
-                f"without them could allow what they forbid:\n{lines}\n"
+                "settings that restrict (or may restrict) what codeloop may do cannot be "
+                f"read, and running without them could allow what they forbid:\n{lines}\n"
                 "Fix the file (or move it aside) and start again."
             )

@@ -212,7 +212,7 @@ def test_cli_settings_file_relative_to_cwd_and_missing_file(
     assert settings.permissions.allow == ("Bash",)
     with pytest.raises(UnsafeSettingsError, match=r"--settings .*nope.json: no such file"):
         load_settings(project, env=env, cli="nope.json")  # it could have held deny rules
-    inline = load_settings(project, env=env, cli='{"model": ')
+    inline = load_settings(project, env=env, cli='{"model": }')
     assert inline.warnings[0].startswith("--settings:1:")
 
 

@@ -75,6 +75,7 @@ RESTRICTING_DAMAGE = [
     ({"permissions": {"disableBypassPermissionsMode": "yes"}}, "disableBypassPermissionsMode"),
     ({"permissions": {"disableAutoMode": ["disable"]}}, "permissions.disableAutoMode"),
     ({"permissions": {"Deny": ["Bash"]}}, "permissions.Deny"),
+    ({"permissions": {"denyRules": ["Bash"]}}, "permissions.denyRules"),
     ({"permission": {"deny": ["Bash"]}}, "permission"),
     ({"disableBypassPermissionsMode": 1}, "disableBypassPermissionsMode"),
     ({"disableAutoMode": "on"}, "disableAutoMode"),
@@ -169,6 +170,8 @@ def test_a_value_that_only_widens_is_skipped_with_a_warning(
         '[{"sandbox": {"enabled": true}}]',  # not an object
         b'{"permissions": {"deny": ["Read(\xff)"]}}',  # not UTF-8
         '{"permissions": {"deny": ["Bash"]}, "permissions": {"allow": ["Bash"]}}',  # repeated
+        '{"model": "opus", "perm',  # cut short: what the rest held is unknown
+        '{"model": "opus"',
     ],
 )
 def test_a_file_that_cannot_be_parsed_and_could_restrict_stops_the_session(
