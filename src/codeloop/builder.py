@@ -88,6 +88,8 @@ from codeloop.tools.base import (
     Workspace,
 )
 from codeloop.tools.registry import (
+    BUILTINS,
+    ON_DEMAND,
     ToolFactory,
     default_tools,
     described,
@@ -810,7 +812,8 @@ def _policy(
         known = (*tools, *MANAGER_TOOLS)
         if canonical(rule.tool) not in known and not rule.tool.startswith("mcp__"):
             raise UsageError(f"unknown tool {rule.tool!r} (tools: {', '.join(tools)})")
-    rules = settings_rules(settings.rule_sets, roots[0])
+    every_tool = {*tools, *MANAGER_TOOLS, *(name for name, _ in (*BUILTINS, *ON_DEMAND))}
+    rules = settings_rules(settings.rule_sets, roots[0], every_tool)
     notices: list[Notice] = []
     mode = permission_mode(requested, settings, notices)
     warnings += notices

@@ -99,6 +99,37 @@ def test_a_deny_of_another_wrong_type_stops_a_headless_run(
     assert (project / "victim.txt").exists()
 
 
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ('{"permissions": {"allow": ["Bash"], "deny": 5}}', "permissions.deny"),
+        ('{"permissions": {"allow": ["Bash"], "deny": null}}', "permissions.deny"),
+        ('{"permissions": {"allow": ["Bash"], "deny": ["bash(rm:*)"]}}', "permissions.deny"),
+        ('{"permissions": {"allow": ["Bash"], "deny": ["Bash(rm:*"]}}', "permissions.deny[0]"),
+        ('{"permissions": {"allow": ["Bash"], "Deny": ["Bash(rm:*)"]}}', "permissions.Deny"),
+        ('{"permissions": {"allow": ["Bash"], "deny": ["Bash(rm:*)"]', "invalid JSON"),
+        ('{"permissions": {"allow": ["Bash"]}, "hooks": {"PreToolUse": 1}}', "hooks.PreToolUse"),
+    ],
+)
+def test_other_damage_to_a_restriction_stops_the_run_too(
+    tmp_path: Path, text: str, named: str
+) -> None:
+    project = project_with_victim(tmp_path)
+    settings = project / ".claude" / "settings.json"
+    settings.write_text(text)
+    with FakeModelServer(rm_victim()) as server:
+        run = run_cli(
+            ["-p", "clean up", "--model", MODEL],
+            cwd=project,
+            env=provider_env(server, "anthropic", tmp_path / "home"),
+        )
+        assert server.requests == []
+    assert run.returncode == 2, run.stderr
+    assert str(settings) in run.stderr and named in run.stderr
+    assert "Traceback" not in run.stderr
+    assert (project / "victim.txt").exists()
+
+
 def test_an_inline_settings_flag_is_named_as_such(tmp_path: Path) -> None:
     project = project_with_victim(tmp_path)
     run = run_cli(

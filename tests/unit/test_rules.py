@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from codeloop.errors import UnsafeSettingsError
 from codeloop.permissions.decision import Decision
 from codeloop.permissions.policy import (
     Answer,
@@ -89,12 +90,24 @@ def test_quoted_parentheses_and_domains_parse() -> None:
     assert Rule.parse("WebFetch(domain:*.example.com)").specifier == "domain:*.example.com"
 
 
+@pytest.mark.parametrize("rule", ["bash(rm:*)", "Bassh(rm:*)", "WEBFETCH", "read(./secrets/**)"])
+def test_a_deny_or_ask_rule_naming_a_misspelt_tool_is_an_error(rule: str) -> None:
+    source = "/p/.claude/settings.json"
+    for kind in ("deny", "ask"):
+        with pytest.raises(UnsafeSettingsError, match=rf"{source}: permissions\.{kind}: .*mean"):
+            settings_rules([RuleSet(source, **{kind: (rule,)})], Path("/p"), TOOLS)
+    # An allow rule that matches nothing only fails to widen.
+    settings_rules([RuleSet(source, allow=(rule,))], Path("/p"), TOOLS)
+    # Tools codeloop does not have (Claude Code's LSP), MCP tools and patterns are left alone.
+    settings_rules([RuleSet(source, deny=("LSP", "mcp__x__y", "mcp__*"))], Path("/p"), TOOLS)
+
+
 def test_settings_rules_are_tagged_with_their_file_and_based_at_its_project() -> None:
     rule_sets = [
         RuleSet("/p/.claude/settings.json", allow=("Read",), deny=("Edit(/secrets/**)",)),
         RuleSet("--settings", ask=("Bash(git push:*)",)),
     ]
-    rules = settings_rules(rule_sets, Path("/work"))
+    rules = settings_rules(rule_sets, Path("/work"), TOOLS)
     (deny,) = rules["deny"]
     assert (deny.source, deny.base) == ("/p/.claude/settings.json", Path("/p"))
     (ask,) = rules["ask"]

@@ -113,7 +113,8 @@ def damaged(draw: st.DrawFn, perms: dict[str, Any]) -> str:
         out[key] = [*rules[:at], draw(junk.filter(lambda v: not isinstance(v, str))), *rules[at:]]
     elif how == "broken rule":
         at = draw(st.integers(0, len(rules) - 1))
-        out[key] = [*rules[:at], rules[at].rstrip(")") + "(", *rules[at + 1 :]]
+        broken = draw(st.sampled_from([rules[at].rstrip(")") + "(", rules[at].lower()]))
+        out[key] = [*rules[:at], broken, *rules[at + 1 :]]
     elif how == "as a string":
         out[key] = rules[0] if len(rules) == 1 else ", ".join(rules)
     elif how == "misspelt key" and key in out:
@@ -139,7 +140,10 @@ def verdicts(project: Path, home: Path) -> list[str] | None:
     except UnsafeSettingsError:
         return None
     mode = permission_mode(None, loaded, [])
-    rules = settings_rules(loaded.rule_sets, project)
+    try:
+        rules = settings_rules(loaded.rule_sets, project, TOOLS)
+    except UnsafeSettingsError:
+        return None
     policy = Policy(
         mode,  # type: ignore[arg-type]  # one of the modes: the settings checked it
         rules["allow"],
