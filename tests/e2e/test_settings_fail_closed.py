@@ -17,6 +17,7 @@ from codeloop.options import Options
 from codeloop.testing.fake_server import FakeModelServer
 from codeloop.testing.scenario import Scenario, tool_use, turn
 from tests.e2e.cli import PROVIDER_MODELS, provider_env, run_cli
+from tests.e2e.tmux import Terminal
 
 MODEL = PROVIDER_MODELS["anthropic"]
 BROKEN_DENY = {"permissions": {"allow": ["Bash"], "deny": {"Bash(rm:*)": True}}}
@@ -150,6 +151,17 @@ def test_the_interactive_face_refuses_to_start(tmp_path: Path) -> None:
         stdin="rm -f victim.txt\n",
     )
     assert_refused(run.stderr, run.returncode, path, "permissions.deny")
+
+
+def test_the_terminal_ui_shows_the_error_and_exits(tmp_path: Path) -> None:
+    project = project_with_victim(tmp_path)
+    path, _, _ = place(tmp_path, project, "project")
+    env = provider_env(None, "anthropic", tmp_path / "home")
+    with Terminal(["--model", MODEL], cwd=project, env=env, width=200, height=40) as term:
+        assert term.exit_status() == 2
+        screen = "".join(term.history().splitlines())  # the message, however it wrapped
+    assert f"{path}: permissions.deny" in screen
+    assert "Traceback" not in screen
 
 
 def test_the_sdk_protocol_answers_initialize_with_the_error(tmp_path: Path) -> None:
