@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from codeloop.hook_events import ALL_TYPES, EVENTS, HOOK_EVENTS, spec_of
+from codeloop.permissions.rules import Rule, RuleError
 
 Warn = Callable[[str, str], None]  # (where, problem)
 # A hook that is a function (an Agent SDK's callback, the Python API's): it gets the event's
@@ -236,12 +237,23 @@ def _handler(
             warn(f"{where}.timeout", f"expected a positive number of seconds, got {shown(timeout)}")
     if "if" in raw:
         rule = raw["if"]
-        if isinstance(rule, str) and rule.strip():
-            values["if_"] = rule.strip()
-        else:
+        if not isinstance(rule, str) or not rule.strip():
             warn(f"{where}.if", f"expected a permission rule, got {shown(rule)}")
+        elif (problem := rule_problem(rule)) is not None:
+            warn(f"{where}.if", problem)
+        else:
+            values["if_"] = rule.strip()
     values["once"] = raw.get("once") is True
     return HookCommand(plugin_root=plugin_root, plugin_data=plugin_data, **values)
+
+
+def rule_problem(text: str) -> str | None:
+    """What is wrong with a permission rule string, or None."""
+    try:
+        Rule.parse(text)
+    except RuleError as exc:
+        return str(exc)
+    return None
 
 
 _PLAIN = re.compile(r"[A-Za-z0-9_\-, |]*")

@@ -24,9 +24,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from codeloop.hook_config import HooksConfig, Warn, kind, merge_hooks, parse_hooks, shown
+from codeloop.hook_config import (
+    HooksConfig,
+    Warn,
+    kind,
+    merge_hooks,
+    parse_hooks,
+    rule_problem,
+    shown,
+)
 from codeloop.paths import codeloop_home, home_dir
-from codeloop.permissions.rules import Rule, RuleError
 from codeloop.settings_keys import KEYS, PERMISSION_KEYS, Unsupported, unsupported_keys
 from codeloop.settings_safety import RESTRICTING, Problems, misspelt
 
@@ -499,14 +506,6 @@ def _items(
     return kept
 
 
-def _rule_problem(text: str) -> str | None:
-    try:
-        Rule.parse(text)
-    except RuleError as exc:
-        return str(exc)
-    return None
-
-
 def _objects(key: str, value: Any, warn: Warn) -> Any:
     if not isinstance(value, list):
         warn(key, f"expected a list of objects, got {kind(value)}")
@@ -520,25 +519,27 @@ def _objects(key: str, value: Any, warn: Warn) -> Any:
     return kept
 
 
-_SERVER_KEYS = {"serverName": str, "serverCommand": list, "serverUrl": str}
-
-
 def _servers(key: str, value: Any, warn: Warn) -> Any:
-    """allowedMcpServers / deniedMcpServers: objects naming a server by serverName,
-    serverCommand (a list of strings) or serverUrl (mcp/policy.py); an entry that names none
-    would match no server."""
+    """allowedMcpServers / deniedMcpServers: objects naming a server by serverName or
+    serverUrl (strings) or serverCommand (a list of strings), as mcp/policy.py reads them; an
+    entry that names none, or names one wrongly, would match no server."""
     entries = _objects(key, value, warn)
     if entries is _INVALID:
         return _INVALID
     kept = []
     for i, entry in enumerate(entries):
-        named = [k for k, of in _SERVER_KEYS.items() if isinstance(entry.get(k), of)]
-        command = entry.get("serverCommand", [])
-        if named and all(isinstance(part, str) for part in command):
+        given = [name for name in ("serverName", "serverUrl", "serverCommand") if name in entry]
+        if given and all(_names_server(name, entry[name]) for name in given):
             kept.append(entry)
         else:
             warn(f"{key}[{i}]", "expected serverName or serverUrl (a string), or serverCommand")
     return kept
+
+
+def _names_server(name: str, value: Any) -> bool:
+    if name == "serverCommand":
+        return isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
+    return isinstance(value, str) and bool(value.strip())
 
 
 EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
@@ -690,7 +691,7 @@ def _permissions(key: str, raw: Any, warn: Warn) -> Any:
     out: dict[str, Any] = {}
     for sub in PERMISSION_LISTS:
         if sub in raw:
-            checked = _rule_problem if sub in RULE_KINDS else lambda _: None
+            checked = rule_problem if sub in RULE_KINDS else lambda _: None
             kept = _items(f"permissions.{sub}", raw[sub], warn, "a rule string", checked)
             if kept is not _INVALID:
                 out[sub] = kept

@@ -89,6 +89,7 @@ RESTRICTING_DAMAGE = [
     ({"deniedMcpServers": {"serverName": "evil"}}, "deniedMcpServers"),
     ({"deniedMcpServers": [{"name": "evil"}]}, "deniedMcpServers[0]"),
     ({"deniedMcpServers": [{"serverCommand": ["npx", 1]}]}, "deniedMcpServers[0]"),
+    ({"deniedMcpServers": [{"serverName": "a", "serverCommand": 5}]}, "deniedMcpServers[0]"),
     ({"allowedMcpServers": "github"}, "allowedMcpServers"),
     ({"disabledMcpjsonServers": [1]}, "disabledMcpjsonServers[0]"),
     ({"blockedMarketplaces": ["evil/market"]}, "blockedMarketplaces[0]"),
@@ -122,6 +123,10 @@ RESTRICTING_DAMAGE = [
         },
         "PreToolUse[0].hooks[0].headers",
     ),
+    (
+        {"hooks": {"PreToolUse": [{"hooks": [{"command": "g.sh", "if": "Bash(rm"}]}]}},
+        "PreToolUse[0].hooks[0].if",
+    ),
     ({"hooks": {"PermissionRequest": [{"hooks": 5}]}}, "hooks.PermissionRequest[0].hooks"),
     ({"hooks": {"UserPromptSubmit": [5]}}, "hooks.UserPromptSubmit[0]"),
 ]
@@ -148,6 +153,10 @@ WIDENING_DAMAGE = [
     ({"model": 5}, "model"),
     ({"hooks": {"PostToolUse": [{"matcher": "(", "hooks": ["g.sh"]}]}}, "PostToolUse[0].matcher"),
     ({"hooks": {"Notification": "notify.sh"}}, "hooks.Notification"),
+    (
+        {"hooks": {"PostToolUse": [{"hooks": [{"command": "log.sh", "if": "Bash(rm"}]}]}},
+        "PostToolUse[0].hooks[0].if",
+    ),
     ({"hooks": {"BeforeEverything": []}}, "hooks.BeforeEverything"),
 ]
 
