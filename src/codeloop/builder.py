@@ -58,15 +58,15 @@ from codeloop.permissions.decision import Decision
 from codeloop.permissions.policy import (
     HookVerdict,
     Policy,
-    rules_from,
+    settings_rules,
     split_rules,
 )
-from codeloop.permissions.rules import Rule
+from codeloop.permissions.rules import Rule, RuleError
 from codeloop.permissions.sandbox import sandbox_for
 from codeloop.resume import Opened, open_transcript
 from codeloop.session import DEFAULT_SUBAGENT_MAX_TURNS, Session, SessionConfig
 from codeloop.session_store import SessionStore
-from codeloop.settings import RULE_KINDS, Settings, config_sources, load_settings, user_dirs
+from codeloop.settings import Settings, config_sources, load_settings, user_dirs
 from codeloop.settings_apply import (
     permission_mode,
     session_env,
@@ -88,6 +88,8 @@ from codeloop.tools.base import (
     Workspace,
 )
 from codeloop.tools.registry import (
+    BUILTINS,
+    ON_DEMAND,
     ToolFactory,
     default_tools,
     described,
@@ -803,21 +805,15 @@ def _policy(
     requested: str | None = None,
 ) -> Policy:
     """Rules from the flags (checked: a mistake there is the user's to fix now) and from every
-    settings file (a bad one is a warning), each tagged with where it came from."""
-    cli_allow = [Rule.parse(t, "--allowedTools") for t in split_rules(options.allowed_tools)]
-    cli_deny = [Rule.parse(t, "--disallowedTools") for t in split_rules(options.disallowed_tools)]
+    settings file (checked as they loaded), each tagged with where it came from."""
+    cli_allow = _flag_rules(options.allowed_tools, "--allowedTools")
+    cli_deny = _flag_rules(options.disallowed_tools, "--disallowedTools")
     for rule in (*cli_allow, *cli_deny):
         known = (*tools, *MANAGER_TOOLS)
         if canonical(rule.tool) not in known and not rule.tool.startswith("mcp__"):
             raise UsageError(f"unknown tool {rule.tool!r} (tools: {', '.join(tools)})")
-    rules: dict[str, list[Rule]] = {kind: [] for kind in RULE_KINDS}
-    for rule_set in settings.rule_sets:
-        # Relative path rules are relative to the folder that holds .claude/ or .codeloop/.
-        base = roots[0] if rule_set.source == "--settings" else Path(rule_set.source).parent.parent
-        for kind in RULE_KINDS:
-            parsed, bad = rules_from(getattr(rule_set, kind), rule_set.source, base)
-            rules[kind] += parsed
-            warnings += bad
+    every_tool = {*tools, *MANAGER_TOOLS, *(name for name, _ in (*BUILTINS, *ON_DEMAND))}
+    rules = settings_rules(settings.rule_sets, roots[0], every_tool)
     notices: list[Notice] = []
     mode = permission_mode(requested, settings, notices)
     warnings += notices
@@ -828,6 +824,13 @@ def _policy(
         rules["ask"],
         roots=roots,
     )
+
+
+def _flag_rules(values: Sequence[str], flag: str) -> list[Rule]:
+    try:
+        return [Rule.parse(text, flag) for text in split_rules(values)]
+    except RuleError as exc:
+        raise UsageError(f"{flag}: {exc}") from None
 
 
 def _open_transcript(options: Options, store: SessionStore) -> Opened:

@@ -29,6 +29,13 @@ class SettingsError(ConfigError):
     """What the settings forbid or need, in a sentence for the user."""
 
 
+class UnsafeSettingsError(SettingsError):
+    """A settings file restricts something in a way codeloop cannot read: the session does not
+    start (exit 2, as for a bad flag) rather than run without the restriction."""
+
+    exit_status = 2
+
+
 class SessionError(CodeloopError):
     """A saved session cannot be found, read or written."""
 

@@ -1,9 +1,11 @@
 """Hook configuration in Claude Code's shape, from a settings file, a plugin's hooks.json or an
 agent's or skill's frontmatter: events → matcher groups → handlers.
 
-One parser serves every source. What is valid is kept and everything else becomes a warning
-naming the place, so one typo never costs the user their other hooks; a handler whose type
-codeloop cannot run on a blocking event is called out as a lost safeguard.
+One parser serves every source. What is valid is kept and everything else is reported through
+`warn`, naming the place, so one typo never costs the user their other hooks; a handler whose
+type codeloop cannot run on a blocking event is called out as a lost safeguard. The caller
+judges each problem by its place (settings_safety.py: on an event that can block, a settings
+file's problem stops the session).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from codeloop.hook_events import ALL_TYPES, EVENTS, HOOK_EVENTS, spec_of
+from codeloop.permissions.rules import Rule, RuleError
 
 Warn = Callable[[str, str], None]  # (where, problem)
 # A hook that is a function (an Agent SDK's callback, the Python API's): it gets the event's
@@ -206,11 +209,15 @@ def _handler(
             return None
         values["url"] = url
         headers = raw.get("headers", {})
-        if isinstance(headers, dict):
-            values["headers"] = {str(k): str(v) for k, v in headers.items()}
+        if not isinstance(headers, dict):
+            warn(f"{where}.headers", f"expected an object of headers, got {kind(headers)}")
+            return None
+        values["headers"] = {str(k): str(v) for k, v in headers.items()}
         allowed = raw.get("allowedEnvVars", [])
-        if isinstance(allowed, list):
-            values["allowed_env_vars"] = tuple(str(v) for v in allowed)
+        if not isinstance(allowed, list):
+            warn(f"{where}.allowedEnvVars", f"expected a list of names, got {kind(allowed)}")
+            return None
+        values["allowed_env_vars"] = tuple(str(v) for v in allowed)
     else:
         prompt = raw.get("prompt")
         if not isinstance(prompt, str) or not prompt.strip():
@@ -230,12 +237,23 @@ def _handler(
             warn(f"{where}.timeout", f"expected a positive number of seconds, got {shown(timeout)}")
     if "if" in raw:
         rule = raw["if"]
-        if isinstance(rule, str) and rule.strip():
-            values["if_"] = rule.strip()
-        else:
+        if not isinstance(rule, str) or not rule.strip():
             warn(f"{where}.if", f"expected a permission rule, got {shown(rule)}")
+        elif (problem := rule_problem(rule)) is not None:
+            warn(f"{where}.if", problem)
+        else:
+            values["if_"] = rule.strip()
     values["once"] = raw.get("once") is True
     return HookCommand(plugin_root=plugin_root, plugin_data=plugin_data, **values)
+
+
+def rule_problem(text: str) -> str | None:
+    """What is wrong with a permission rule string, or None."""
+    try:
+        Rule.parse(text)
+    except RuleError as exc:
+        return str(exc)
+    return None
 
 
 _PLAIN = re.compile(r"[A-Za-z0-9_\-, |]*")

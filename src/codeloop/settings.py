@@ -7,10 +7,12 @@ Sources, lowest first: ~/.claude/settings.json, ~/.codeloop/settings.json, .clau
 As in Claude Code, lists concatenate (without repeats), objects merge key by key and a scalar
 from a higher source replaces a lower one, so hooks and permission rules from every file apply.
 
-A file that is not valid JSON, or a value of the wrong kind, becomes a warning naming the file
-and the place; everything else still loads, so one typo never costs the user their other
-settings. Keys codeloop does not act on are listed in `unsupported` (settings_keys.py says why)
-for the start-up report.
+A file that is not valid JSON, or a value of the wrong kind (settings_checks.py checks each),
+becomes a warning naming the file and the place; everything else still loads, so one typo never
+costs the user their other settings. Where the value restricts (settings_safety.py) it is an
+error instead: loading raises UnsafeSettingsError rather than let a session run with the
+restriction dropped. Keys codeloop does not act on are listed in `unsupported` (settings_keys.py
+says why) for the start-up report.
 """
 
 from __future__ import annotations
@@ -23,15 +25,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from codeloop.hook_config import HooksConfig, Warn, kind, merge_hooks, parse_hooks, shown
+from codeloop.hook_config import HooksConfig, kind, merge_hooks, parse_hooks
 from codeloop.paths import codeloop_home, home_dir
+from codeloop.settings_checks import AUTO_MODE_SECTIONS, RULE_KINDS, one_rule_lists, validated
 from codeloop.settings_keys import Unsupported, unsupported_keys
+from codeloop.settings_safety import Problems
 
-RULE_KINDS = ("allow", "deny", "ask")
-PERMISSION_LISTS = (*RULE_KINDS, "additionalDirectories")
 CLI_SOURCE = "--settings"
-# Claude Code's permission modes; `manual` is its alias for `default`.
-MODE_NAMES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto", "manual")
 SettingSource = Literal["user", "project", "local"]
 SETTING_SOURCES: tuple[SettingSource, ...] = ("user", "project", "local")
 
@@ -240,13 +240,14 @@ def load_settings(
     env: Mapping[str, str] | None = None,
     sources: Iterable[str] | None = None,
 ) -> Settings:
-    """Every source merged; problems come back in `warnings`, never as exceptions.
+    """Every source merged; problems come back in `warnings`, except that a restriction that
+    cannot be read raises UnsafeSettingsError (naming every one, file and key).
 
     `cli` is the `--settings` value: inline JSON when it starts with `{`, else a file path
     (relative to `cwd`). `sources` (`--setting-sources`) limits the files read to those scopes
     (user, project, local); `--settings` and managed settings always apply.
     """
-    warnings: list[str] = []
+    problems = Problems()
     wanted = set(SETTING_SOURCES if sources is None else sources)
     merged: dict[str, Any] = {}
     managed: dict[str, Any] = {}
@@ -255,13 +256,13 @@ def load_settings(
     hooks: list[tuple[str, HooksConfig]] = []
     raw_seen: list[tuple[str, Mapping[str, Any]]] = []
     auto_rules: dict[str, Any] = {}
-    for source in _read_sources(cwd, cli, env, warnings, wanted):
-        data = _parse(source.label, source.text, warnings)
+    for source in _read_sources(cwd, cli, env, problems, wanted):
+        data = _parse(source.label, source.text, problems)
         if data is None:
             continue
         loaded.append(source.label)
         raw_seen.append((source.label, data))
-        clean = _validated(source.label, data, warnings)
+        clean = validated(source.label, one_rule_lists(source.label, data, problems), problems)
         if source.scope == "managed":
             managed = _merge(managed, clean)
         merged = _merge(merged, clean)
@@ -271,15 +272,16 @@ def load_settings(
         if rules:
             rule_sets.append(RuleSet(source.label, **rules))
         if "hooks" in data:
-            hooks.append((source.scope, _hooks_of(source.label, data["hooks"], warnings)))
+            hooks.append((source.scope, _hooks_of(source.label, data["hooks"], problems)))
         if "autoMode" in clean and source.scope == "project":
-            warnings.append(
+            problems.warnings.append(
                 f"{source.label}: autoMode is not read from shared project settings (a "
                 "repository cannot widen its own auto-mode trust); put it in "
                 "settings.local.json or your user settings"
             )
         elif "autoMode" in clean:
             auto_rules = _merge(auto_rules, clean["autoMode"])
+    problems.check()
     if managed.get("allowManagedPermissionRulesOnly") is True:
         managed_labels = set(_managed_labels(env))
         rule_sets = [r for r in rule_sets if r.source in managed_labels]
@@ -295,7 +297,7 @@ def load_settings(
         tuple(rule_sets),
         merge_hooks(*hook_configs),
         tuple(loaded),
-        tuple(warnings),
+        tuple(problems.warnings),
         tuple(unsupported_keys(raw_seen)),
     )
     plugin_hooks = not only_managed_hooks and merged.get("disableAllHooks") is not True
@@ -311,13 +313,13 @@ def _read_sources(
     cwd: Path,
     cli: str | None,
     env: Mapping[str, str] | None,
-    warnings: list[str],
+    problems: Problems,
     wanted: set[str],
 ) -> Iterable[_Source]:
     for path, scope in _files(cwd, env):
         if scope not in wanted:
             continue
-        text = _read(path, warnings, missing_ok=True)
+        text = _read(path, problems, missing_ok=True)
         if text is not None:
             yield _Source(str(path), text, scope)
     if cli is not None:
@@ -325,356 +327,79 @@ def _read_sources(
             yield _Source(CLI_SOURCE, cli, "cli")
         else:
             path = (cwd / Path(cli).expanduser()).resolve()
-            text = _read(path, warnings, missing_ok=False)
+            text = _read(path, problems, missing_ok=False)
             if text is not None:
                 yield _Source(str(path), text, "cli")
     for path in managed_files(env):
-        text = _read(path, warnings, missing_ok=True)
+        text = _read(path, problems, missing_ok=True)
         if text is not None:
             yield _Source(str(path), text, "managed")
 
 
-def _read(path: Path, warnings: list[str], *, missing_ok: bool) -> str | None:
+def _read(path: Path, problems: Problems, *, missing_ok: bool) -> str | None:
+    """The file's text. One that cannot be read is skipped only when it restricts nothing: a
+    missing --settings file, or one codeloop may not open, could hold deny rules."""
     try:
-        return path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         if not missing_ok:
-            warnings.append(f"{CLI_SOURCE} {path}: no such file")
+            problems.unreadable(f"{CLI_SOURCE} {path}", "no such file", None)
         return None
-    except (OSError, UnicodeDecodeError) as exc:
-        warnings.append(f"{path}: cannot read: {exc}; skipped")
+    except OSError as exc:
+        problems.unreadable(str(path), f"cannot read: {exc.strerror or exc}", None)
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        text = data.decode("utf-8", errors="replace")
+        problems.unreadable(str(path), f"cannot read: not UTF-8 at byte {exc.start}", text)
         return None
 
 
-def _parse(label: str, text: str, warnings: list[str]) -> dict[str, Any] | None:
+def _parse(label: str, text: str, problems: Problems) -> dict[str, Any] | None:
     if not text.strip():
         return None  # an empty file is no settings, not an error
+    repeated: list[str] = []
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=lambda pairs: _object_of(pairs, repeated))
     except json.JSONDecodeError as exc:
-        warnings.append(f"{label}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}; skipped")
+        where = f"{label}:{exc.lineno}:{exc.colno}"
+        if _cut_short(text, exc):  # what the lost part held is unknown: it could restrict
+            problems.unreadable(where, f"invalid JSON: {exc.msg} (the file ends early)", None)
+        else:
+            problems.unreadable(where, f"invalid JSON: {exc.msg}", text)
         return None
     if not isinstance(data, dict):
-        warnings.append(f"{label}: settings must be a JSON object, not {kind(data)}; skipped")
+        problems.unreadable(label, f"settings must be a JSON object, not {kind(data)}", text)
         return None
+    if repeated:
+        # JSON keeps the last value of a repeated key: a rule list written twice loses one.
+        problem = f"the key {repeated[0]!r} appears twice in one object"
+        problems.unreadable(label, problem, text, then="the last one counts")
     return data
 
 
-def _hooks_of(label: str, raw: Any, warnings: list[str]) -> HooksConfig:
+def _cut_short(text: str, exc: json.JSONDecodeError) -> bool:
+    """Whether the text looks like the start of a file whose end was lost (a full disk, an
+    editor that crashed): the error is at its end, or it does not end with the object's `}`."""
+    whole = text.rstrip()
+    return exc.pos >= len(whole) or not whole.endswith("}")
+
+
+def _object_of(pairs: list[tuple[str, Any]], repeated: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            repeated.append(key)
+        out[key] = value
+    return out
+
+
+def _hooks_of(label: str, raw: Any, problems: Problems) -> HooksConfig:
     def warn(where: str, problem: str) -> None:
-        warnings.append(f"{label}: {where}: {problem}; ignored")
+        problems.found(label, where, problem)
 
     return parse_hooks(raw, warn)
-
-
-# --- validation: keep what is valid, warn about the rest, in the JSON's own shape -----------
-
-
-def _validated(label: str, data: Mapping[str, Any], warnings: list[str]) -> dict[str, Any]:
-    def warn(where: str, problem: str) -> None:
-        warnings.append(f"{label}: {where}: {problem}; ignored")
-
-    clean: dict[str, Any] = {}
-    for key, value in data.items():
-        check = _CHECKS.get(key)
-        if check is None:
-            continue
-        result = check(key, value, warn)
-        if result is not _INVALID:
-            clean[key] = result
-    return clean
-
-
-_INVALID: Any = object()
-
-
-def _string(key: str, value: Any, warn: Warn) -> Any:
-    if isinstance(value, str) and value.strip():
-        return value.strip()
-    warn(key, f"expected a string, got {shown(value)}")
-    return _INVALID
-
-
-def _status_line(key: str, value: Any, warn: Warn) -> Any:
-    """`{"type": "command", "command": "..."}` → the command."""
-    command = value.get("command") if isinstance(value, dict) else None
-    if isinstance(command, str) and command and value.get("type", "command") == "command":
-        return command
-    warn(key, 'expected {"type": "command", "command": "..."}')
-    return _INVALID
-
-
-def _choice(key: str, value: Any, warn: Warn, choices: tuple[str, ...]) -> Any:
-    if value in choices:
-        return value
-    warn(key, f"expected one of {', '.join(choices)}, got {value!r}")
-    return _INVALID
-
-
-def _boolean(key: str, value: Any, warn: Warn) -> Any:
-    if isinstance(value, bool):
-        return value
-    warn(key, f"expected true or false, got {shown(value)}")
-    return _INVALID
-
-
-def _strings(key: str, value: Any, warn: Warn) -> Any:
-    """A list of strings (one string is a list of one)."""
-    return _items(key, [value] if isinstance(value, str) else value, warn, "a string")
-
-
-def _items(key: str, value: Any, warn: Warn, what: str) -> Any:
-    if not isinstance(value, list):
-        warn(key, f"expected a list of strings, got {kind(value)}")
-        return _INVALID
-    kept = []
-    for i, item in enumerate(value):
-        if isinstance(item, str) and item.strip():
-            kept.append(item.strip())
-        else:
-            warn(f"{key}[{i}]", f"expected {what}, got {shown(item)}")
-    return kept
-
-
-def _objects(key: str, value: Any, warn: Warn) -> Any:
-    if not isinstance(value, list):
-        warn(key, f"expected a list of objects, got {kind(value)}")
-        return _INVALID
-    return [item for item in value if isinstance(item, dict)]
-
-
-EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
-
-
-def _effort(key: str, value: Any, warn: Warn) -> Any:
-    if value in EFFORT_LEVELS:
-        return value
-    warn(key, f"{shown(value)} is not one of {', '.join(EFFORT_LEVELS)}")
-    return _INVALID
-
-
-def _object(key: str, value: Any, warn: Warn) -> Any:
-    if isinstance(value, dict):
-        return value
-    warn(key, f"expected an object, got {kind(value)}")
-    return _INVALID
-
-
-def _web_search(key: str, raw: Any, warn: Warn) -> Any:
-    """`{"url": "http://localhost:8888/search"}`: an http(s) URL answering `?q=…&format=json`."""
-    if not isinstance(raw, dict):
-        warn(key, f"expected an object, got {kind(raw)}")
-        return _INVALID
-    url = raw.get("url")
-    if not isinstance(url, str) or not url.strip().startswith(("http://", "https://")):
-        warn(f"{key}.url", f"expected an http(s) URL, got {shown(url)}")
-        return _INVALID
-    for other in sorted(set(raw) - {"url"}):
-        warn(f"{key}.{other}", "unknown key, ignored")
-    return {"url": url.strip()}
-
-
-def _days(key: str, value: Any, warn: Warn) -> Any:
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
-        return value
-    warn(key, f"expected a whole number of days, at least 1, got {shown(value)}")
-    return _INVALID
-
-
-def _env(key: str, raw: Any, warn: Warn) -> Any:
-    if not isinstance(raw, dict):
-        warn("env", f"expected an object of variables, got {kind(raw)}")
-        return _INVALID
-    out: dict[str, str] = {}
-    for name, value in raw.items():
-        if isinstance(value, bool):
-            out[name] = "true" if value else "false"
-        elif isinstance(value, str | int | float):
-            out[name] = str(value)
-        else:
-            warn(f"env.{name}", f"expected a string, got {kind(value)}")
-    return out
-
-
-def _flags(key: str, raw: Any, warn: Warn) -> Any:
-    """An object of name → true/false (enabledPlugins)."""
-    if not isinstance(raw, dict):
-        warn(key, f"expected an object of name: true/false, got {kind(raw)}")
-        return _INVALID
-    out: dict[str, bool] = {}
-    for name, value in raw.items():
-        if isinstance(value, bool):
-            out[name] = value
-        elif isinstance(value, list):  # an old form: a list of versions means enabled
-            out[name] = True
-        else:
-            warn(f"{key}.{name}", f"expected true or false, got {shown(value)}")
-    return out
-
-
-def _names(key: str, raw: Any, warn: Warn) -> Any:
-    """An object of name → string (skillOverrides)."""
-    if not isinstance(raw, dict):
-        warn(key, f"expected an object, got {kind(raw)}")
-        return _INVALID
-    return {str(k): v for k, v in raw.items() if isinstance(v, str)}
-
-
-def _marketplaces(key: str, raw: Any, warn: Warn) -> Any:
-    if not isinstance(raw, dict):
-        warn(key, f"expected an object of marketplaces, got {kind(raw)}")
-        return _INVALID
-    out: dict[str, Any] = {}
-    for name, entry in raw.items():
-        source = entry.get("source") if isinstance(entry, dict) else None
-        if isinstance(source, dict) and isinstance(source.get("source"), str):
-            out[name] = {"source": source}
-        else:
-            warn(f"{key}.{name}", 'expected {"source": {"source": ..., ...}}')
-    return out
-
-
-def _attribution(key: str, raw: Any, warn: Warn) -> Any:
-    if not isinstance(raw, dict):
-        warn(key, f"expected an object with commit and pr, got {kind(raw)}")
-        return _INVALID
-    return {k: v for k, v in raw.items() if k in ("commit", "pr") and isinstance(v, str)}
-
-
-def _sandbox(key: str, raw: Any, warn: Warn) -> Any:
-    """`{"enabled": true, "failIfUnavailable": true, "allowNetwork": false}`."""
-    if not isinstance(raw, dict):
-        warn("sandbox", f"expected an object, got {kind(raw)}")
-        return _INVALID
-    out: dict[str, bool] = {}
-    for sub in ("enabled", "allowNetwork", "failIfUnavailable"):
-        if sub in raw:
-            if isinstance(raw[sub], bool):
-                out[sub] = raw[sub]
-            else:
-                warn(f"sandbox.{sub}", f"expected true or false, got {shown(raw[sub])}")
-    return out
-
-
-def _checkpoints(key: str, raw: Any, warn: Warn) -> Any:
-    """`{"enabled": true, "maxFileSizeMB": 16, "maxFiles": 100000}`."""
-    if not isinstance(raw, dict):
-        warn("checkpoints", f"expected an object, got {kind(raw)}")
-        return _INVALID
-    out: dict[str, Any] = {}
-    if "enabled" in raw:
-        if isinstance(raw["enabled"], bool):
-            out["enabled"] = raw["enabled"]
-        else:
-            warn("checkpoints.enabled", f"expected true or false, got {shown(raw['enabled'])}")
-    for sub in ("maxFileSizeMB", "maxFiles"):
-        if sub not in raw:
-            continue
-        value = raw[sub]
-        whole = sub == "maxFiles"
-        if (
-            isinstance(value, int | float)
-            and not isinstance(value, bool)
-            and value > 0
-            and (not whole or float(value).is_integer())
-        ):
-            out[sub] = int(value) if whole else float(value)
-        else:
-            wanted = "a positive whole number" if whole else "a positive number"
-            warn(f"checkpoints.{sub}", f"expected {wanted}, got {shown(value)}")
-    return out
-
-
-def _permissions(key: str, raw: Any, warn: Warn) -> Any:
-    if not isinstance(raw, dict):
-        warn("permissions", f"expected an object, got {kind(raw)}")
-        return _INVALID
-    out: dict[str, Any] = {}
-    for sub in PERMISSION_LISTS:
-        if sub in raw:
-            kept = _items(f"permissions.{sub}", raw[sub], warn, "a rule string")
-            if kept is not _INVALID:
-                out[sub] = kept
-    if "defaultMode" in raw:
-        mode = raw["defaultMode"]
-        if mode in MODE_NAMES:
-            out["defaultMode"] = mode
-        else:
-            warn("permissions.defaultMode", f"{shown(mode)} is not one of {', '.join(MODE_NAMES)}")
-    if "disableBypassPermissionsMode" in raw:
-        value = raw["disableBypassPermissionsMode"]
-        if value in ("disable", True):
-            out["disableBypassPermissionsMode"] = "disable"
-        elif value not in (None, False, ""):
-            warn(
-                "permissions.disableBypassPermissionsMode",
-                f'expected "disable", got {shown(value)}',
-            )
-    return out
-
-
-_CHECKS: dict[str, Any] = {
-    "model": _string,
-    "env": _env,
-    "permissions": _permissions,
-    "sandbox": _sandbox,
-    "checkpoints": _checkpoints,
-    "apiKeyHelper": _string,
-    "cleanupPeriodDays": _days,
-    "includeCoAuthoredBy": _boolean,
-    "attribution": _attribution,
-    "enabledPlugins": _flags,
-    "extraKnownMarketplaces": _marketplaces,
-    "additionalMarketplaces": _marketplaces,
-    "blockedMarketplaces": _objects,
-    "strictKnownMarketplaces": _objects,
-    "allowedMarketplaces": _objects,
-    "outputStyle": _string,
-    "agent": _string,
-    "statusLine": lambda k, v, w: _status_line(k, v, w),
-    "editorMode": lambda k, v, w: _choice(k, v, w, ("normal", "vim")),
-    "claudeMdExcludes": _strings,
-    "claudeMd": _string,
-    "autoCompactEnabled": _boolean,
-    "fallbackModel": _strings,
-    "allowedHttpHookUrls": _strings,
-    "httpHookAllowedEnvVars": _strings,
-    "disableSkillShellExecution": _boolean,
-    "skillOverrides": _names,
-    "disableAllHooks": _boolean,
-    "allowManagedHooksOnly": _boolean,
-    "allowManagedPermissionRulesOnly": _boolean,
-    "enableAllProjectMcpServers": _boolean,
-    "enabledMcpjsonServers": _strings,
-    "disabledMcpjsonServers": _strings,
-    "allowedMcpServers": _objects,
-    "deniedMcpServers": _objects,
-    "allowManagedMcpServersOnly": _boolean,
-    "effortLevel": _effort,
-    "alwaysThinkingEnabled": _boolean,
-    "requestOverrides": _object,
-    "webSearch": _web_search,
-    # Claude Code's top-level spelling in some files; permissions.* is the documented one.
-    "disableBypassPermissionsMode": lambda k, v, w: v,
-    "disableAutoMode": lambda k, v, w: _choice(k, v, w, ("disable",)),
-    "autoMode": lambda k, v, w: _auto_mode(k, v, w),
-}
-
-AUTO_MODE_SECTIONS = ("environment", "allow", "soft_deny", "hard_deny")
-
-
-def _auto_mode(key: str, value: Any, warn: Warn) -> Any:
-    """`autoMode`: lists of prose for the auto-mode classifier, by section."""
-    if not isinstance(value, dict):
-        warn(key, f"expected an object, got {kind(value)}")
-        return _INVALID
-    out = {}
-    for name, items in value.items():
-        if name not in AUTO_MODE_SECTIONS:
-            warn(f"{key}.{name}", f"not one of {', '.join(AUTO_MODE_SECTIONS)}; ignored")
-        elif (kept := _strings(f"{key}.{name}", items, warn)) is not _INVALID:
-            out[name] = kept
-    return out
 
 
 # --- merging and the typed result ------------------------------------------------------------
@@ -703,9 +428,10 @@ def _build(
 ) -> Settings:
     perms = merged.get("permissions", {})
     sandbox = merged.get("sandbox", {})
-    bypass_off = perms.get("disableBypassPermissionsMode") == "disable" or merged.get(
-        "disableBypassPermissionsMode"
-    ) in ("disable", True)
+    bypass_off = "disable" in (
+        merged.get("disableBypassPermissionsMode"),
+        perms.get("disableBypassPermissionsMode"),
+    )
     auto_off = "disable" in (merged.get("disableAutoMode"), perms.get("disableAutoMode"))
     commit, pr = _attributions(merged)
     marketplaces = {

@@ -37,7 +37,8 @@ KEYS: dict[str, KeyInfo] = {
         "",
         "$schema model env permissions hooks sandbox disableAllHooks allowManagedHooksOnly "
         "allowManagedPermissionRulesOnly apiKeyHelper cleanupPeriodDays includeCoAuthoredBy "
-        "attribution autoCompactEnabled fallbackModel disableAutoMode autoMode allowedHttpHookUrls "
+        "attribution autoCompactEnabled fallbackModel disableAutoMode disableBypassPermissionsMode "
+        "autoMode allowedHttpHookUrls "
         "httpHookAllowedEnvVars checkpoints claudeMdExcludes claudeMd enabledPlugins "
         "extraKnownMarketplaces additionalMarketplaces outputStyle disableSkillShellExecution "
         "skillOverrides blockedMarketplaces strictKnownMarketplaces allowedMarketplaces agent "
@@ -120,7 +121,15 @@ SANDBOX_KEYS: dict[str, KeyInfo] = {
     ),
 }
 PERMISSION_KEYS: frozenset[str] = frozenset(
-    {"allow", "deny", "ask", "defaultMode", "additionalDirectories", "disableBypassPermissionsMode"}
+    {
+        "allow",
+        "deny",
+        "ask",
+        "defaultMode",
+        "additionalDirectories",
+        "disableBypassPermissionsMode",
+        "disableAutoMode",
+    }
 )
 
 
@@ -152,14 +161,6 @@ def unsupported_keys(found: Iterable[tuple[str, Mapping[str, Any]]]) -> list[Uns
                     sub_info = SANDBOX_KEYS.get(sub) or KeyInfo("ignored", "not a sandbox setting")
                     if sub_info.support != "honoured":
                         note(f"sandbox.{sub}", sub_info, source)
-            elif key == "permissions" and isinstance(value, dict):
-                for sub in value:
-                    if sub not in PERMISSION_KEYS:
-                        note(
-                            f"permissions.{sub}",
-                            KeyInfo("ignored", "not a permission setting"),
-                            source,
-                        )
     return [
         Unsupported(key, info.why, info.support == "unsafe", tuple(sources))
         for key, (info, sources) in seen.items()

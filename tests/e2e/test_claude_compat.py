@@ -391,14 +391,14 @@ def test_settings_errors_are_reported_and_the_rest_loads(tmp_path: Path) -> None
     local = project / ".claude" / "settings.local.json"
     local.parent.mkdir(parents=True)
     local.write_text('{"permissions": {"allow": ["Bash",]}}')
-    settings(project, {"permissions": {"allow": ["Bash"], "defaultMode": "yolo"}})
+    settings(project, {"permissions": {"allow": ["Bash"], "additionalDirectories": "x"}})
     scenario = Scenario(
         turns=(turn("Run.", tool_use("Bash", {"command": "echo ran"})), turn("Ok."))
     )
     result, bodies = run(project, tmp_path, scenario)
     assert result.returncode == 0, result.stderr
     assert f"{local}:1:" in result.stderr and "invalid JSON" in result.stderr
-    assert "permissions.defaultMode" in result.stderr and "yolo" in result.stderr
+    assert "permissions.additionalDirectories" in result.stderr
     assert "ran" in text_of(last_tool_result(bodies[1])["content"])  # allowed by settings
 
 

@@ -9,15 +9,17 @@ from typing import Any
 
 import pytest
 
+from codeloop.errors import UnsafeSettingsError
 from codeloop.permissions.decision import Decision
 from codeloop.permissions.policy import (
     Answer,
     PermissionRequest,
     Policy,
-    rules_from,
+    settings_rules,
     split_rules,
 )
 from codeloop.permissions.rules import BashPattern, PathPattern, Rule, RuleError, domain_matches
+from codeloop.settings import RuleSet
 from codeloop.tools.base import Tool, ToolContext, ToolResult, Workspace
 from codeloop.tools.input import ToolInput
 from codeloop.tools.registry import default_tools
@@ -67,10 +69,50 @@ def test_flag_values_split_on_commas_and_spaces_outside_parentheses() -> None:
     ]
 
 
-def test_bad_rules_from_a_settings_file_become_warnings_naming_it() -> None:
-    rules, warnings = rules_from(["Bash(ls", "Read"], "/p/.claude/settings.json")
-    assert [r.text for r in rules] == ["Read"]
-    assert warnings and "/p/.claude/settings.json" in warnings[0]
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "Bash(rm:*), Read(.env)",  # two rules run together in one string
+        "Bash(rm:*) Read(.env)",
+        "Bash(:*)",  # a prefix of no words: would match no command
+        "WebFetch(example.com)",  # a host without domain: would match no URL
+        "WebFetch(domain:)",
+        "WebFetch(domain:*)",
+    ],
+)
+def test_a_rule_that_could_match_nothing_is_refused(bad: str) -> None:
+    with pytest.raises(RuleError):
+        Rule.parse(bad)
+
+
+def test_quoted_parentheses_and_domains_parse() -> None:
+    assert Rule.parse('Bash(python -c "print(1)")').specifier == 'python -c "print(1)"'
+    assert Rule.parse("WebFetch(domain:*.example.com)").specifier == "domain:*.example.com"
+
+
+@pytest.mark.parametrize("rule", ["bash(rm:*)", "Bassh(rm:*)", "WEBFETCH", "read(./secrets/**)"])
+def test_a_deny_or_ask_rule_naming_a_misspelt_tool_is_an_error(rule: str) -> None:
+    source = "/p/.claude/settings.json"
+    for kind in ("deny", "ask"):
+        with pytest.raises(UnsafeSettingsError, match=rf"{source}: permissions\.{kind}: .*mean"):
+            settings_rules([RuleSet(source, **{kind: (rule,)})], Path("/p"), TOOLS)
+    # An allow rule that matches nothing only fails to widen.
+    settings_rules([RuleSet(source, allow=(rule,))], Path("/p"), TOOLS)
+    # Tools codeloop does not have (Claude Code's LSP), MCP tools and patterns are left alone.
+    settings_rules([RuleSet(source, deny=("LSP", "mcp__x__y", "mcp__*"))], Path("/p"), TOOLS)
+
+
+def test_settings_rules_are_tagged_with_their_file_and_based_at_its_project() -> None:
+    rule_sets = [
+        RuleSet("/p/.claude/settings.json", allow=("Read",), deny=("Edit(/secrets/**)",)),
+        RuleSet("--settings", ask=("Bash(git push:*)",)),
+    ]
+    rules = settings_rules(rule_sets, Path("/work"), TOOLS)
+    (deny,) = rules["deny"]
+    assert (deny.source, deny.base) == ("/p/.claude/settings.json", Path("/p"))
+    (ask,) = rules["ask"]
+    assert (ask.source, ask.base) == ("--settings", Path("/work"))
+    assert [r.text for r in rules["allow"]] == ["Read"]
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from codeloop.errors import UnsafeSettingsError
 from codeloop.hook_config import HookCommand, HookMatcher
 from codeloop.hook_events import HOOK_EVENTS
 from codeloop.settings import RuleSet, load_settings, settings_files
@@ -144,7 +145,7 @@ def test_invalid_json_names_file_line_and_column_and_the_rest_loads(
     assert "invalid JSON" in warning and "skipped" in warning
 
 
-def test_wrong_values_are_dropped_with_their_key_path(
+def test_wrong_values_that_restrict_nothing_are_dropped_with_their_key_path(
     dirs: tuple[Path, Path, dict[str, str]],
 ) -> None:
     _, project, env = dirs
@@ -154,9 +155,9 @@ def test_wrong_values_are_dropped_with_their_key_path(
         {
             "model": 42,
             "env": {"OK": "yes", "NUM": 3, "FLAG": True, "BAD": {"x": 1}},
-            "permissions": {"allow": ["Read", 7], "deny": "Bash", "defaultMode": "yolo"},
+            "permissions": {"allow": ["Read", 7], "deny": ["Bash(rm:*)"]},
             "hooks": {
-                "PreToolUse": [
+                "PostToolUse": [
                     {"matcher": "Bash", "hooks": [{"type": "command", "command": "ok.sh"}]},
                     {"matcher": "(", "hooks": [{"type": "command", "command": "x.sh"}]},
                     {
@@ -174,9 +175,8 @@ def test_wrong_values_are_dropped_with_their_key_path(
     assert settings.model is None
     assert settings.env == {"OK": "yes", "NUM": "3", "FLAG": "true"}
     assert settings.permissions.allow == ("Read",)
-    assert settings.permissions.deny == ()
-    assert settings.permissions.default_mode is None
-    assert settings.hooks["PreToolUse"] == (
+    assert settings.permissions.deny == ("Bash(rm:*)",)
+    assert settings.hooks["PostToolUse"] == (
         HookMatcher("Bash", (HookCommand("ok.sh"),)),
         HookMatcher("", (HookCommand("t.sh"),)),
     )
@@ -185,15 +185,12 @@ def test_wrong_values_are_dropped_with_their_key_path(
         "model",
         "env.BAD",
         "permissions.allow[1]",
-        "permissions.deny",
-        "permissions.defaultMode",
-        "hooks.PreToolUse[1].matcher",
-        "hooks.PreToolUse[2].hooks[0].type",
-        "hooks.PreToolUse[3].hooks[0].timeout",
+        "hooks.PostToolUse[1].matcher",
+        "hooks.PostToolUse[2].hooks[0].type",
+        "hooks.PostToolUse[3].hooks[0].timeout",
         "hooks.BeforeEverything",
     ]
     assert all(w.startswith(f"{path}: ") and w.endswith("ignored") for w in settings.warnings)
-    assert "'yolo'" in settings.warnings[4] or '"yolo"' in settings.warnings[4]
 
 
 def test_top_level_must_be_an_object(dirs: tuple[Path, Path, dict[str, str]]) -> None:
@@ -213,10 +210,9 @@ def test_cli_settings_file_relative_to_cwd_and_missing_file(
     write(project / "ci-settings.json", {"permissions": {"allow": ["Bash"]}})
     settings = load_settings(project, env=env, cli="ci-settings.json")
     assert settings.permissions.allow == ("Bash",)
-    missing = load_settings(project, env=env, cli="nope.json")
-    (warning,) = missing.warnings
-    assert warning.startswith("--settings ") and "nope.json: no such file" in warning
-    inline = load_settings(project, env=env, cli='{"model": ')
+    with pytest.raises(UnsafeSettingsError, match=r"--settings .*nope.json: no such file"):
+        load_settings(project, env=env, cli="nope.json")  # it could have held deny rules
+    inline = load_settings(project, env=env, cli='{"model": }')
     assert inline.warnings[0].startswith("--settings:1:")
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import os
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -29,12 +29,15 @@ from codeloop.permissions.decision import Behavior, Decision, Scope
 from codeloop.permissions.files_check import decide_files, file_targets
 from codeloop.permissions.persist import add_allow_rules, remove_rule
 from codeloop.permissions.rules import Rule, RuleBook, RuleError, domain_matches, fold
+from codeloop.settings_safety import Problems, misspelt
+from codeloop.tool_names import canonical
 from codeloop.tools.base import AnyTool, ToolContext, Workspace
 from codeloop.tools.executor import PermissionDecision
 from codeloop.tools.input import ToolInput, wire_input
 
 if TYPE_CHECKING:
     from codeloop.permissions.auto_mode import AutoMode, Verdict
+    from codeloop.settings import RuleSet
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"]
 PERMISSION_MODES: tuple[PermissionMode, ...] = (
@@ -65,18 +68,36 @@ def split_rules(values: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(rules))
 
 
-def rules_from(
-    texts: Iterable[str], source: str, base: Path | None = None
-) -> tuple[list[Rule], list[str]]:
-    """Parse rule strings from one source; bad ones become warnings naming the source."""
-    rules: list[Rule] = []
-    warnings: list[str] = []
-    for text in texts:
-        try:
-            rules.append(Rule.parse(text, source, base))
-        except RuleError as exc:
-            warnings.append(f"{source}: {exc}; ignored")
-    return rules, warnings
+def settings_rules(
+    rule_sets: Iterable[RuleSet], project: Path, tools: Collection[str]
+) -> dict[str, list[Rule]]:
+    """Every settings file's rules by behaviour, each tagged with its file (loading checked
+    their syntax: settings.py). Relative path rules are relative to the folder that holds the
+    file's .claude/ or .codeloop/ (inline --settings: the project).
+
+    A deny or ask rule whose tool is a misspelling of one of `tools` (`bash(rm:*)`) would
+    match nothing: UnsafeSettingsError, as for any restriction that cannot be read."""
+    rules: dict[str, list[Rule]] = {"allow": [], "deny": [], "ask": []}
+    problems = Problems()
+    for rule_set in rule_sets:
+        source = rule_set.source
+        base = project if source == "--settings" else Path(source).parent.parent
+        for kind in rules:
+            parsed = [Rule.parse(text, source, base) for text in getattr(rule_set, kind)]
+            rules[kind] += parsed
+            for rule in parsed if kind != "allow" else ():
+                if (meant := _misnamed(rule.tool, tools)) is not None:
+                    where = f"permissions.{kind}"
+                    problems.found(source, where, f"{rule.text!r}: did you mean {meant}?")
+    problems.check()
+    return rules
+
+
+def _misnamed(tool: str, tools: Collection[str]) -> str | None:
+    """The tool a rule's name misspells, if it names none itself."""
+    if "*" in tool or tool.startswith("mcp__") or canonical(tool) in tools:
+        return None
+    return misspelt(tool, tools)
 
 
 @dataclass(frozen=True)

@@ -64,7 +64,10 @@ class Rule:
         if not rest.endswith(")"):
             raise RuleError(f"{text!r}: the specifier must end with ')'")
         spec = rest[:-1].strip()
-        return Rule(text, tool, spec if spec not in ("", "*") else None, source, base)
+        if spec in ("", "*"):
+            return Rule(text, tool, None, source, base)
+        _check_specifier(text, tool, spec)
+        return Rule(text, tool, spec, source, base)
 
     def describe(self) -> str:
         return f"{self.text} (from {self.source})"
@@ -85,6 +88,37 @@ class Rule:
     @cached_property
     def bash(self) -> BashPattern | None:
         return BashPattern.parse(self.specifier) if self.specifier is not None else None
+
+
+def _check_specifier(text: str, tool: str, spec: str) -> None:
+    """A rule whose specifier could match nothing is an error, not a rule that silently never
+    applies (a deny rule that never applies is a restriction lost)."""
+    if not _balanced(spec):
+        raise RuleError(
+            f"{text!r}: unbalanced parentheses (one rule per string: "
+            '["Bash(git diff:*)", "Read(./docs/**)"])'
+        )
+    if tool == "Bash" and spec.endswith(":*") and not spec[:-2].strip():
+        raise RuleError(f"{text!r}: no command before ':*' (Bash alone covers every command)")
+    host = spec.removeprefix("domain:").strip(" *.")
+    if canonical(tool) == "WebFetch" and not (spec.startswith("domain:") and host):
+        raise RuleError(f"{text!r}: a WebFetch rule names a host: WebFetch(domain:example.com)")
+
+
+def _balanced(spec: str) -> bool:
+    """Parentheses outside quotes close in order: `Bash(rm:*), Read(x` is two rules run
+    together."""
+    depth, quote = 0, ""
+    for char in spec:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "()":
+            depth += 1 if char == "(" else -1
+            if depth < 0:
+                return False
+    return depth == 0
 
 
 def fold(text: str) -> str:

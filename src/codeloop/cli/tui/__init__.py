@@ -80,6 +80,14 @@ def _run_plain(options: Options, first: str | None) -> int:
     return asyncio.run(ui.main())
 
 
+def startup_status(exc: BaseException) -> int:
+    """The exit status of a session that could not start: the error's own (2 for settings
+    that cannot be read safely, as for a bad flag), or 1."""
+    from codeloop.errors import CodeloopError
+
+    return exc.exit_status if isinstance(exc, CodeloopError) else 1
+
+
 def startup_error(exc: BaseException) -> str:
     """What the user reads when the session cannot start: the user's mistake in one line,
     anything else as the bug it is."""

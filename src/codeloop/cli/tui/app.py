@@ -167,10 +167,10 @@ class TerminalUI(Controller):
         try:
             await self.open()
         except Exception as exc:
-            from codeloop.cli.tui import startup_error
+            from codeloop.cli.tui import startup_error, startup_status
 
             self.presenter.note("error", startup_error(exc))
-            self.exit_status = 1
+            self.exit_status = startup_status(exc)
             self.app.exit()
             return
         settings = self.session.settings

@@ -44,10 +44,10 @@ class PlainUI(Controller):
         try:
             await self.open()
         except Exception as exc:
-            from codeloop.cli.tui import startup_error
+            from codeloop.cli.tui import startup_error, startup_status
 
             print(startup_error(exc), file=sys.stderr)
-            return 1
+            return startup_status(exc)
         self.flush()
         try:
             if self.first_prompt:
