@@ -25,9 +25,10 @@ from codeloop.tools.base import (
     ToolResult,
     Workspace,
 )
-from codeloop.tools.executor import PermissionDecision, ToolExecutor
+from codeloop.tools.executor import ToolExecutor
 from codeloop.tools.files_read import ReadTool
 from codeloop.tools.input import ToolInput
+from codeloop.tools.permission import PermissionDecision
 from codeloop.types import ImageBlock, TextBlock, ToolUseBlock
 from tests.unit.context_history import summarizer
 

@@ -30,8 +30,8 @@ from codeloop.permissions.files_check import decide_files, file_targets
 from codeloop.permissions.persist import add_allow_rules, remove_rule
 from codeloop.permissions.rules import Rule, RuleBook, RuleError, domain_matches, fold
 from codeloop.tools.base import AnyTool, ToolContext, Workspace
-from codeloop.tools.executor import PermissionDecision
 from codeloop.tools.input import ToolInput, wire_input
+from codeloop.tools.permission import PermissionDecision
 
 if TYPE_CHECKING:
     from codeloop.permissions.auto_mode import AutoMode, Verdict
