@@ -29,7 +29,7 @@ from codeloop.extensions.agents import AgentDefinition, choose_tools, task_descr
 from codeloop.extensions.loader import Extensions, load_extensions
 from codeloop.extensions.output_styles import style_section
 from codeloop.extensions.skill_discovery import SkillDiscovery, nested_skills_exist
-from codeloop.extensions.skills import SkillRuntime, substitute
+from codeloop.extensions.skills import substitute
 from codeloop.hook_config import merge_hooks
 from codeloop.hook_handlers import HttpPolicy, model_judge
 from codeloop.hooks import HookRunner, instructions_loaded
@@ -96,6 +96,7 @@ from codeloop.tools.registry import (
     uses_teams,
 )
 from codeloop.tools.services import ToolServices
+from codeloop.tools.skill import SkillRuntime
 from codeloop.transcript import TranscriptWriter
 from codeloop.types import new_uuid
 
