@@ -16,7 +16,7 @@ from codeloop.context.budget import (
 from codeloop.context.pipeline import ContextManager
 from codeloop.context.tokens import ContextLimits, estimate_text
 from codeloop.events import ToolFinished
-from codeloop.models.scripted import ScriptedModel
+from codeloop.testing.scripted import ScriptedModel
 from codeloop.tool_workspace import ResultLimits
 from codeloop.tools.base import (
     AnyTool,
