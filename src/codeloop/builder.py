@@ -64,7 +64,8 @@ from codeloop.permissions.policy import (
 from codeloop.permissions.rules import Rule
 from codeloop.permissions.sandbox import sandbox_for
 from codeloop.resume import Opened, open_transcript
-from codeloop.session import DEFAULT_SUBAGENT_MAX_TURNS, Session, SessionConfig
+from codeloop.session import Session
+from codeloop.session_config import DEFAULT_SUBAGENT_MAX_TURNS, SessionConfig
 from codeloop.session_store import SessionStore
 from codeloop.settings import RULE_KINDS, Settings, config_sources, load_settings, user_dirs
 from codeloop.settings_apply import (

@@ -18,7 +18,8 @@ from typing import Any
 
 from codeloop.events import LoopEnd
 from codeloop.permissions.policy import Policy
-from codeloop.session import Session, SessionConfig
+from codeloop.session import Session
+from codeloop.session_config import SessionConfig
 from codeloop.testing.scenario import tool_use, turn
 from codeloop.testing.scripted import ScriptedModel
 from codeloop.tools.background_tools import TaskOutputTool, TaskStopTool

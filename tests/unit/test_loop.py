@@ -14,7 +14,8 @@ from codeloop.events import (
     UserTurn,
 )
 from codeloop.permissions.policy import Policy
-from codeloop.session import Session, SessionConfig
+from codeloop.session import Session
+from codeloop.session_config import SessionConfig
 from codeloop.testing.scenario import UsageSpec, fault, text, tool_use, turn
 from codeloop.testing.scripted import ScriptedModel
 from codeloop.tools.base import Workspace

@@ -22,7 +22,8 @@ from codeloop.models.base import RateLimited
 from codeloop.models.catalog import cost_usd
 from codeloop.models.retry import RetryPolicy
 from codeloop.permissions.policy import Policy
-from codeloop.session import Session, SessionConfig
+from codeloop.session import Session
+from codeloop.session_config import SessionConfig
 from codeloop.subagents import AgentRunner
 from codeloop.testing.scenario import Turn, UsageSpec, fault, tool_use, turn, turn_usage
 from codeloop.testing.scripted import ScriptedModel

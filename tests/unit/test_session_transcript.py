@@ -26,7 +26,8 @@ from codeloop.events import (
 )
 from codeloop.models.base import ModelClient, ModelRequest, StreamEvent
 from codeloop.permissions.policy import Policy
-from codeloop.session import Session, SessionConfig
+from codeloop.session import Session
+from codeloop.session_config import SessionConfig
 from codeloop.testing.scenario import tool_use, turn
 from codeloop.testing.scripted import ScriptedModel
 from codeloop.tools.base import Workspace

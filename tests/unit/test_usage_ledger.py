@@ -12,7 +12,8 @@ from codeloop.context.compact import SummaryModel
 from codeloop.context.pipeline import ContextManager, ContextSettings
 from codeloop.context.tokens import ContextLimits
 from codeloop.permissions.policy import Policy
-from codeloop.session import Session, SessionConfig
+from codeloop.session import Session
+from codeloop.session_config import SessionConfig
 from codeloop.testing.scenario import UsageSpec, tool_use, turn, turn_usage
 from codeloop.testing.scripted import ScriptedModel
 from codeloop.tools.base import Workspace
