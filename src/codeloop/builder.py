@@ -97,7 +97,7 @@ from codeloop.tools.registry import (
     uses_teams,
 )
 from codeloop.tools.services import ToolServices
-from codeloop.tools.skill import SkillRuntime
+from codeloop.tools.skill_runtime import SkillRuntime
 from codeloop.transcript import TranscriptWriter
 from codeloop.types import new_uuid
 

@@ -11,38 +11,18 @@ runs the rendered body as a sub-agent's task instead.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, ClassVar
 
 from codeloop.extensions.skills import Skill, Skills, shell_commands, substitute
 from codeloop.tools.base import AgentCall, Tool, ToolContext, ToolResult, Workspace
 from codeloop.tools.input import Arg, ToolInput
+from codeloop.tools.skill_runtime import SkillRuntime
 
 SHELL_TIMEOUT = 120.0
 DISABLED = "[shell command execution disabled by policy]"
 # Exit 1 from these is a result (no match, a difference), not a failure.
 _SEARCHES = frozenset({"grep", "rg", "egrep", "fgrep", "diff", "cmp", "test", "["})
-
-
-@dataclass
-class SkillRuntime:
-    """What invoking a skill acts through; the session assembly fills it in."""
-
-    skills: Skills
-    session_id: str
-    project_dir: Path
-    # Temporarily allows rules (the policy's `grant`).
-    grant: Callable[[tuple[str, ...], str], None] = lambda rules, source: None
-    # Whether a shell command may run without asking (the permission rules).
-    may_run: Callable[[str, ToolContext], bool] = lambda command, ctx: False
-    # Registers a skill's hooks for the rest of the session.
-    add_hooks: Callable[[Skill], None] = lambda skill: None
-    # Runs a call as a sub-agent, in the Skill call's context: `context: fork` skills.
-    fork: Callable[[AgentCall, ToolContext], Awaitable[ToolResult]] | None = None
-    shell_disabled: bool = False
-    # Skill name -> the text last given to the model: the same text twice is not repeated.
-    loaded: dict[str, str] = field(default_factory=dict)
 
 
 class SkillInput(ToolInput):
