@@ -28,8 +28,8 @@ from codeloop.events import LoopEnd
 from codeloop.loop import LoopParams
 from codeloop.models.anthropic import request_body
 from codeloop.models.base import ModelRequest, StreamEvent
-from codeloop.models.scripted import ScriptedModel
 from codeloop.testing.long_session import long_session, play, summary_turns
+from codeloop.testing.scripted import ScriptedModel
 
 MODEL = "claude-sonnet-4-5"
 CONFIGS = {

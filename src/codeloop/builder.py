@@ -29,7 +29,7 @@ from codeloop.extensions.agents import AgentDefinition, choose_tools, task_descr
 from codeloop.extensions.loader import Extensions, load_extensions
 from codeloop.extensions.output_styles import style_section
 from codeloop.extensions.skill_discovery import SkillDiscovery, nested_skills_exist
-from codeloop.extensions.skills import SkillRuntime, substitute
+from codeloop.extensions.skills import substitute
 from codeloop.hook_config import merge_hooks
 from codeloop.hook_handlers import HttpPolicy, model_judge
 from codeloop.hooks import HookRunner, instructions_loaded
@@ -64,7 +64,8 @@ from codeloop.permissions.policy import (
 from codeloop.permissions.rules import Rule, RuleError
 from codeloop.permissions.sandbox import sandbox_for
 from codeloop.resume import Opened, open_transcript
-from codeloop.session import DEFAULT_SUBAGENT_MAX_TURNS, Session, SessionConfig
+from codeloop.session import Session
+from codeloop.session_config import DEFAULT_SUBAGENT_MAX_TURNS, SessionConfig
 from codeloop.session_store import SessionStore
 from codeloop.settings import Settings, config_sources, load_settings, user_dirs
 from codeloop.settings_apply import (
@@ -98,6 +99,7 @@ from codeloop.tools.registry import (
     uses_teams,
 )
 from codeloop.tools.services import ToolServices
+from codeloop.tools.skill_runtime import SkillRuntime
 from codeloop.transcript import TranscriptWriter
 from codeloop.types import new_uuid
 

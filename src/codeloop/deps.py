@@ -18,7 +18,8 @@ from codeloop.events import Announce
 from codeloop.hooks import Hooks
 from codeloop.models.base import ModelClient, ModelRequest, StreamEvent
 from codeloop.tools.base import AnyTool, SpawnAgent, Workspace
-from codeloop.tools.executor import CanUseTool, ExecutorEvent, ToolExecutor
+from codeloop.tools.executor import ExecutorEvent, ToolExecutor
+from codeloop.tools.permission import CanUseTool
 from codeloop.types import Message, ToolUseBlock, Usage, new_uuid
 
 CallModel = Callable[[ModelRequest], AsyncIterator[StreamEvent]]

@@ -10,8 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from codeloop.models.base import ModelRequest
-from codeloop.types import Message, ToolResultBlock, ToolUseBlock, Usage
+from codeloop.types import Message, ModelRequest, ToolResultBlock, ToolUseBlock, Usage
 
 ContinueReason = Literal[
     "next_turn",

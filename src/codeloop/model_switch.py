@@ -11,13 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from codeloop.errors import UsageError
 from codeloop.hooks import Hooks
-
-if TYPE_CHECKING:
-    from codeloop.session import Session
 
 # Asks the person at the terminal to confirm a switch; None where nobody can be asked.
 Confirm = Callable[[str], Awaitable[bool]]
@@ -63,15 +59,3 @@ async def switched(hooks: Hooks | None, from_model: str, to_model: str) -> Switc
         return Switched("", ())
     outcome = await hooks.run("PostModelSwitch", {"from_model": from_model, "to_model": to_model})
     return Switched("\n\n".join(outcome.additional_context), outcome.system_messages)
-
-
-async def session_switched(
-    session: Session, from_model: str, to_model: str, show: Callable[[str], None]
-) -> None:
-    """A session's switch told to the PostModelSwitch hooks: their messages to `show`, their
-    context to the model with the session's next prompt."""
-    after = await switched(session.hooks, from_model, to_model)
-    for text in after.messages:
-        show(text)
-    if after.context:
-        session.remind(after.context)

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,12 @@ KILL_GRACE_SECONDS = 1.0
 # Once the process has exited, how long to wait for its pipes to close: a background job
 # started with `&` may hold them open forever, and nobody must wait for it.
 DRAIN_SECONDS = 0.2
+# Never ask for credentials: git runs here for batch tasks and worktrees, with nobody to answer.
+_GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
+
+
+class GitError(Exception):
+    """git could not run or failed; the message says why (the last lines git wrote)."""
 
 
 def child_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -150,3 +157,23 @@ async def _gone(pgid: int, within: float) -> bool:
 
 def _text(data: bytes | None) -> str:
     return (data or b"").decode("utf-8", errors="replace")
+
+
+def git(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
+    """Run git; its stdout, or GitError with the last lines of what it said."""
+    try:
+        proc = subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            env={**os.environ, **_GIT_ENV, **(env or {})},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            check=False,
+        )
+    except OSError as exc:
+        raise GitError(f"cannot run git: {exc.strerror}") from None
+    if proc.returncode != 0:
+        said = proc.stderr.decode(errors="replace").strip().splitlines()
+        detail = " ".join(said[-3:]) or f"exit status {proc.returncode}"
+        raise GitError(f"git {args[0]} failed: {detail}")
+    return proc.stdout.decode(errors="replace")

@@ -12,12 +12,11 @@ import asyncio
 from collections import ChainMap
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from codeloop.aio import unless_aborted
 from codeloop.context.compact import CompactResult
-from codeloop.context.environment import Environment
 from codeloop.context.memory import system_reminder
 from codeloop.context.pipeline import ContextManager
 from codeloop.costs import Ledger, model_usage
@@ -33,9 +32,9 @@ from codeloop.events import (
 from codeloop.extensions.agents import GENERAL, Agents
 from codeloop.hooks import HookRunner, instructions_loaded
 from codeloop.loop import LoopParams, query_loop
+from codeloop.model_switch import Confirm, check_switch, switched
 from codeloop.models.base import BlockStart, ModelClient, ModelRequest, StreamEvent
-from codeloop.models.retry import RetryPolicy
-from codeloop.permissions.policy import Policy
+from codeloop.session_config import SessionConfig
 from codeloop.subagents import AgentRunner, SubagentRun
 from codeloop.token_budget import parse_budget_marker
 from codeloop.tools.base import AgentCall, AnyTool, ToolContext, ToolResult, Workspace
@@ -50,45 +49,6 @@ if TYPE_CHECKING:
     from codeloop.checkpoints.rewind import Rewound
     from codeloop.mcp.manager import McpManager
     from codeloop.settings import Settings
-
-
-# Claude Code's turn limit for a sub-agent (seed 002): a runaway one ends with a clear result.
-DEFAULT_SUBAGENT_MAX_TURNS = 200
-
-
-@dataclass(frozen=True)
-class SessionConfig:
-    model: str
-    system: str
-    max_tokens: int
-    # The model's largest output: the loop escalates to it once when an answer is cut short.
-    max_output_tokens: int | None = None
-    max_turns: int | None = None
-    max_budget_usd: float | None = None
-    fallback_model: str | None = None
-    # Output tokens a task may use; a `+500k` marker in a prompt overrides it for that prompt.
-    token_budget: int | None = None
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
-    policy: Policy = field(default_factory=Policy)
-    # How the session began, as SessionStart hooks see it: startup, resume or fork.
-    start_source: str = "startup"
-    # A sub-agent's turn limit, unless its agent definition sets its own (maxTurns).
-    subagent_max_turns: int = DEFAULT_SUBAGENT_MAX_TURNS
-    # opusplan: (the model while in plan mode, the model otherwise); each prompt runs on the
-    # one for the mode it starts in, so an accepted plan is carried out on the second.
-    mode_models: tuple[str, str] | None = None
-    # What the builder gathered for the system prompt (git state included): a custom agent's
-    # prompt describes the same environment without probing it again.
-    environment: Environment | None = None
-    temperature: float | None = None
-    stop_sequences: tuple[str, ...] = ()
-
-    def for_mode(self) -> SessionConfig:
-        """The config on the model for the permission mode it is in now (opusplan)."""
-        if self.mode_models is None:
-            return self
-        model = self.mode_models[0 if self.policy.mode == "plan" else 1]
-        return self if model == self.model else replace(self, model=model)
 
 
 class SessionObserver(Protocol):
@@ -340,6 +300,28 @@ class Session:
         if (failed := self._persist(event, agent)) is not None:
             self._notices.append(failed)
         self._publish(event, agent)
+
+    async def switch_model(
+        self, name: str, show: Callable[[str], None], confirm: Confirm | None = None
+    ) -> None:
+        """Another model from the next request on, as the session's own operation: the
+        PreModelSwitch hooks may refuse it (SwitchRefused; `confirm` answers their `ask`), and
+        their messages and the PostModelSwitch hooks' go to `show`."""
+        was = self.config.model
+        for text in await check_switch(self.hooks, was, name, confirm):
+            show(text)
+        self.config = replace(self.config, model=name)  # frozen: replaced, not changed
+        await self.model_switched(was, show)
+
+    async def model_switched(self, was: str, show: Callable[[str], None]) -> None:
+        """The switch from `was` to this session's model told to the PostModelSwitch hooks
+        (/model rebuilds the session on the new model, then tells them): their messages to
+        `show`, their context to the model with the next prompt."""
+        after = await switched(self.hooks, was, self.config.model)
+        for text in after.messages:
+            show(text)
+        if after.context:
+            self.remind(after.context)
 
     def remind(self, text: str) -> None:
         """Something the model is told with the next prompt, as a system reminder."""

@@ -23,32 +23,61 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from codeloop.aio import linked_abort
 from codeloop.context.memory import system_reminder
 from codeloop.context.system_prompt import build_system_prompt
-from codeloop.costs import total_cost_usd
+from codeloop.costs import Ledger, total_cost_usd
 from codeloop.deps import BeforeWrite, LoopDeps, TrimOnly
 from codeloop.events import Event, LoopEnd, SubAgent, SubagentEvent
 from codeloop.extensions.agents import GENERAL, AgentDefinition, Agents, choose_tools
+from codeloop.hooks import HookRunner
 from codeloop.loop import LoopParams, query_loop
 from codeloop.models.aliases import resolve_alias
 from codeloop.permissions.policy import Policy
+from codeloop.session_config import SessionConfig
 from codeloop.tools.base import AgentCall, AnyTool, ToolContext, ToolResult, Workspace
 from codeloop.transcript import TranscriptWriter
 from codeloop.types import Message, ToolUseBlock, Usage, new_uuid
 
 if TYPE_CHECKING:
     from codeloop.mcp.agent_servers import AgentMcp
-    from codeloop.session import Session
 
 # Skill name -> its rendered body, for an agent's `skills:` (None: no such skill).
 SkillBodies = Callable[[str], str | None]
 # (runner, session, agent, call, the call's context) -> the spawn's result (teams.py).
 SpawnTeammate = Callable[
-    ["AgentRunner", "Session", AgentDefinition, AgentCall, ToolContext], Awaitable[ToolResult]
+    ["AgentRunner", "AgentHost", AgentDefinition, AgentCall, ToolContext], Awaitable[ToolResult]
 ]
+
+
+class AgentHost(Protocol):
+    """What an agent needs of the session it runs in (the Session is one): its settings, tools
+    and workspace, a loop's parameters and collaborators, and where its transcript, events,
+    warnings and spending go. Typed against this, not Session, so the session sits above."""
+
+    @property
+    def config(self) -> SessionConfig: ...
+    @property
+    def tools(self) -> Mapping[str, AnyTool]: ...
+    @property
+    def workspace(self) -> Workspace: ...
+    @property
+    def hooks(self) -> HookRunner | None: ...
+    @property
+    def ledger(self) -> Ledger: ...
+    @property
+    def user_context(self) -> tuple[Message, ...]: ...
+    @property
+    def subagent_runs(self) -> list[SubagentRun]: ...
+
+    def run_params(self, messages: tuple[Message, ...], **changes: Any) -> LoopParams: ...
+    def run_deps(self) -> LoopDeps: ...
+    def sidechain(self, agent: SubAgent) -> TranscriptWriter | None: ...
+    def observe_subagent(self, event: Event, agent: SubAgent) -> None: ...
+    def notify(self, text: str) -> None: ...
+
 
 SUBAGENT_NOTE = (
     "You are a sub-agent: another agent gave you the task in the user's message. Carry it out "
@@ -132,7 +161,7 @@ class AgentRunner:
         self.max_parallel = max_parallel
         self._slots: asyncio.Semaphore | None = None
 
-    async def __call__(self, session: Session, call: AgentCall, ctx: ToolContext) -> ToolResult:
+    async def __call__(self, session: AgentHost, call: AgentCall, ctx: ToolContext) -> ToolResult:
         agent = self.agents.get(call.agent_type or GENERAL.name)
         if agent is None:
             known = ", ".join(self.agents.by_name)
@@ -178,7 +207,7 @@ class PreparedAgent:
 
 
 async def run_agent(
-    session: Session,
+    session: AgentHost,
     agent: AgentDefinition,
     call: AgentCall,
     ctx: ToolContext | None = None,
@@ -215,7 +244,7 @@ async def run_agent(
 
 
 async def prepare_agent(
-    session: Session,
+    session: AgentHost,
     agent: AgentDefinition,
     call: AgentCall,
     ctx: ToolContext,
@@ -293,7 +322,7 @@ async def prepare_agent(
     return PreparedAgent(sub, params, deps)
 
 
-async def drive(session: Session, agent: PreparedAgent, ctx: ToolContext) -> LoopEnd:
+async def drive(session: AgentHost, agent: PreparedAgent, ctx: ToolContext) -> LoopEnd:
     """The agent's loop: stopped by the session's abort or its call's, each event written to
     its own transcript and handed up to the frontends, its spending recorded at the end. A
     teammate drives again with its history and a new message (the last one is written)."""
@@ -362,7 +391,7 @@ def _own(agent: AgentDefinition, tools: Mapping[str, AnyTool] | None) -> dict[st
     return {name: tools[name] for name in allowed}
 
 
-def _system(session: Session, agent: AgentDefinition, model: str) -> str:
+def _system(session: AgentHost, agent: AgentDefinition, model: str) -> str:
     """General-purpose: the session's prompt; a custom agent: its own, with the environment
     (the one the session gathered, without its git state, while it works in the same folder)."""
     if agent.built_in:
@@ -380,7 +409,7 @@ def _system(session: Session, agent: AgentDefinition, model: str) -> str:
     )
 
 
-def _policy(session: Session, agent: AgentDefinition, bypass_disabled: bool) -> Policy:
+def _policy(session: AgentHost, agent: AgentDefinition, bypass_disabled: bool) -> Policy:
     """The agent's permissionMode, unless the parent's bypass, acceptEdits or auto wins (in
     auto mode the classifier judges the sub-agent's calls too), or the mode is not available
     (bypass or auto disabled by the settings: the parent's mode applies)."""

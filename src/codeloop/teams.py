@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from codeloop.hooks import MAX_STOP_HOOK_CONTINUATIONS
-from codeloop.subagents import AgentRunner, PreparedAgent, drive, prepare_agent
+from codeloop.subagents import AgentHost, AgentRunner, PreparedAgent, drive, prepare_agent
 from codeloop.task_list import Member
 from codeloop.team_mail import LEAD, Roster
 from codeloop.tools.base import AgentCall, ToolContext, ToolResult
@@ -24,7 +24,6 @@ from codeloop.types import Message
 
 if TYPE_CHECKING:
     from codeloop.extensions.agents import AgentDefinition
-    from codeloop.session import Session
 
 _TEAMMATE_NOTE = (
     "You are {name}, a teammate in the agent team {team}; the team lead is {lead}. You share "
@@ -36,7 +35,7 @@ _TEAMMATE_NOTE = (
 
 async def spawn_teammate(
     runner: AgentRunner,
-    session: Session,
+    session: AgentHost,
     agent: AgentDefinition,
     call: AgentCall,
     ctx: ToolContext,
@@ -79,7 +78,7 @@ async def spawn_teammate(
 
 
 async def _work(
-    session: Session, agent: PreparedAgent, ctx: ToolContext, member: Member, roster: Roster
+    session: AgentHost, agent: PreparedAgent, ctx: ToolContext, member: Member, roster: Roster
 ) -> None:
     """Turn after turn until the session ends, the hooks stop it, or its loop fails."""
     hooks, params, kept_on = agent.deps.hooks, agent.params, 0

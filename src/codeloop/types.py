@@ -294,17 +294,52 @@ def message_from_dict(data: dict[str, Any]) -> Message:
     return Message(data["role"], blocks, is_meta=bool(data.get("is_meta", False)), **kwargs)
 
 
+# --- what is asked of a model (the events that report a request carry it too) ------------
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    model: str
+    messages: tuple[Message, ...]
+    system: str = ""
+    tools: tuple[ToolSpec, ...] = ()
+    max_tokens: int = 8192
+    temperature: float | None = None
+    # Anthropic extended thinking budget; None leaves thinking off.
+    thinking_budget: int | None = None
+    # Anthropic adaptive thinking (the model decides how much to think).
+    adaptive_thinking: bool = False
+    # How hard to work: Anthropic `output_config.effort`, OpenAI's reasoning effort.
+    effort: str | None = None
+    # Anthropic beta features (the anthropic-beta header) and extra headers for this request.
+    betas: tuple[str, ...] = ()
+    headers: Mapping[str, str] = field(default_factory=dict)
+    stop_sequences: tuple[str, ...] = ()
+    # Ask for a non-streaming answer, replayed as events (recovery after an SSE error event).
+    stream: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
 __all__ = [
     "ContentBlock",
     "ImageBlock",
     "LastEncoded",
     "Message",
+    "ModelRequest",
     "RedactedThinkingBlock",
     "Role",
     "StopReason",
     "TextBlock",
     "ThinkingBlock",
     "ToolResultBlock",
+    "ToolSpec",
     "ToolUseBlock",
     "Usage",
     "block_from_dict",

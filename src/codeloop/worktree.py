@@ -17,10 +17,10 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from codeloop.batch.workspace import WorkspaceError, git
 from codeloop.errors import CodeloopError
 from codeloop.hooks import HookOutcome
 from codeloop.permissions.git_check import protective_env
+from codeloop.procs import GitError, git
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
@@ -57,7 +57,7 @@ def worktree_name(requested: str) -> str:
 def repo_root(cwd: Path) -> Path | None:
     try:
         return Path(_look("rev-parse", "--show-toplevel", cwd=cwd).strip())
-    except WorkspaceError:
+    except GitError:
         return None
 
 
@@ -78,7 +78,7 @@ def create_with_git(cwd: Path, name: str) -> Worktree:
             git("worktree", "add", str(path), branch, cwd=repo)
         else:
             git("worktree", "add", "-b", branch, str(path), base, cwd=repo)
-    except WorkspaceError as exc:
+    except GitError as exc:
         raise WorktreeError(f"--worktree {name}: {exc}") from None
     _copy_included(repo, path)
     return Worktree(path, repo, name, branch, base)
@@ -125,7 +125,7 @@ def has_changes(tree: Worktree) -> bool:
         if tree.base is None:
             return False
         return _look("rev-list", "--count", f"{tree.base}..HEAD", cwd=tree.path).strip() != "0"
-    except WorkspaceError:
+    except GitError:
         return False
 
 
@@ -139,7 +139,7 @@ def remove_with_git(tree: Worktree) -> str | None:
         git("worktree", "remove", "--force", str(tree.path), cwd=owner)
         if tree.branch is not None:
             git("branch", "-D", tree.branch, cwd=owner)
-    except WorkspaceError as exc:
+    except GitError as exc:
         return str(exc)
     return None
 
@@ -155,7 +155,7 @@ def _start_point(repo: Path) -> str:
     for ref in ("origin/HEAD", "HEAD"):
         try:
             return _look("rev-parse", "--verify", "-q", f"{ref}^{{commit}}", cwd=repo).strip()
-        except WorkspaceError:
+        except GitError:
             continue
     raise WorktreeError(f"--worktree: the repository {repo} has no commit to branch from yet")
 
@@ -163,7 +163,7 @@ def _start_point(repo: Path) -> str:
 def _has_branch(repo: Path, branch: str) -> bool:
     try:
         _look("rev-parse", "--verify", "-q", f"refs/heads/{branch}", cwd=repo)
-    except WorkspaceError:
+    except GitError:
         return False
     return True
 

@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from codeloop.events import AssistantTurn, Event, TextDelta, ToolFinished, ToolProgress, ToolStarted
-from codeloop.models.scripted import ScriptedModel
 from codeloop.permissions.policy import Policy
-from codeloop.session import Session, SessionConfig
+from codeloop.session import Session
+from codeloop.session_config import SessionConfig
 from codeloop.testing.scenario import text, tool_use, turn
+from codeloop.testing.scripted import ScriptedModel
 from codeloop.tools.base import Workspace
 from codeloop.tools.registry import default_tools
 

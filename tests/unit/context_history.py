@@ -7,7 +7,7 @@ from typing import Any
 
 from codeloop.context.compact import SummaryModel
 from codeloop.models.base import ToolSpec
-from codeloop.models.scripted import ScriptedModel
+from codeloop.testing.scripted import ScriptedModel
 from codeloop.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 SYSTEM = "test system prompt"

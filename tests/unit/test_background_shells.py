@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from codeloop.events import LoopEnd
-from codeloop.models.scripted import ScriptedModel
 from codeloop.permissions.policy import Policy
-from codeloop.session import Session, SessionConfig
+from codeloop.session import Session
+from codeloop.session_config import SessionConfig
 from codeloop.testing.scenario import tool_use, turn
+from codeloop.testing.scripted import ScriptedModel
 from codeloop.tools.background_tools import TaskOutputTool, TaskStopTool
 from codeloop.tools.base import ToolContext, ToolResult, Workspace
 from codeloop.tools.bash import BashTool
@@ -32,7 +33,7 @@ KILLED_SESSION = textwrap.dedent(
     """
     import asyncio, os, signal, sys, time
     from pathlib import Path
-    from codeloop.models.scripted import ScriptedModel
+    from codeloop.testing.scripted import ScriptedModel
     from codeloop.permissions.policy import Policy
     from codeloop.session import Session, SessionConfig
     from codeloop.testing.scenario import tool_use, turn

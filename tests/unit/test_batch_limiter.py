@@ -15,9 +15,9 @@ from codeloop.deps import LoopDeps
 from codeloop.events import LoopEnd
 from codeloop.loop import LoopParams, query_loop
 from codeloop.models.retry import RateLimiter, RetryPolicy
-from codeloop.models.scripted import ScriptedModel
 from codeloop.permissions.policy import Policy
 from codeloop.testing.scenario import Turn, fault, turn
+from codeloop.testing.scripted import ScriptedModel
 from codeloop.tools.base import Workspace
 from codeloop.types import Message
 

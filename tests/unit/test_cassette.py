@@ -31,8 +31,8 @@ from codeloop.models.cassette import (
     event_to_dict,
     first_difference,
 )
-from codeloop.models.scripted import ScriptedModel
 from codeloop.testing.scenario import fault, tool_use, turn
+from codeloop.testing.scripted import ScriptedModel
 from codeloop.types import (
     Message,
     TextBlock,

@@ -18,10 +18,11 @@ from hypothesis import strategies as st
 
 from codeloop.checkpoints import CheckpointError, Checkpoints, CheckpointsBusy, Limits, snapshot
 from codeloop.checkpoints.objects import INDEX, PACK, ObjectStore
-from codeloop.models.scripted import ScriptedModel
 from codeloop.permissions.policy import Policy
-from codeloop.session import Session, SessionConfig
+from codeloop.session import Session
+from codeloop.session_config import SessionConfig
 from codeloop.testing.scenario import tool_use, turn
+from codeloop.testing.scripted import ScriptedModel
 from codeloop.testing.tree import tree_digest
 from codeloop.tools.base import Workspace
 from codeloop.tools.registry import default_tools

@@ -6,7 +6,7 @@ import re
 
 from codeloop.cli.main import EPILOG, build_parser
 from codeloop.models import retry
-from codeloop.session import DEFAULT_SUBAGENT_MAX_TURNS
+from codeloop.session_config import DEFAULT_SUBAGENT_MAX_TURNS
 
 
 def _env_line(name: str) -> str:

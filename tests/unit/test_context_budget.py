@@ -16,18 +16,19 @@ from codeloop.context.budget import (
 from codeloop.context.pipeline import ContextManager
 from codeloop.context.tokens import ContextLimits, estimate_text
 from codeloop.events import ToolFinished
-from codeloop.models.scripted import ScriptedModel
+from codeloop.testing.scripted import ScriptedModel
+from codeloop.tool_workspace import ResultLimits
 from codeloop.tools.base import (
     AnyTool,
-    ResultLimits,
     Tool,
     ToolContext,
     ToolResult,
     Workspace,
 )
-from codeloop.tools.executor import PermissionDecision, ToolExecutor
+from codeloop.tools.executor import ToolExecutor
 from codeloop.tools.files_read import ReadTool
 from codeloop.tools.input import ToolInput
+from codeloop.tools.permission import PermissionDecision
 from codeloop.types import ImageBlock, TextBlock, ToolUseBlock
 from tests.unit.context_history import summarizer
 

@@ -18,8 +18,8 @@ from codeloop.context.pipeline import ContextManager
 from codeloop.context.tokens import ContextLimits, Shares, estimate_messages, result_tokens
 from codeloop.events import CompactTrigger, Notice, RequestEnd, Retrying
 from codeloop.models.retry import RetryPolicy
-from codeloop.models.scripted import ScriptedModel
 from codeloop.testing.scenario import fault, turn
+from codeloop.testing.scripted import ScriptedModel
 from codeloop.tools.base import Workspace
 from codeloop.types import Message, TextBlock
 from tests.unit.context_history import (

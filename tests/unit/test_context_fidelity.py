@@ -22,10 +22,10 @@ from codeloop.deps import LoopDeps
 from codeloop.events import LoopEnd, ToolFinished
 from codeloop.loop import LoopParams, query_loop
 from codeloop.models.base import ModelRequest, StreamEvent
-from codeloop.models.scripted import ScriptedModel
 from codeloop.permissions.policy import Policy
 from codeloop.testing.long_session import summary_turns
 from codeloop.testing.scenario import Turn, text, tool_use, turn
+from codeloop.testing.scripted import ScriptedModel
 from codeloop.text import number_line
 from codeloop.tools.base import Workspace
 from codeloop.tools.registry import default_tools

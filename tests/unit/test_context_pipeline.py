@@ -35,9 +35,9 @@ from codeloop.events import (
 )
 from codeloop.loop import LoopParams, query_loop
 from codeloop.models.base import ModelRequest, StreamEvent
-from codeloop.models.scripted import ScriptedModel
 from codeloop.permissions.policy import Policy
 from codeloop.testing.scenario import fault, turn
+from codeloop.testing.scripted import ScriptedModel
 from codeloop.tools.base import Workspace
 from codeloop.types import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from tests.unit.context_history import assert_paired, bash, read, summarizer

@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 
 from codeloop.events import ToolFinished, ToolStarted
 from codeloop.tools.base import Tool, ToolContext, ToolResult, Workspace
-from codeloop.tools.executor import PermissionDecision, ToolExecutor
+from codeloop.tools.executor import ToolExecutor
 from codeloop.tools.input import ToolInput
+from codeloop.tools.permission import PermissionDecision
 from codeloop.types import ToolUseBlock
 
 

@@ -13,10 +13,11 @@ from codeloop.events import (
     ToolStarted,
     UserTurn,
 )
-from codeloop.models.scripted import ScriptedModel
 from codeloop.permissions.policy import Policy
-from codeloop.session import Session, SessionConfig
+from codeloop.session import Session
+from codeloop.session_config import SessionConfig
 from codeloop.testing.scenario import UsageSpec, fault, text, tool_use, turn
+from codeloop.testing.scripted import ScriptedModel
 from codeloop.tools.base import Workspace
 from codeloop.tools.registry import default_tools
 from tests.unit.context_history import assert_paired

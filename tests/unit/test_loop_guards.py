@@ -21,11 +21,12 @@ from codeloop.loop import LoopParams, query_loop
 from codeloop.models.base import RateLimited
 from codeloop.models.catalog import cost_usd
 from codeloop.models.retry import RetryPolicy
-from codeloop.models.scripted import ScriptedModel
 from codeloop.permissions.policy import Policy
-from codeloop.session import Session, SessionConfig
+from codeloop.session import Session
+from codeloop.session_config import SessionConfig
 from codeloop.subagents import AgentRunner
 from codeloop.testing.scenario import Turn, UsageSpec, fault, tool_use, turn, turn_usage
+from codeloop.testing.scripted import ScriptedModel
 from codeloop.tools.base import Workspace
 from codeloop.tools.registry import default_tools
 from codeloop.types import ImageBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock

@@ -29,9 +29,9 @@ from codeloop.events import (
 )
 from codeloop.loop import LoopParams, query_loop
 from codeloop.models.retry import RetryPolicy
-from codeloop.models.scripted import ScriptedModel
 from codeloop.permissions.policy import Policy
 from codeloop.testing.scenario import Turn, UsageSpec, fault, tool_use, turn
+from codeloop.testing.scripted import ScriptedModel
 from codeloop.tools.base import Workspace
 from codeloop.tools.registry import default_tools
 from codeloop.types import Message

@@ -8,10 +8,11 @@ import threading
 from pathlib import Path
 
 from codeloop.events import ToolStarted
-from codeloop.models.scripted import ScriptedModel
 from codeloop.permissions.policy import Policy
-from codeloop.session import Session, SessionConfig
+from codeloop.session import Session
+from codeloop.session_config import SessionConfig
 from codeloop.testing.scenario import tool_use, turn
+from codeloop.testing.scripted import ScriptedModel
 from codeloop.tools.base import Workspace
 from codeloop.tools.registry import (
     ON_DEMAND,

@@ -23,7 +23,6 @@ from codeloop.models.base import (
     StreamEvent,
     Transient,
 )
-from codeloop.models.scripted import ScriptedModel
 from codeloop.testing.scenario import (
     Scenario,
     UsageSpec,
@@ -34,6 +33,7 @@ from codeloop.testing.scenario import (
     tool_use,
     turn,
 )
+from codeloop.testing.scripted import ScriptedModel
 from codeloop.types import Message, TextBlock, ThinkingBlock, ToolUseBlock, Usage
 
 

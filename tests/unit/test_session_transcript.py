@@ -25,10 +25,11 @@ from codeloop.events import (
     UserTurn,
 )
 from codeloop.models.base import ModelClient, ModelRequest, StreamEvent
-from codeloop.models.scripted import ScriptedModel
 from codeloop.permissions.policy import Policy
-from codeloop.session import Session, SessionConfig
+from codeloop.session import Session
+from codeloop.session_config import SessionConfig
 from codeloop.testing.scenario import tool_use, turn
+from codeloop.testing.scripted import ScriptedModel
 from codeloop.tools.base import Workspace
 from codeloop.tools.registry import default_tools
 from codeloop.transcript import TranscriptWriter, read_transcript

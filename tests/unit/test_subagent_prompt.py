@@ -8,11 +8,12 @@ from pathlib import Path
 
 from codeloop.context.environment import Environment, GitState
 from codeloop.extensions.agents import GENERAL, AgentDefinition, Agents
-from codeloop.models.scripted import ScriptedModel
 from codeloop.permissions.policy import Policy
-from codeloop.session import Session, SessionConfig
+from codeloop.session import Session
+from codeloop.session_config import SessionConfig
 from codeloop.subagents import AgentRunner
 from codeloop.testing.scenario import ToolUseSpec, tool_use, turn
+from codeloop.testing.scripted import ScriptedModel
 from codeloop.tools.base import Workspace
 from codeloop.tools.registry import default_tools
 

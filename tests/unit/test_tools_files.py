@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from codeloop.tool_workspace import ResultLimits
 from codeloop.tools.base import (
     AnyTool,
-    ResultLimits,
     ToolContext,
     ToolInputError,
     ToolResult,

@@ -11,10 +11,11 @@ from hypothesis import strategies as st
 from codeloop.context.compact import SummaryModel
 from codeloop.context.pipeline import ContextManager, ContextSettings
 from codeloop.context.tokens import ContextLimits
-from codeloop.models.scripted import ScriptedModel
 from codeloop.permissions.policy import Policy
-from codeloop.session import Session, SessionConfig
+from codeloop.session import Session
+from codeloop.session_config import SessionConfig
 from codeloop.testing.scenario import UsageSpec, tool_use, turn, turn_usage
+from codeloop.testing.scripted import ScriptedModel
 from codeloop.tools.base import Workspace
 from codeloop.tools.registry import default_tools
 from codeloop.transcript import TranscriptWriter

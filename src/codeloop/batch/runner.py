@@ -21,6 +21,7 @@ from codeloop.batch.tasks import Task
 from codeloop.errors import CodeloopError
 from codeloop.events import LoopEnd, Notice, Retrying
 from codeloop.models.retry import RateLimiter
+from codeloop.procs import GitError
 
 if TYPE_CHECKING:
     from codeloop.session import Session
@@ -101,7 +102,7 @@ async def run_task(
     result = new_result(task, config)
     try:
         await _run(task, source, config, limiter, stop or asyncio.Event(), result)
-    except (workspace.WorkspaceError, OSError, CodeloopError) as exc:
+    except (workspace.WorkspaceError, GitError, OSError, CodeloopError) as exc:
         # What the task's configuration or the disk got wrong (errors.py); the rest is a bug.
         result["error"] = str(exc) or type(exc).__name__
     except Exception as exc:

@@ -13,15 +13,13 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import os
 import re
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-# Never ask for credentials: a batch has nobody to answer.
-_GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
+from codeloop.procs import GitError, git
+
 # A copied folder's base commit: the same folder gives the same commit id in every run.
 _BASE_COMMIT_ENV = {
     "GIT_AUTHOR_NAME": "codeloop batch",
@@ -41,26 +39,6 @@ class WorkspaceError(Exception):
 class Workspace:
     path: Path
     base_commit: str
-
-
-def git(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
-    """Run git; its stdout, or WorkspaceError with the last lines of what it said."""
-    try:
-        proc = subprocess.run(
-            ["git", *args],
-            cwd=cwd,
-            env={**os.environ, **_GIT_ENV, **(env or {})},
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            check=False,
-        )
-    except OSError as exc:
-        raise WorkspaceError(f"cannot run git: {exc.strerror}") from None
-    if proc.returncode != 0:
-        said = proc.stderr.decode(errors="replace").strip().splitlines()
-        detail = " ".join(said[-3:]) or f"exit status {proc.returncode}"
-        raise WorkspaceError(f"git {args[0]} failed: {detail}")
-    return proc.stdout.decode(errors="replace")
 
 
 def prepare(source: str, ref: str | None, dest: Path, cache: Path) -> Workspace:
@@ -120,7 +98,7 @@ def _resolve(repo: Path, ref: str) -> str | None:
     for candidate in (ref, f"origin/{ref}"):
         try:
             out = git("rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}", cwd=repo)
-        except WorkspaceError:
+        except GitError:
             continue
         return out.strip()
     return None

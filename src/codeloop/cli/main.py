@@ -10,7 +10,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from codeloop import __version__
+from codeloop._version import __version__
 from codeloop.cli.args import (
     Parser,
     add_mcp_flags,

@@ -67,7 +67,7 @@ async def _model(ctx: CommandContext, args: str) -> Submit | None:
     """Switch the model: the same conversation goes on with it (the session is rebuilt
     for the model's window, prices and provider). The PreModelSwitch hooks may refuse it;
     the PostModelSwitch hooks' context goes with the next prompt."""
-    from codeloop.model_switch import SwitchRefused, check_switch, session_switched
+    from codeloop.model_switch import SwitchRefused, check_switch
     from codeloop.models.aliases import ALIASES, resolve_alias
     from codeloop.models.factory import split_spec
 
@@ -97,7 +97,7 @@ async def _model(ctx: CommandContext, args: str) -> Submit | None:
         raise CommandError(str(exc)) from None
     await ctx.ui.reopen({"model": args, "resume": ctx.session.session_id})
     ctx.ui.show(f"Model: {ctx.session.config.model} (was {current}).")
-    await session_switched(ctx.session, current, ctx.session.config.model, ctx.ui.show)
+    await ctx.session.model_switched(current, ctx.ui.show)
     return None
 
 
@@ -198,7 +198,7 @@ async def _init(ctx: CommandContext, args: str) -> Submit | None:
 
 
 async def _status(ctx: CommandContext, args: str) -> Submit | None:
-    from codeloop import __version__
+    from codeloop._version import __version__
 
     session = ctx.session
     inventory = session.inventory

@@ -12,9 +12,9 @@ DEFAULT_VIEWS = ("model", "tool")
 
 
 async def _usage(ctx: CommandContext, args: str) -> Submit | None:
-    from codeloop.cli.usage import VIEWS, usage_text
     from codeloop.usage.ledger import read_ledger
     from codeloop.usage.report import build_report
+    from codeloop.usage.views import VIEWS, usage_text
 
     views = args.split() or list(DEFAULT_VIEWS)
     wrong = [v for v in views if v not in VIEWS]

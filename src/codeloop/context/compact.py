@@ -46,7 +46,7 @@ from codeloop.text import (
     number_line,
     truncate_middle,
 )
-from codeloop.tools.base import Workspace
+from codeloop.tool_workspace import Workspace
 from codeloop.types import Message, TextBlock, ToolResultBlock, Usage
 
 SUMMARY_PROMPT = """\

@@ -50,7 +50,7 @@ from codeloop.events import (
     ResultRecord,
     ResultsFolded,
 )
-from codeloop.tools.base import ResultLimits, Workspace
+from codeloop.tool_workspace import ResultLimits, Workspace
 from codeloop.types import Message, ToolUseBlock, Usage
 
 

@@ -15,12 +15,12 @@ import os
 import subprocess
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from codeloop.context.globs import matches
 from codeloop.context.lazy_memory import new_folders, touched_file
 from codeloop.context.memory import system_reminder
-from codeloop.extensions.skills import Skill, SkillRuntime, skills_in
+from codeloop.extensions.skills import Skill, Skills, skills_in
 
 _INTRO = "These skills apply to the files you are working on now:"
 # A SKILL.md below the working folder's own .claude/skills (which loads at start), as git sees
@@ -46,10 +46,17 @@ def nested_skills_exist(cwd: Path) -> bool:
     return any(name and not name.startswith(".claude/") for name in names)
 
 
+class SkillSet(Protocol):
+    """Where the session keeps its skills (the Skill tool's runtime): discovery adds the nested
+    ones it finds there, for the Skill tool to load."""
+
+    skills: Skills
+
+
 class SkillDiscovery:
     """One per conversation (a sub-agent forks its own record of what it has seen)."""
 
-    def __init__(self, runtime: SkillRuntime, cwd: Path) -> None:
+    def __init__(self, runtime: SkillSet, cwd: Path) -> None:
         self.runtime = runtime
         self.cwd = cwd
         self._visited: set[Path] = set()

@@ -17,15 +17,12 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from codeloop.hook_config import HooksConfig, parse_hooks
-
-if TYPE_CHECKING:
-    from codeloop.tools.base import AgentCall, ToolContext, ToolResult
 
 MAX_LISTING_CHARS = 1536
 Level = Literal["plugin", "project", "user", "managed"]
@@ -294,26 +291,6 @@ def _first_paragraph(body: str) -> str:
         if text:
             return text[:300]
     return ""
-
-
-@dataclass
-class SkillRuntime:
-    """What invoking a skill acts through; the session assembly fills it in."""
-
-    skills: Skills
-    session_id: str
-    project_dir: Path
-    # Temporarily allows rules (the policy's `grant`).
-    grant: Callable[[tuple[str, ...], str], None] = lambda rules, source: None
-    # Whether a shell command may run without asking (the permission rules).
-    may_run: Callable[[str, ToolContext], bool] = lambda command, ctx: False
-    # Registers a skill's hooks for the rest of the session.
-    add_hooks: Callable[[Skill], None] = lambda skill: None
-    # Runs a call as a sub-agent, in the Skill call's context: `context: fork` skills.
-    fork: Callable[[AgentCall, ToolContext], Awaitable[ToolResult]] | None = None
-    shell_disabled: bool = False
-    # Skill name -> the text last given to the model: the same text twice is not repeated.
-    loaded: dict[str, str] = field(default_factory=dict)
 
 
 # --- rendering a skill's body for the model --------------------------------------------------

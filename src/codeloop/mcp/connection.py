@@ -26,7 +26,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import McpError
 
-from codeloop import __version__
+from codeloop._version import __version__
 from codeloop.mcp.config import ServerConfig, Timeouts
 from codeloop.mcp.headers import HeadersHelperError, helper_headers
 from codeloop.mcp.tunnel import Tunnel, tunnel_transport

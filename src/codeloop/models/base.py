@@ -7,45 +7,16 @@ its failures into the errors below, so the loop never knows which server it talk
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Literal, Protocol
 
-from codeloop.types import ContentBlock, Message, StopReason, Usage
-
-
-@dataclass(frozen=True, slots=True)
-class ToolSpec:
-    name: str
-    description: str
-    input_schema: dict[str, Any]
-
+from codeloop.types import ContentBlock, StopReason, Usage
+from codeloop.types import ModelRequest as ModelRequest  # the seam's request, where clients look
+from codeloop.types import ToolSpec as ToolSpec
 
 # What every request of a session repeats: its system prompt and its tools (encoded once).
 Prompt = tuple[str, tuple[ToolSpec, ...]]
-
-
-@dataclass(frozen=True, slots=True)
-class ModelRequest:
-    model: str
-    messages: tuple[Message, ...]
-    system: str = ""
-    tools: tuple[ToolSpec, ...] = ()
-    max_tokens: int = 8192
-    temperature: float | None = None
-    # Anthropic extended thinking budget; None leaves thinking off.
-    thinking_budget: int | None = None
-    # Anthropic adaptive thinking (the model decides how much to think).
-    adaptive_thinking: bool = False
-    # How hard to work: Anthropic `output_config.effort`, OpenAI's reasoning effort.
-    effort: str | None = None
-    # Anthropic beta features (the anthropic-beta header) and extra headers for this request.
-    betas: tuple[str, ...] = ()
-    headers: Mapping[str, str] = field(default_factory=dict)
-    stop_sequences: tuple[str, ...] = ()
-    # Ask for a non-streaming answer, replayed as events (recovery after an SSE error event).
-    stream: bool = True
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 # --- normalized stream events ------------------------------------------------------------

@@ -32,8 +32,8 @@ from codeloop.permissions.rules import Rule, RuleBook, RuleError, domain_matches
 from codeloop.settings_safety import Problems, misspelt
 from codeloop.tool_names import canonical
 from codeloop.tools.base import AnyTool, ToolContext, Workspace
-from codeloop.tools.executor import PermissionDecision
 from codeloop.tools.input import ToolInput, wire_input
+from codeloop.tools.permission import PermissionDecision
 
 if TYPE_CHECKING:
     from codeloop.permissions.auto_mode import AutoMode, Verdict

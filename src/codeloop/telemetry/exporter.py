@@ -23,7 +23,7 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode
 
-from codeloop import __version__
+from codeloop._version import __version__
 from codeloop.events import (
     CompactBoundary,
     Event,

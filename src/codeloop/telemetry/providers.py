@@ -39,7 +39,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
 
-from codeloop import __version__
+from codeloop._version import __version__
 from codeloop.telemetry.config import Signal, TelemetryConfig
 
 METER_NAME = "com.anthropic.claude_code"

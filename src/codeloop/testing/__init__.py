@@ -1,4 +1,4 @@
-"""Doubles and helpers shared by tests and benches: the scenario format, the fake model
-server, crash and long-session harnesses. Imported by tests, benches and the scripted model;
-never by the product's own code paths.
+"""Doubles and helpers shared by tests and benches: the scenario format and the scripted model
+that serves it, the fake model server, crash and long-session harnesses. Imported by tests and
+benches only, never by the product's own code (an import-linter contract holds it).
 """

@@ -48,6 +48,7 @@ from codeloop.tools.base import (
     TurnRoom,
     Workspace,
 )
+from codeloop.tools.permission import CanUseTool, PermissionDecision
 from codeloop.types import TextBlock, ToolResultBlock, ToolUseBlock, block_to_dict
 
 DEFAULT_MAX_CONCURRENCY = 10
@@ -56,20 +57,6 @@ ABORT_GRACE_SECONDS = 5.0
 
 INTERRUPTED_MESSAGE = "Interrupted by user: the tool call was stopped before it finished."
 
-
-@dataclass(frozen=True, slots=True)
-class PermissionDecision:
-    allowed: bool
-    message: str = ""
-    # Denied only because nobody could be asked (a headless run): the user is notified.
-    would_ask: bool = False
-    # A PermissionRequest hook allowed the call with this input instead (decided again).
-    updated_input: dict[str, Any] | None = None
-    # A PermissionRequest hook denied the call and asked to stop the run.
-    interrupt: bool = False
-
-
-CanUseTool = Callable[[AnyTool, Any, ToolContext], Awaitable[PermissionDecision]]
 
 ExecutorEvent = ToolStarted | ToolProgress | ToolFinished | Notice | SubagentEvent | TodosChanged
 

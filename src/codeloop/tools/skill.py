@@ -14,9 +14,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, ClassVar
 
-from codeloop.extensions.skills import Skill, SkillRuntime, Skills, shell_commands, substitute
+from codeloop.extensions.skills import Skill, Skills, shell_commands, substitute
 from codeloop.tools.base import AgentCall, Tool, ToolContext, ToolResult, Workspace
 from codeloop.tools.input import Arg, ToolInput
+from codeloop.tools.skill_runtime import SkillRuntime
 
 SHELL_TIMEOUT = 120.0
 DISABLED = "[shell command execution disabled by policy]"

@@ -15,7 +15,7 @@ import sys
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol
 
-from codeloop import __version__
+from codeloop._version import __version__
 from codeloop.cli.render.report import SUBTYPES, SessionView, StderrReport
 from codeloop.deps import CallModel
 from codeloop.events import (

@@ -16,7 +16,6 @@ from codeloop.cli.headless import list_slash_commands
 from codeloop.cli.render.json_lines import Emit, StreamJsonRenderer
 from codeloop.errors import UsageError
 from codeloop.events import LoopEnd
-from codeloop.model_switch import check_switch, session_switched
 from codeloop.models.aliases import resolve_alias
 from codeloop.models.factory import split_spec
 from codeloop.permissions.policy import PERMISSION_MODES, PermissionMode
@@ -133,11 +132,7 @@ class Conversation:
                     f"set_model: {spec} is served by {provider}, and this session talks to "
                     f"{session.client.provider}; start a session with --model {spec} instead"
                 )
-        was = session.config.model
-        for text in await check_switch(session.hooks, was, name):
-            self.notice(text)
-        session.config = replace(session.config, model=name)  # frozen: replaced, not changed
-        await session_switched(session, was, name, self.notice)
+        await session.switch_model(name, self.notice)
         return name
 
     async def rewind_files(self, message_id: Any, *, dry_run: bool = False) -> dict[str, Any]:

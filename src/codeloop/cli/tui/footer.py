@@ -44,7 +44,7 @@ def footer(session: Session, width: int) -> str:
 
 def status_input(session: Session, started: float) -> dict[str, Any]:
     """What a statusLine command reads on stdin (Claude Code's fields)."""
-    from codeloop import __version__
+    from codeloop._version import __version__
     from codeloop.commands.reports import context_parts
 
     parts = context_parts(session)
