@@ -14,7 +14,8 @@ import nbformat
 import pytest
 from nbformat import v4
 
-from codeloop.tools.base import ResultLimits, ToolContext, ToolResult, Workspace
+from codeloop.tool_workspace import ResultLimits
+from codeloop.tools.base import ToolContext, ToolResult, Workspace
 from codeloop.tools.file_stamp import stamp_of
 from codeloop.tools.files_read import INLINE_READ_BYTES, READ_BLOCK_BYTES, ReadTool
 from codeloop.tools.files_write import EditTool, WriteTool
