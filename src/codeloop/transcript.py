@@ -62,7 +62,9 @@ so a killed process loses at most the line it was writing. Against power loss, e
 boundary is fsynced in a worker thread, a tool round's once the next request is out and its
 answer has begun (`sync_due`), a run's end at once: a disk that takes milliseconds to sync
 never delays a turn, and a power cut loses at most the turn being synced. Reading never
-fails on a bad line: a cut-short or unreadable line is skipped with a warning. One process
+fails on a bad line: a cut-short or unreadable line is skipped with a warning, bytes that are
+not UTF-8 are replaced (U+FFFD) rather than the line lost, and a message or boundary line
+found twice is read once, in its place; repair.py makes what is read sendable again. One process
 writes a transcript at a time: its writer holds an flock on the file for as long as it lives
 (the kernel drops it when the process dies, however it dies), and a second process that finds
 it held (`claim`) goes on in a new session instead of interleaving its lines with the first
