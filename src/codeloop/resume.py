@@ -43,8 +43,9 @@ def open_transcript(
     try:
         # Claimed before it is read: what is read is all there is until this run ends.
         claimed = None if fork else claim(path)
-    except OSError as exc:
-        raise SessionError(f"cannot write the session {path}: {exc.strerror}") from None
+    except OSError as exc:  # opening it to write (or ending a cut-short line) failed
+        doing = "write" if os.access(path, os.R_OK) else "read"
+        raise SessionError(f"cannot {doing} the session {path}: {exc.strerror}") from None
     try:
         loaded = read_transcript(path)
     except OSError as exc:
