@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -247,8 +248,9 @@ def test_ctrl_c_leaves_a_complete_transcript(project: Path, tmp_path: Path) -> N
         proc = subprocess.Popen(argv, cwd=project, env=env, stdout=subprocess.PIPE, text=True)
         try:
             assert proc.stdout is not None
-            printed = [proc.stdout.readline() for _ in range(2)]  # init, then the tool call
-            assert json.loads(printed[1])["type"] == "assistant"
+            lines = (json.loads(line) for line in proc.stdout)
+            printed = islice((p for p in lines if p.get("subtype") != "warning"), 2)
+            assert [p["type"] for p in printed] == ["system", "assistant"]  # init, the call
             proc.send_signal(signal.SIGINT)
             assert proc.wait(timeout=30) == 130
         finally:
