@@ -455,14 +455,15 @@ def _placed(lines: list[tuple[int, Line]], parsed: _Parsed) -> Iterator[tuple[in
     the copy in its place, the one whose parentUuid is the message just before it (else the
     first). A boundary read twice would drop what was said after it; a message read out of
     place would lose its tool calls' pairing."""
+    uuids = [_history_uuid(line) for _, line in lines]
     copies: dict[str, list[int]] = {}
-    for k, (_, line) in enumerate(lines):
-        uuid = _history_uuid(line)
+    for k, uuid in enumerate(uuids):
         if uuid is not None:
             copies.setdefault(uuid, []).append(k)
-    kept = {ks[0] if len(ks) == 1 else _in_place(ks, lines) for ks in copies.values()}
+    repeats = {k for ks in copies.values() if len(ks) > 1 for k in ks}
+    repeats -= {_in_place(ks, lines) for ks in copies.values() if len(ks) > 1}
     for k, (number, line) in enumerate(lines):
-        if _history_uuid(line) is not None and k not in kept:
+        if k in repeats:
             parsed.skip(number, "repeats another line")
         else:
             yield number, line
