@@ -66,6 +66,7 @@ STRAY = (
     [
         ([], "messages: at least one message is required"),
         ("hi", "messages: Input should be a valid list"),
+        (None, "messages: Field required"),
         ([assistant(text("hi"))], 'messages: first message must use the "user" role'),
         (
             [user(), assistant(text("x"))],

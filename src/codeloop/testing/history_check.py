@@ -37,6 +37,8 @@ class ChatProblem:
 def history_problems(messages: Any) -> list[str]:
     """What the Messages API would refuse in `messages`, in its words; empty when it would
     take them."""
+    if messages is None:
+        return ["messages: Field required"]
     if not isinstance(messages, list):
         return ["messages: Input should be a valid list"]
     if not messages:
