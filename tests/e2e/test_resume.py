@@ -360,9 +360,7 @@ def texts(messages: list[Any]) -> list[str]:
 def warnings_printed(run: CliRun, path: Path) -> list[str]:
     """The warning lines a stream-json run printed about the transcript at `path`."""
     lines = run.json_lines()
-    return [
-        e["message"] for e in lines if e.get("subtype") == "warning" and path.name in e["message"]
-    ]
+    return [e["text"] for e in lines if e.get("subtype") == "warning" and path.name in e["text"]]
 
 
 def test_garbage_in_the_first_line_resumes_with_a_note_for_what_was_lost(

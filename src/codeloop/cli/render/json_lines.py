@@ -224,7 +224,7 @@ class StreamJsonRenderer(JsonRenderer):
                 {
                     "type": "system",
                     "subtype": event.level,
-                    "message": event.text,
+                    "text": event.text,
                     "session_id": session_id,
                     "uuid": new_uuid(),
                 }
