@@ -3,13 +3,15 @@ forked into a new one); or a new session's transcript, under an id nobody holds 
 
 from __future__ import annotations
 
+import os
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 
 from codeloop.errors import SessionError, UsageError
-from codeloop.repair import repair_history
+from codeloop.repair import Repaired, repair
 from codeloop.session_store import SessionStore
-from codeloop.transcript import TranscriptWriter, claim, read_transcript
+from codeloop.transcript import Transcript, TranscriptWriter, claim, read_transcript
 from codeloop.types import Message, new_uuid
 
 
@@ -41,15 +43,22 @@ def open_transcript(
     try:
         # Claimed before it is read: what is read is all there is until this run ends.
         claimed = None if fork else claim(path)
+    except OSError as exc:  # opening it to write (or ending a cut-short line) failed
+        doing = "write" if os.access(path, os.R_OK) else "read"
+        raise SessionError(f"cannot {doing} the session {path}: {exc.strerror}") from None
+    try:
         loaded = read_transcript(path)
     except OSError as exc:
+        if claimed is not None:
+            os.close(claimed)
         raise SessionError(f"cannot read the session {path}: {exc.strerror}") from None
     messages = loaded.messages
     busy = claimed is None and not fork
     if busy:  # the other run's turn in progress is its own
         messages = messages[: _last_answer(messages)]
-    history = repair_history(messages)
-    warnings = loaded.warnings
+    repaired = repair(messages)
+    history = repaired.history
+    warnings = _recovered(path, loaded, repaired)
     if claimed is None:
         writer = _new_transcript(store, new_id or new_uuid())
         if busy:
@@ -63,6 +72,43 @@ def open_transcript(
     except OSError as exc:
         raise SessionError(f"cannot write the session {writer.path}: {exc.strerror}") from None
     return Opened(writer, history, warnings, loaded.todos)
+
+
+# Lines of a damaged transcript named one by one; the others are counted.
+SHOWN_LINE_WARNINGS = 5
+
+
+def _recovered(path: Path, loaded: Transcript, repaired: Repaired) -> tuple[str, ...]:
+    """What a resume could not take as it was written, and what it made of it: nothing when
+    the transcript was whole."""
+    warnings = loaded.warnings[:SHOWN_LINE_WARNINGS]
+    if len(loaded.warnings) > SHOWN_LINE_WARNINGS:
+        more = len(loaded.warnings) - SHOWN_LINE_WARNINGS
+        warnings += (f"{path.name}: {more} more lines like these",)
+    session = f"session {loaded.session_id}"
+    if loaded.size == 0:
+        return (
+            f"{session}: its transcript {path} is empty (0 bytes: nothing was ever written to "
+            "it, as when the disk was full): no earlier message could be recovered, so this "
+            "run starts the conversation afresh",
+        )
+    if not repaired.kept:
+        return (
+            *warnings,
+            f"{session}: no message of its transcript {path} could be read "
+            f"({loaded.skipped} lines skipped): the earlier conversation is lost, so this run "
+            "starts it afresh",
+        )
+    done = [
+        f"skipped {loaded.skipped} unreadable line(s)" if loaded.skipped else "",
+        f"replaced bytes that were not UTF-8 in {loaded.mended} line(s)" if loaded.mended else "",
+        f"left out {repaired.dropped} empty or repeated message(s)" if repaired.dropped else "",
+        f"put in {repaired.notes} note(s) where messages were lost" if repaired.notes else "",
+    ]
+    if not any(done):
+        return warnings
+    summary = "; ".join([f"recovered {repaired.kept} message(s)", *filter(None, done)])
+    return (*warnings, f"{session}: repaired its transcript {path} to resume it: {summary}")
 
 
 def _busy(session_id: str, fork: str) -> str:

@@ -62,7 +62,9 @@ so a killed process loses at most the line it was writing. Against power loss, e
 boundary is fsynced in a worker thread, a tool round's once the next request is out and its
 answer has begun (`sync_due`), a run's end at once: a disk that takes milliseconds to sync
 never delays a turn, and a power cut loses at most the turn being synced. Reading never
-fails on a bad line: a cut-short or unreadable line is skipped with a warning. One process
+fails on a bad line: a cut-short or unreadable line is skipped with a warning, bytes that are
+not UTF-8 are replaced (U+FFFD) rather than the line lost, and a message or boundary line
+found twice is read once, in its place; repair.py makes what is read sendable again. One process
 writes a transcript at a time: its writer holds an flock on the file for as long as it lives
 (the kernel drops it when the process dies, however it dies), and a second process that finds
 it held (`claim`) goes on in a new session instead of interleaving its lines with the first
@@ -124,6 +126,9 @@ class Transcript:
     warnings: tuple[str, ...]
     # The task list as the last TodoWrite left it.
     todos: tuple[dict[str, str], ...] = ()
+    size: int = 0  # bytes in the file
+    skipped: int = 0  # lines that could not be read at all
+    mended: int = 0  # lines read with bytes that were not UTF-8 replaced (U+FFFD)
 
 
 class TranscriptWriter:
@@ -399,18 +404,16 @@ def read_transcript(path: Path, visit: Callable[[Line], None] | None = None) -> 
     messages: list[Message] = []
     first_prompt = ""
     todos: tuple[dict[str, str], ...] = ()
-    upgrade = _Upgrader()
-    for number, raw in _parse(path.read_bytes(), path.name, warnings):
+    data = path.read_bytes()
+    parsed = _Parsed(path.name, warnings)
+    for number, line in _placed(_upgraded(parsed, data), parsed):
+        kind = line["type"]
         try:
-            line = upgrade(raw)
-            kind = None if line is None else line.get("type")
-            if line is None or kind not in ("user", "assistant", "system"):
-                continue
             if visit is not None:
                 visit(line)
             if kind == "system":
                 if line.get("subtype") == COMPACT_BOUNDARY:
-                    messages = [entry_message(entry) for entry in line["messages"]]
+                    messages = _boundary_messages(line["messages"], number, parsed)
                 elif line.get("subtype") == "todos":
                     todos = tuple(t for t in line["todos"] if isinstance(t, dict))
                 continue
@@ -419,8 +422,93 @@ def read_transcript(path: Path, visit: Callable[[Line], None] | None = None) -> 
                 first_prompt = message.text
             messages.append(message)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            warnings.append(f"{path.name}: line {number} could not be read ({exc!r}); skipped")
-    return Transcript(path.stem, tuple(messages), first_prompt, tuple(warnings), todos)
+            parsed.skip(number, f"could not be read ({exc!r})")
+    return Transcript(
+        path.stem,
+        tuple(messages),
+        first_prompt,
+        tuple(warnings),
+        todos,
+        size=len(data),
+        skipped=parsed.skipped,
+        mended=parsed.mended,
+    )
+
+
+def _upgraded(parsed: _Parsed, data: bytes) -> list[tuple[int, Line]]:
+    """The lines of the kinds this version reads, brought to it, with their numbers."""
+    upgrade = _Upgrader()
+    lines = []
+    for number, raw in parsed.lines(data):
+        try:
+            line = upgrade(raw)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            parsed.skip(number, f"could not be read ({exc!r})")
+            continue
+        if line is not None and line.get("type") in ("user", "assistant", "system"):
+            lines.append((number, line))
+    return lines
+
+
+def _placed(lines: list[tuple[int, Line]], parsed: _Parsed) -> Iterator[tuple[int, Line]]:
+    """Each message or boundary line once: of one written twice (a disk, a copy gone wrong),
+    the copy in its place, the one whose parentUuid is the message just before it (else the
+    first). A boundary read twice would drop what was said after it; a message read out of
+    place would lose its tool calls' pairing."""
+    uuids = [_history_uuid(line) for _, line in lines]
+    copies: dict[str, list[int]] = {}
+    for k, uuid in enumerate(uuids):
+        if uuid is not None:
+            copies.setdefault(uuid, []).append(k)
+    repeats = {k for ks in copies.values() if len(ks) > 1 for k in ks}
+    repeats -= {_in_place(ks, lines) for ks in copies.values() if len(ks) > 1}
+    for k, (number, line) in enumerate(lines):
+        if k in repeats:
+            parsed.skip(number, "repeats another line")
+        else:
+            yield number, line
+
+
+def _history_uuid(line: Line) -> str | None:
+    """The uuid of a message or boundary line: what a line written twice repeats."""
+    if line["type"] == "system" and line.get("subtype") != COMPACT_BOUNDARY:
+        return None
+    uuid = line.get("uuid")
+    return uuid if isinstance(uuid, str) else None
+
+
+def _in_place(ks: list[int], lines: list[tuple[int, Line]]) -> int:
+    """Which of a line's copies (at `ks`) follows the message its parentUuid names."""
+    uuid = _history_uuid(lines[ks[0]][1])
+    for k in ks:
+        before = (
+            line for _, line in reversed(lines[:k]) if _history_uuid(line) not in (None, uuid)
+        )
+        previous = next(before, None)
+        if previous is not None and lines[k][1].get("parentUuid") == _last_message(previous):
+            return k
+    return ks[0]
+
+
+def _last_message(line: Line) -> Any:
+    """The uuid of the message a history line leaves last: its own, or a boundary's last."""
+    if line["type"] != "system":
+        return line.get("uuid")
+    entries = line.get("messages")
+    if isinstance(entries, list) and entries and isinstance(entries[-1], dict):
+        return entries[-1].get("uuid")
+    return None
+
+
+def _boundary_messages(entries: Any, number: int, parsed: _Parsed) -> list[Message]:
+    """The messages a boundary line carries; one it cannot read is left out, not the rest."""
+    messages = []
+    for k, entry in enumerate(entries):
+        try:
+            messages.append(entry_message(entry))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            parsed.skip(number, f"message {k} could not be read ({exc!r})")
+    return messages
 
 
 def message_index(path: Path) -> dict[str, Message]:
@@ -429,7 +517,7 @@ def message_index(path: Path) -> dict[str, Message]:
     boundary a resume wrote) is taken in its latest form. Raises OSError like read_transcript."""
     found: dict[str, Message] = {}
     upgrade = _Upgrader()
-    for _, raw in _parse(path.read_bytes(), path.name, []):
+    for _, raw in _Parsed(path.name, []).lines(path.read_bytes()):
         try:
             line = upgrade(raw)
             kind = None if line is None else line.get("type")
@@ -502,21 +590,46 @@ def entry_message(entry: Line) -> Message:
     return message_from_dict(data)
 
 
-def _parse(data: bytes, name: str, warnings: list[str]) -> Iterator[tuple[int, Line]]:
-    pieces = data.split(b"\n")
-    for number, raw in enumerate(pieces, 1):
-        if not raw.strip():
-            continue
-        try:
-            line = json.loads(raw)
-        except ValueError:
-            line = None
-        if isinstance(line, dict):
-            yield number, line
-        elif number == len(pieces):  # no newline after it: the writer was stopped mid-line
-            warnings.append(f"{name}: line {number} is cut short (a crash while writing); skipped")
-        else:
-            warnings.append(f"{name}: line {number} is not a JSON object; skipped")
+class _Parsed:
+    """Reads a transcript's lines as JSON objects, and counts what could not be read whole.
+
+    Bytes that are not UTF-8 (a flipped bit, a disk error) are replaced (U+FFFD) rather than
+    losing the line's message; a line that is not a JSON object is skipped, with a warning."""
+
+    def __init__(self, name: str, warnings: list[str]) -> None:
+        self._name = name
+        self._warnings = warnings
+        self.skipped = 0
+        self.mended = 0
+
+    def lines(self, data: bytes) -> Iterator[tuple[int, Line]]:
+        pieces = data.split(b"\n")
+        for number, raw in enumerate(pieces, 1):
+            if not raw.strip():
+                continue
+            try:
+                text = raw.decode()
+            except UnicodeDecodeError:
+                text = raw.decode(errors="replace")
+                self.mended += 1
+                self._warnings.append(
+                    f"{self._name}: line {number} has bytes that are not UTF-8; read with "
+                    "them replaced by U+FFFD"
+                )
+            try:
+                line = json.loads(text)
+            except ValueError:
+                line = None
+            if isinstance(line, dict):
+                yield number, line
+            elif number == len(pieces):  # no newline after it: the writer was stopped mid-line
+                self.skip(number, "is cut short (a crash while writing)")
+            else:
+                self.skip(number, "is not a JSON object")
+
+    def skip(self, number: int, why: str) -> None:
+        self.skipped += 1
+        self._warnings.append(f"{self._name}: line {number} {why}; skipped")
 
 
 class _FromV0:

@@ -42,7 +42,7 @@ def test_a_headless_run_on_the_local_model_calls_a_tool_and_ends(tmp_path: Path)
     assert result["subtype"] in ("success", "error_max_turns"), run.stderr
     assert run.returncode == (0 if result["subtype"] == "success" else 1)
 
-    turns = lines[1:-1]
+    turns = [line for line in lines[1:-1] if line["type"] in ("user", "assistant")]
     calls = [b for line in turns if line["type"] == "assistant" for b in content(line)]
     calls = [b for b in calls if b["type"] == "tool_use"]
     assert calls, "the model made no tool call"

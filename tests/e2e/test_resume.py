@@ -8,21 +8,25 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import signal
 import subprocess
 import sys
+from itertools import islice
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from codeloop.paths import project_dir
-from codeloop.repair import INTERRUPTED_BY_EXIT
+from codeloop.repair import INTERRUPTED_BY_EXIT, LOST_BEFORE
 from codeloop.testing.crash import WAIT_FOR_RELEASE, KillPoint, crash_and_resume
 from codeloop.testing.fake_server import FakeModelServer, RecordedRequest
 from codeloop.testing.history_check import history_problems
 from codeloop.testing.scenario import Scenario, Turn, UsageSpec, fault, tool_use, turn
 from codeloop.transcript import read_transcript
+from codeloop.types import message_to_dict
 from tests.e2e.cli import CliRun, provider_env, run_cli
 
 MODEL = "anthropic:claude-sonnet-4-5"
@@ -244,8 +248,9 @@ def test_ctrl_c_leaves_a_complete_transcript(project: Path, tmp_path: Path) -> N
         proc = subprocess.Popen(argv, cwd=project, env=env, stdout=subprocess.PIPE, text=True)
         try:
             assert proc.stdout is not None
-            printed = [proc.stdout.readline() for _ in range(2)]  # init, then the tool call
-            assert json.loads(printed[1])["type"] == "assistant"
+            lines = (json.loads(line) for line in proc.stdout)
+            printed = islice((p for p in lines if p.get("subtype") != "warning"), 2)
+            assert [p["type"] for p in printed] == ["system", "assistant"]  # init, the call
             proc.send_signal(signal.SIGINT)
             assert proc.wait(timeout=30) == 130
         finally:
@@ -320,3 +325,101 @@ def test_sessions_lists_newest_first(project: Path, tmp_path: Path) -> None:
     assert newest.startswith(ids[1]) and newest.endswith("second task with a second line")
     assert oldest.startswith(ids[0]) and "2023-11-1" in oldest and oldest.endswith("first task")
     assert newest.split()[3] == "2"  # turns
+
+
+# --- damaged transcripts ------------------------------------------------------------------
+
+
+def finished_session(project: Path, home: Path) -> Path:
+    """A real run's transcript: a prompt, a tool round, an answer."""
+    script = [turn("Looking.", tool_use("Bash", {"command": "echo hi"})), turn("It said hi.")]
+    run, _ = served(script, ["-p", "say hi", *TOOLS], project, home)
+    assert run.returncode == 0, run.stderr
+    (path,) = transcripts(home, project)
+    return path
+
+
+def continued(project: Path, home: Path, *extra: str) -> tuple[CliRun, list[Any]]:
+    """`--continue` with a new prompt; the messages of the request it sent, which the fake
+    server accepted (it refuses what the API refuses)."""
+    run, requests = served([turn("Carrying on.")], ["-p", "go on", "-c", *extra], project, home)
+    assert run.returncode == 0, run.stderr
+    (request,) = requests
+    assert request.status == 200
+    sent: list[Any] = request.body["messages"]
+    assert history_problems(sent) == []
+    return run, sent
+
+
+def texts(messages: list[Any]) -> list[str]:
+    return [
+        b.get("text") or b.get("content") or b.get("name") for m in messages for b in m["content"]
+    ]
+
+
+def warnings_printed(run: CliRun, path: Path) -> list[str]:
+    """The warning lines a stream-json run printed about the transcript at `path`."""
+    lines = run.json_lines()
+    return [e["text"] for e in lines if e.get("subtype") == "warning" and path.name in e["text"]]
+
+
+def test_garbage_in_the_first_line_resumes_with_a_note_for_what_was_lost(
+    project: Path, tmp_path: Path
+) -> None:
+    path = finished_session(project, tmp_path)
+    said = [m for m in read_transcript(path).messages]
+    data = path.read_bytes()
+    path.write_bytes(b"\x00\x13garbage{{\n" + data[data.index(b"\n") + 1 :])
+    run, sent = continued(project, tmp_path)
+    assert sent[0]["content"][0]["text"] == LOST_BEFORE
+    assert texts(sent[1:4]) == texts([message_to_dict(m) for m in said[1:]])
+    assert texts(sent)[-1] == "go on"
+    assert "line 1 is not a JSON object" in run.stderr
+    assert "recovered 3 message(s)" in run.stderr and "put in 1 note(s)" in run.stderr
+
+
+def test_one_bad_byte_in_a_middle_line_keeps_its_message(project: Path, tmp_path: Path) -> None:
+    path = finished_session(project, tmp_path)
+    path.write_bytes(path.read_bytes().replace(b"Looking.", b"Look\xffing.", 1))
+    run, sent = continued(project, tmp_path, "--output-format", "stream-json")
+    assert texts(sent)[:5] == ["say hi", "Look\ufffding.", "Bash", "hi", "It said hi."]
+    (warning, summary) = warnings_printed(run, path)
+    assert "line 2 has bytes that are not UTF-8" in warning
+    assert "recovered 4 message(s)" in summary and summary in run.stderr
+
+
+def test_an_empty_transcript_is_named_and_the_session_goes_on(
+    project: Path, tmp_path: Path
+) -> None:
+    path = finished_session(project, tmp_path)
+    path.write_bytes(b"")
+    run, sent = continued(project, tmp_path, "--output-format", "stream-json")
+    assert texts(sent)[-1] == "go on" and "say hi" not in texts(sent)
+    (warning,) = warnings_printed(run, path)
+    assert f"its transcript {path} is empty (0 bytes" in warning
+    assert "no earlier message could be recovered" in warning and warning in run.stderr
+    assert [m.text for m in read_transcript(path).messages][-2:] == ["go on", "Carrying on."]
+
+
+def test_a_write_that_fails_while_resuming_is_named_a_write_failure(
+    project: Path, tmp_path: Path
+) -> None:
+    """The file may not grow (as on a full disk): putting a cut-short last line on a line of
+    its own fails, and the message says it was a write."""
+    path = finished_session(project, tmp_path)
+    path.write_bytes(path.read_bytes() + b'{"type":"user","mess')
+    size = path.stat().st_size
+
+    def no_growth() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
+    env = cli_env(None, tmp_path) | {"PYTHONDONTWRITEBYTECODE": "1"}
+    argv = [sys.executable, "-m", "codeloop", "--model", MODEL, "-p", "go on", "-c"]
+    run = subprocess.run(
+        argv, cwd=project, env=env, capture_output=True, text=True, preexec_fn=no_growth
+    )
+    assert run.returncode == 1
+    assert f"cannot write the session {path}: File too large" in run.stderr
+    assert "cannot read" not in run.stderr and "Traceback" not in run.stderr
+    assert path.stat().st_size == size

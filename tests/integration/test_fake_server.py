@@ -280,6 +280,112 @@ async def test_openai_sse_error_mid_stream() -> None:
         await client.close()
 
 
+# --- what the APIs refuse ------------------------------------------------------------------
+
+CALL = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {}}
+ANSWER = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}
+
+
+@pytest.mark.parametrize(
+    ("messages", "refusal"),
+    [
+        (
+            [{"role": "assistant", "content": "hi"}, {"role": "user", "content": "go"}],
+            'messages: first message must use the "user" role',
+        ),
+        (
+            [HELLO[0], {"role": "assistant", "content": [CALL]}, {"role": "user", "content": "x"}],
+            "messages.1: `tool_use` ids were found without `tool_result` blocks immediately "
+            "after: toolu_1. Each `tool_use` block must have a corresponding `tool_result` "
+            "block in the next message.",
+        ),
+        (
+            [{"role": "user", "content": [ANSWER]}],
+            "messages.0.content.0: unexpected `tool_use_id` found in `tool_result` blocks: "
+            "toolu_1. Each `tool_result` block must have a corresponding `tool_use` block in "
+            "the previous message.",
+        ),
+        (
+            [{"role": "user", "content": []}, {"role": "user", "content": "go"}],
+            "messages.0: all messages must have non-empty content except for the optional final "
+            "assistant message",
+        ),
+        (
+            [{"role": "user", "content": [{"type": "text", "text": ""}]}],
+            "messages: text content blocks must be non-empty",
+        ),
+    ],
+    ids=["assistant-first", "unanswered-call", "stray-result", "empty-message", "empty-text"],
+)
+async def test_anthropic_refuses_what_the_api_refuses(messages: Any, refusal: str) -> None:
+    """In the API's own words, through the official SDK, and no turn is spent on it."""
+    with FakeModelServer([turn("fine")]) as server:
+        client = anthropic_client(server)
+        with pytest.raises(anthropic.BadRequestError) as raised:
+            await client.messages.create(model="claude-test", max_tokens=5, messages=messages)
+        answer = await client.messages.create(model="claude-test", max_tokens=5, messages=HELLO)
+        await client.close()
+    assert raised.value.body == {
+        "type": "error",
+        "error": {"type": "invalid_request_error", "message": refusal},
+    }
+    assert isinstance(answer.content[0], anthropic.types.TextBlock)
+    assert answer.content[0].text == "fine"
+
+
+def chat_call(*ids: str) -> dict[str, Any]:
+    calls = [
+        {"id": i, "type": "function", "function": {"name": "f", "arguments": "{}"}} for i in ids
+    ]
+    return {"role": "assistant", "content": None, "tool_calls": calls}
+
+
+def chat_result(call_id: str) -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": call_id, "content": "ok"}
+
+
+@pytest.mark.parametrize(
+    ("messages", "refusal", "param"),
+    [
+        (
+            [HELLO[0], chat_result("call_1")],
+            "Invalid parameter: messages with role 'tool' must be a response to a preceeding "
+            "message with 'tool_calls'.",
+            "messages.[1].role",
+        ),
+        (
+            [HELLO[0], chat_call("call_1", "call_2"), chat_result("call_1"), HELLO[0]],
+            "An assistant message with 'tool_calls' must be followed by tool messages "
+            "responding to each 'tool_call_id'. The following tool_call_ids did not have "
+            "response messages: call_2",
+            "messages.[3].role",
+        ),
+        (
+            [HELLO[0], chat_call("call_1"), chat_result("call_9")],
+            "Invalid parameter: 'tool_call_id' of 'call_9' not found in 'tool_calls' of "
+            "previous message.",
+            "messages.[2].tool_call_id",
+        ),
+    ],
+    ids=["result-without-call", "call-without-result", "result-of-another-call"],
+)
+async def test_openai_refuses_what_the_api_refuses(messages: Any, refusal: str, param: str) -> None:
+    with FakeModelServer([turn("fine")]) as server:
+        client = openai_client(server)
+        with pytest.raises(openai.BadRequestError) as raised:
+            await client.chat.completions.create(model="m", messages=messages)
+        answered: Any = [HELLO[0], chat_call("c"), chat_result("c")]
+        answer = await client.chat.completions.create(model="m", messages=answered)
+        await client.close()
+    assert raised.value.body == {
+        "message": refusal,
+        "type": "invalid_request_error",
+        "param": param,
+        "code": None,
+    }
+    assert answer.choices[0].message.content == "fine"
+
+
 # --- the server itself --------------------------------------------------------------------
 
 

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from codeloop.repair import INTERRUPTED_BY_EXIT, repair_history
+from codeloop.repair import (
+    INTERRUPTED_BY_EXIT,
+    LOST_BEFORE,
+    LOST_BETWEEN,
+    repair,
+    repair_history,
+)
 from codeloop.testing.history_check import history_problems
 from codeloop.types import Message, TextBlock, ToolResultBlock, ToolUseBlock, message_to_dict
 
@@ -70,13 +76,24 @@ def test_partial_and_stray_results_are_put_right() -> None:
     fixed = repaired[2]
     assert [r.tool_use_id for r in fixed.tool_results] == ["a", "b"]
     assert interrupted(fixed) == ["a"] and fixed.tool_results[1].text == "ran b"
-    assert fixed.content[-1] == TextBlock("note")
+    assert fixed.content[2:] == (
+        TextBlock("note"),
+        TextBlock(
+            "[The result of tool call zzz, whose call was lost from the transcript:]\n"
+            "answers nothing"
+        ),
+    )
     assert problems(repaired) == []
 
 
-def test_results_with_no_call_before_them_go() -> None:
+def test_results_whose_call_was_lost_are_kept_as_text() -> None:
     repaired = repair_history((Message.user("go"), results("a"), Message.user("next")))
-    assert [m.text for m in repaired] == ["go", "next"]
+    assert [m.text for m in repaired] == [
+        "go",
+        "[The result of tool call a, whose call was lost from the transcript:]\nran a",
+        "next",
+    ]
+    assert problems(repaired) == []
 
 
 def test_duplicates_and_empty_answers_are_dropped() -> None:
@@ -84,3 +101,51 @@ def test_duplicates_and_empty_answers_are_dropped() -> None:
     empty = Message("assistant", ())
     repaired = repair_history((prompt, call, answer, answer, empty, call, answer))
     assert repaired == (prompt, call, answer)
+
+
+# --- what a damaged transcript leaves ------------------------------------------------------
+
+
+def test_a_history_that_lost_its_start_begins_with_a_note_saying_so() -> None:
+    answer = Message("assistant", (TextBlock("Done."),))
+    fixed = repair((answer, Message.user("next")))
+    assert fixed.history[0].role == "user" and fixed.history[0].text == LOST_BEFORE
+    assert fixed.history[0].is_meta
+    assert fixed.history[1:] == (answer, fixed.history[2])
+    assert (fixed.kept, fixed.dropped, fixed.notes) == (2, 0, 1)
+    assert problems(fixed.history) == []
+
+
+def test_a_lost_call_leaves_its_results_as_text_ahead_of_the_rest() -> None:
+    repaired = repair_history((results("a"), calls("b"), results("b")))
+    assert repaired[0].role == "user" and "call a, whose call was lost" in repaired[0].text
+    assert problems(repaired) == []
+
+
+def test_two_answers_in_a_row_get_a_note_for_the_prompt_lost_between() -> None:
+    first, second = (
+        Message("assistant", (TextBlock("A."),)),
+        Message("assistant", (TextBlock("B."),)),
+    )
+    fixed = repair((Message.user("go"), first, second))
+    assert [m.text for m in fixed.history] == ["go", "A.", LOST_BETWEEN, "B."]
+    assert fixed.notes == 1
+    assert problems(fixed.history) == []
+
+
+def test_empty_text_blocks_and_reused_call_ids_go() -> None:
+    blank = Message("user", (TextBlock(" \n"), TextBlock("real")))
+    again = Message("assistant", (TextBlock("Again."), ToolUseBlock("a", "Bash", {})))
+    only_blank = Message("user", (TextBlock(""),))
+    history = (blank, calls("a"), results("a"), only_blank, again, Message.user("next"))
+    fixed = repair(history)
+    assert fixed.history[0].content == (TextBlock("real"),)
+    assert fixed.history[3].content == (TextBlock("Again."),)
+    assert fixed.dropped == 1  # only_blank
+    assert problems(fixed.history) == []
+
+
+def test_what_a_repair_did_is_counted() -> None:
+    history = (Message.user("go"), calls("a", "b"), results("b"))
+    fixed = repair(history)
+    assert (fixed.kept, fixed.dropped, fixed.interrupted, fixed.notes) == (3, 0, 1, 0)

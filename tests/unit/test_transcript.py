@@ -171,6 +171,52 @@ def test_unreadable_lines_never_stop_the_read(tmp_path: Path) -> None:
     assert len(transcript.warnings) == 3
 
 
+def test_bytes_that_are_not_utf8_are_replaced_not_the_message_lost(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    messages = conversation()
+    write(path, messages, tmp_path).close()
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b"Reading.", b"Rea\xffing.", 1))
+    transcript = read_transcript(path)
+    assert len(transcript.messages) == len(messages)
+    assert transcript.messages[1].content[1] == TextBlock("Rea\ufffding.")
+    assert (transcript.mended, transcript.skipped) == (1, 0)
+    (warning,) = transcript.warnings
+    assert "line 2 has bytes that are not UTF-8" in warning
+
+
+def test_a_line_written_twice_is_read_once_in_its_place(tmp_path: Path) -> None:
+    """A copy of a boundary further on would drop what was said after it; a copy of a message
+    further back would lose its place between its call and its result."""
+    path = tmp_path / "t.jsonl"
+    messages = conversation()
+    writer = write(path, messages[:2], tmp_path)
+    writer.compact(messages[:2], trigger="manual")
+    writer.append(messages[2])
+    writer.close()
+    first, second, boundary, third = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(third + first + second + boundary + boundary + third + boundary)
+    transcript = read_transcript(path)
+    assert transcript.messages == tuple(messages[:3])
+    assert transcript.skipped == 3
+    assert all("repeats another line" in w for w in transcript.warnings)
+
+
+def test_a_boundary_entry_that_cannot_be_read_costs_only_itself(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    messages = conversation()
+    writer = write(path, [], tmp_path)
+    writer.compact(messages[:2], trigger="manual")
+    writer.close()
+    line = json.loads(path.read_bytes())
+    line["messages"][0]["message"]["role"] = "narrator"
+    path.write_text(json.dumps(line) + "\n")
+    transcript = read_transcript(path)
+    assert transcript.messages == (messages[1],)
+    (warning,) = transcript.warnings
+    assert "line 1 message 0 could not be read" in warning
+
+
 def test_compact_boundary_replaces_the_history_but_not_the_cost(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     messages = conversation()

@@ -38,7 +38,8 @@ WireMessage = dict[str, Any]
 @dataclass(frozen=True)
 class KillPoint:
     """`request`: the Nth request arrived (its answer streams); `response`: the Nth answer was
-    sent whole; `line`: the run printed its Nth stream-json line (1 is the init line)."""
+    sent whole; `line`: the run printed its Nth stream-json line (1 is the init line; warning
+    lines, which depend on the model and the settings, do not count)."""
 
     kind: Literal["request", "response", "line"]
     n: int
@@ -75,6 +76,8 @@ class _Printed:
                 line = json.loads(raw)
             except ValueError:
                 continue  # cut short by the kill
+            if line.get("type") == "system" and line.get("subtype") in ("warning", "error"):
+                continue
             with self._cond:
                 self.lines.append(line)
                 self._cond.notify_all()

@@ -10,6 +10,10 @@ of tasks, or the prompts of one session): each request is served from the scenar
 shows in its latest message naming one, so each prompt names its conversation. Given
 `summaries`, codeloop's compaction summary calls (which come whenever the context manager
 decides) are answered from that scenario.
+
+Like the real APIs, it refuses a request whose messages break their rules (the first message
+the user's, every tool call answered in the next message, no empty content...: see
+testing/history_check.py) with a 400 worded as theirs, before any turn is served.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from codeloop.testing.cloud_wire import (
     cloud_route,
     token_response,
 )
+from codeloop.testing.history_check import chat_problems, history_problems
 from codeloop.testing.responses_wire import ResponsesEvents, responses_object
 from codeloop.testing.scenario import (
     REQUEST_FAULTS,
@@ -123,6 +128,7 @@ def _error(
     message: str,
     *,
     code: str | None = None,
+    param: str | None = None,
     headers: dict[str, str] | None = None,
 ) -> _Error:
     """An error in the provider's shape; `kind` is the Anthropic error type."""
@@ -134,7 +140,7 @@ def _error(
             "api_error": "server_error",
             "rate_limit_error": "requests",
         }.get(kind, "invalid_request_error")
-        body = {"error": {"message": message, "type": openai_type, "param": None, "code": code}}
+        body = {"error": {"message": message, "type": openai_type, "param": param, "code": code}}
     return _Error(status, body, headers or {})
 
 
@@ -147,6 +153,21 @@ def _prompt_too_long(provider: Provider, actual: int, limit: int, message: str |
         f"resulted in {actual} tokens. Please reduce the length of the messages."
     )
     return _error(provider, 400, "invalid_request_error", text, code="context_length_exceeded")
+
+
+def _refusal(provider: Provider, body: dict[str, Any], chat: bool) -> _Error | None:
+    """The 400 the real API answers a request whose messages it would refuse (see
+    testing/history_check.py): the Messages API's rules, or Chat Completions' (`chat`)."""
+    if provider == "anthropic":
+        problems = history_problems(body.get("messages"))
+        if problems:
+            return _error(provider, 400, "invalid_request_error", problems[0])
+    elif chat:
+        refused = chat_problems(body.get("messages"))
+        if refused:
+            first = refused[0]
+            return _error(provider, 400, "invalid_request_error", first.message, param=first.param)
+    return None
 
 
 def _fault_error(provider: Provider, fault: Fault) -> _Error:
@@ -470,6 +491,9 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(body, dict):
             message = "fake server: the request body is not a JSON object"
             return self._send_error(record, _error(provider, 400, "invalid_request_error", message))
+        refusal = _refusal(provider, body, chat=not self.responses_api)
+        if refusal is not None:
+            return self._send_error(record, refusal)
         fake = self.server.fake
         estimate = math.ceil(size / 4)
         if fake.max_prompt_tokens is not None and estimate > fake.max_prompt_tokens:

@@ -1,5 +1,6 @@
 """json: Claude Code's result object at the end; stream-json: one object per line as things
-happen (init, each message, retries, compactions, partial messages), then the same result.
+happen (init, each message, retries, compactions, warnings, partial messages), then the same
+result.
 
 The objects go to a sink (stdout by default): the Agent SDK frontend and the in-process API
 (api.py) take the very same objects, so every consumer reads one encoding. A renderer serves
@@ -24,6 +25,7 @@ from codeloop.events import (
     Compacting,
     Event,
     LoopEnd,
+    Notice,
     RequestEnd,
     RequestStart,
     Retrying,
@@ -213,6 +215,18 @@ class StreamJsonRenderer(JsonRenderer):
                     "error_status": event.status,
                     "error": event.error,
                     "session_id": session_id,
+                }
+            )
+        elif isinstance(event, Notice) and event.level != "info":
+            # What stderr says too (a damaged transcript recovered, a setting ignored...): a
+            # program reading only stdout learns it as well.
+            self.emit(
+                {
+                    "type": "system",
+                    "subtype": event.level,
+                    "text": event.text,
+                    "session_id": session_id,
+                    "uuid": new_uuid(),
                 }
             )
         elif isinstance(event, Compacting):
