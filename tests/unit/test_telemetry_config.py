@@ -103,6 +103,25 @@ def test_a_protocol_that_is_none_is_named_and_passed_over() -> None:
     assert "OTEL_EXPORTER_OTLP_PROTOCOL='thrift'" in config.warnings[0]
 
 
+def test_compression_is_read_per_signal_and_a_bad_value_is_named() -> None:
+    everything = {f"OTEL_{s}_EXPORTER": "otlp" for s in ("METRICS", "LOGS", "TRACES")}
+    config = load_config(
+        everything
+        | {
+            "OTEL_EXPORTER_OTLP_COMPRESSION": "GZIP",
+            "OTEL_EXPORTER_OTLP_LOGS_COMPRESSION": "none",
+            "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION": "brotli",  # falls back to the generic
+        }
+    )
+    compressions = {name: s.compression for name, s in config.signals.items()}
+    assert compressions == {"metrics": "gzip", "logs": "none", "traces": "gzip"}
+    assert config.warnings == (
+        "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION='brotli' is not an OTLP compression "
+        "(none, gzip or deflate); using gzip",
+    )
+    assert {s.compression for s in load_config(everything).signals.values()} == {"none"}
+
+
 def test_a_missing_exporter_package_is_said_and_nothing_is_left_running(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
