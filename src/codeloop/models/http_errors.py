@@ -220,8 +220,8 @@ def _token_counts(error: ApiError) -> tuple[int | None, int | None]:
     if isinstance(prompt, int) and isinstance(context, int):
         return prompt, context
     if match := _ACTUAL_OVER_LIMIT.search(error.message):
-        actual, limit = (int(n) for n in match.groups() if n is not None)
-        return actual, limit
+        over, maximum = (int(n) for n in match.groups() if n is not None)
+        return over, maximum
     limit, actual = _LIMIT.search(error.message), _ACTUAL.search(error.message)
     return (int(actual[1]) if actual else None), (int(limit[1]) if limit else None)
 
