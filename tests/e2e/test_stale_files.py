@@ -60,3 +60,40 @@ def test_a_file_changed_with_its_mtime_kept_is_not_overwritten(tmp_path: Path) -
         assert "changed on disk since you last read it" in text
         assert "content changed, mtime unchanged" in text
     assert target.read_text() == "users v2\n"  # the user's change survived both
+
+
+async def test_a_read_the_conversation_was_rewound_past_no_longer_permits_a_write(
+    tmp_path: Path,
+) -> None:
+    """/rewind of the conversation to before a Read takes the file's content out of what the
+    model has seen: overwriting the file then needs a new Read, as it did before that Read."""
+    from codeloop.builder import build_session
+    from codeloop.options import Options
+    from tests.e2e.test_claude_compat import make_project
+    from tests.unit.test_builder import environment
+
+    project = make_project(tmp_path)
+    target = project / "notes.txt"
+    target.write_text("the user's notes\n")
+    draft = tool_use("Write", {"file_path": str(project / "draft.txt"), "content": "d\n"})
+    write = tool_use("Write", {"file_path": str(target), "content": "the model's\n"})
+    turns = [turn(draft), turn("Drafted."), turn(tool_use("Read", {"file_path": str(target)}))]
+    turns += [turn("Read."), turn(write), turn("Done.")]
+    with FakeModelServer(Scenario(turns=tuple(turns))) as server:
+        env = environment(tmp_path, server.anthropic_base_url)
+        options = Options(model=MODEL, cwd=project, env=env, permission_mode="acceptEdits")
+        session = await build_session(options)
+        try:
+            _ = [event async for event in session.submit("draft")]
+            _ = [event async for event in session.submit("read notes.txt")]
+            assert session.checkpoints is not None
+            (before_read,) = session.checkpoints.list()  # taken before the draft was written
+            await session.rewind(before_read.number, files=False)
+            assert "read notes.txt" not in repr(session.messages)
+            _ = [event async for event in session.submit("overwrite notes.txt")]
+        finally:
+            await session.aclose()
+        refused = tool_result(server.requests[-1])
+    assert refused["is_error"] is True
+    assert "has not been read in this conversation" in json.dumps(refused)
+    assert target.read_text() == "the user's notes\n"
