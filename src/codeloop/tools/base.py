@@ -20,6 +20,7 @@ from codeloop.models.base import ToolSpec
 from codeloop.task_list import Member, TaskList
 from codeloop.team_mail import Roster
 from codeloop.tools.background import BackgroundShells
+from codeloop.tools.file_stamp import FileStamps
 from codeloop.tools.input import ToolInput, input_schema, parse_input
 from codeloop.tools.input import ToolInputError as ToolInputError  # where callers look for it
 from codeloop.tools.write_lock import WriteLock
@@ -27,7 +28,6 @@ from codeloop.types import ImageBlock, TextBlock, ToolUseBlock
 
 if TYPE_CHECKING:
     from codeloop.hooks import HookOutcome
-    from codeloop.tools.file_stamp import FileStamp
 
 
 InputT = TypeVar("InputT", bound=ToolInput)
@@ -113,9 +113,9 @@ class Workspace:
 
     cwd: Path
     extra_dirs: list[Path] = field(default_factory=list)
-    # Resolved path -> the file as this session last read or wrote it (its size and content
-    # hash): what Edit, Write and NotebookEdit check it against.
-    read_files: dict[Path, FileStamp] = field(default_factory=dict)
+    # Each file as this session last read or wrote it (its size and content hash): what Edit,
+    # Write and NotebookEdit check it against.
+    read_files: FileStamps = field(default_factory=FileStamps)
     # The environment Bash commands run with (None: the process's), and a file of `export`s
     # that hooks write (CLAUDE_ENV_FILE), sourced before every command.
     env: dict[str, str] | None = None
