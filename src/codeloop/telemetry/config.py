@@ -6,8 +6,9 @@ OTEL_TRACES_EXPORTER: `otlp`, `console`, comma-separated, `none` to turn one off
 where OTEL_EXPORTER_OTLP_ENDPOINT (or the per-signal endpoint) says, over
 OTEL_EXPORTER_OTLP_PROTOCOL or the per-signal OTEL_EXPORTER_OTLP_{METRICS,LOGS,TRACES}_PROTOCOL
 (`http/protobuf`, the OpenTelemetry default, `http/json` or `grpc`), with the headers the
-OTEL_EXPORTER_OTLP_*HEADERS variables give and the compression OTEL_EXPORTER_OTLP_COMPRESSION
-(or the per-signal one) names. Every one of them is read here, from the session's environment
+OTEL_EXPORTER_OTLP_*HEADERS variables give, the compression OTEL_EXPORTER_OTLP_COMPRESSION
+(or the per-signal one) names and the TLS files of OTEL_EXPORTER_OTLP_[SIGNAL_]CERTIFICATE,
+_CLIENT_KEY and _CLIENT_CERTIFICATE. Every one of them is read here, from the session's environment
 (settings files' `env` included), and handed to the exporters: they would otherwise read
 os.environ and miss what the settings set. Nothing here imports OpenTelemetry: a session with
 telemetry off never loads it.
@@ -51,6 +52,9 @@ class Signal:
     headers: dict[str, str]
     interval_ms: int
     compression: str = "none"
+    # The OTLP/HTTP exporter's TLS files (certificate_file, client_key_file,
+    # client_certificate_file), for a collector with its own CA or mTLS.
+    tls_files: dict[str, str] = field(default_factory=dict)
 
     @property
     def otlp(self) -> bool:
@@ -136,7 +140,26 @@ def _signal(env: Mapping[str, str], name: str, warnings: list[str]) -> Signal | 
         warnings,
     )
     interval = milliseconds(env, interval_var, default_interval, warnings)
-    return Signal(exporters, protocol, endpoint, headers, interval, compression)
+    tls_files = {
+        argument: path
+        for argument, setting in _TLS_FILES.items()
+        if (path := _own_or_generic(env, upper, setting))
+    }
+    return Signal(exporters, protocol, endpoint, headers, interval, compression, tls_files)
+
+
+# The exporter's argument for each TLS file variable (OTEL_EXPORTER_OTLP_[SIGNAL_]<name>).
+_TLS_FILES = {
+    "certificate_file": "CERTIFICATE",
+    "client_key_file": "CLIENT_KEY",
+    "client_certificate_file": "CLIENT_CERTIFICATE",
+}
+
+
+def _own_or_generic(env: Mapping[str, str], upper: str, setting: str) -> str:
+    """OTEL_EXPORTER_OTLP_{signal}_{setting}, else OTEL_EXPORTER_OTLP_{setting} ("": neither)."""
+    own = env.get(f"OTEL_EXPORTER_OTLP_{upper}_{setting}", "").strip()
+    return own or env.get(f"OTEL_EXPORTER_OTLP_{setting}", "").strip()
 
 
 def _choice(

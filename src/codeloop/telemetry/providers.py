@@ -156,6 +156,7 @@ def _otlp_options(kind: str, signal: Signal) -> dict[str, Any]:
         "headers": signal.headers,
         "timeout": EXPORT_TIMEOUT_S,
         "compression": Compression(signal.compression),
+        **signal.tls_files,
     }
     if signal.protocol == "http/json":
         from codeloop.telemetry.otlp_json import JsonSession
