@@ -4,6 +4,7 @@ a command after the model read it, its mtime kept (`touch -r`, `cp -p`), is not 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -95,5 +96,30 @@ async def test_a_read_the_conversation_was_rewound_past_no_longer_permits_a_writ
             await session.aclose()
         refused = tool_result(server.requests[-1])
     assert refused["is_error"] is True
-    assert "has not been read in this conversation" in json.dumps(refused)
+    assert "has not been read since this session started" in json.dumps(refused)
     assert target.read_text() == "the user's notes\n"
+
+
+def test_after_continue_a_file_changed_between_the_runs_is_not_overwritten(tmp_path: Path) -> None:
+    """The Read of the first run is in the resumed history, but the file changed after it
+    (its mtime kept): the Edit is refused, saying why that Read does not count, and goes
+    through once the model has read the file again."""
+    target = tmp_path / "notes.txt"
+    target.write_text("x = 1\n")
+    edit = tool_use("Edit", {"file_path": str(target), "old_string": "= 2", "new_string": "= 3"})
+    turns = [turn(tool_use("Read", {"file_path": str(target)})), turn("Read.")]
+    turns += [turn(edit), turn(tool_use("Read", {"file_path": str(target)})), turn(edit)]
+    turns += [turn("Edited.")]
+    with FakeModelServer(Scenario(turns=tuple(turns))) as server:
+        env = provider_env(server, "anthropic", tmp_path) | {"CODELOOP_HOME": str(tmp_path / "h")}
+        first = run_cli(["-p", "read notes.txt", *FLAGS], cwd=tmp_path, env=env)
+        mtime = target.stat().st_mtime_ns
+        target.write_text("x = 2\n")  # the user's change, the mtime put back
+        os.utime(target, ns=(mtime, mtime))
+        second = run_cli(["-p", "make it 3", "--continue", *FLAGS], cwd=tmp_path, env=env)
+        refused, _, edited = (tool_result(r) for r in server.requests[-3:])
+    assert first.returncode == 0 and second.returncode == 0, second.stderr
+    assert refused["is_error"] is True
+    assert "not been read since this session started or was resumed" in refused["content"]
+    assert "is_error" not in edited
+    assert target.read_text() == "x = 3\n"
