@@ -555,6 +555,9 @@ class Session:
             self.transcript.compact(done.messages, trigger="rewind")
             self.transcript.sync()
             self.messages = done.messages
+            # What the model read is no longer all in its conversation: a file is changed
+            # again only after a new Read, so nothing is overwritten that it cannot see.
+            self.workspace.read_files.clear()
         return done
 
     @property

@@ -8,16 +8,14 @@ from __future__ import annotations
 import os.path
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from codeloop.task_list import Member, TaskList
 from codeloop.team_mail import Roster
 from codeloop.tools.background import BackgroundShells
+from codeloop.tools.file_stamp import FileStamps
 from codeloop.tools.write_lock import WriteLock
 from codeloop.types import ToolUseBlock
-
-if TYPE_CHECKING:
-    from codeloop.tools.file_stamp import FileStamp
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,9 +56,9 @@ class Workspace:
 
     cwd: Path
     extra_dirs: list[Path] = field(default_factory=list)
-    # Resolved path -> the file as this session last read or wrote it (its size and content
-    # hash): what Edit, Write and NotebookEdit check it against.
-    read_files: dict[Path, FileStamp] = field(default_factory=dict)
+    # Each file as this session last read or wrote it (its size and content hash): what Edit,
+    # Write and NotebookEdit check it against.
+    read_files: FileStamps = field(default_factory=FileStamps)
     # The environment Bash commands run with (None: the process's), and a file of `export`s
     # that hooks write (CLAUDE_ENV_FILE), sourced before every command.
     env: dict[str, str] | None = None

@@ -103,6 +103,25 @@ def test_a_history_already_at_the_floor_ends_saying_the_summary_could_not_shrink
         assert statuses == ["compacting", None]
 
 
+@pytest.mark.parametrize(
+    "wording",
+    [
+        "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).",
+        "Input is too long for requested model.",
+        "the request exceeds the available context size, try increasing it",
+    ],
+    ids=["gemini", "bedrock", "llama.cpp"],
+)
+def test_other_apis_wordings_of_too_long_get_the_same_recovery_and_account(
+    tmp_path: Path, wording: str
+) -> None:
+    refused = turn("never", faults=[fault("prompt_too_long", times=9, message=wording)])
+    run, requests = run_with(tmp_path, [refused], "json")
+    message = ended_with(run, "json")
+    assert [is_summary_call(r) for r in requests] == [False, True]
+    assert message.startswith(f"prompt too long (HTTP 400): {wording.rstrip('.')}. {TRIED}")
+
+
 def test_a_summary_request_refused_as_too_long_too_is_named(tmp_path: Path) -> None:
     """A window smaller than what every request carries: the summary request is refused as
     well, and the end says so, with the size of what no compaction can remove."""

@@ -291,6 +291,29 @@ def test_each_signal_takes_its_own_protocol_variable(tmp_path: Path) -> None:
     assert all(h["content-type"] == "application/json" for h in as_json.headers)
 
 
+def test_settings_env_configures_otlp_json_with_gzip_as_the_process_env_does(
+    tmp_path: Path,
+) -> None:
+    """Claude Code documents telemetry set in a settings file's `env`: every OTLP variable
+    there counts, compression too (the exporters read only os.environ, which it is not in)."""
+    with OtlpReceiver("json") as otlp:
+        settings_env = telemetry_env(otlp, "http/json") | {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": f"{otlp.url}/",  # a base URL ending in a slash
+            "OTEL_EXPORTER_OTLP_COMPRESSION": "gzip",
+        }
+        project = make_project(tmp_path)
+        (project / ".claude").mkdir()
+        (project / ".claude" / "settings.json").write_text(json.dumps({"env": settings_env}))
+        with FakeModelServer(scenario()) as server:
+            args = ["-p", PROMPT, "--model", MODEL, "--permission-mode", "acceptEdits"]
+            result = run_cli(args, cwd=project, env=provider_env(server, "anthropic", tmp_path))
+    assert result.returncode == 0, result.stderr
+    received = otlp.received
+    assert received.refused == []
+    assert received.metric("claude_code.cost.usage") and received.metric("claude_code.token.usage")
+    assert received.headers and all(h["content-encoding"] == "gzip" for h in received.headers)
+
+
 def test_an_unknown_protocol_is_named_and_the_default_used(tmp_path: Path) -> None:
     with OtlpReceiver() as otlp:
         env = telemetry_env(otlp, "http/jsn") | {"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpcc"}

@@ -178,6 +178,45 @@ def test_html_error_page_keeps_its_text() -> None:
         ),
         # OpenAI code without numbers in the text
         (400, openai_error("Input too long.", "context_length_exceeded"), None, None),
+        # Gemini
+        (
+            400,
+            {
+                "error": {
+                    "code": 400,
+                    "message": "The input token count (1200000) exceeds the maximum number of "
+                    "tokens allowed (1048576).",
+                    "status": "INVALID_ARGUMENT",
+                }
+            },
+            1_200_000,
+            1_048_576,
+        ),
+        # Amazon Bedrock (a flat ValidationException)
+        (400, {"message": "Input is too long for requested model."}, None, None),
+        # Hugging Face TGI
+        (
+            422,
+            {
+                "error": "Input validation error: `inputs` tokens + `max_new_tokens` must be "
+                "<= 4096. Given: 4000 `inputs` tokens and 1000 `max_new_tokens`",
+                "error_type": "validation",
+            },
+            None,
+            None,
+        ),
+        # LM Studio
+        (
+            400,
+            {
+                "error": "Trying to keep the first 5000 tokens when context the overflows. "
+                "However, the model is loaded with context length of only 4096 tokens, which "
+                "is not enough. Try to load the model with a larger context length, or provide "
+                "a shorter input"
+            },
+            None,
+            None,
+        ),
     ],
 )
 def test_prompt_too_long(status: int, body: Any, actual: int | None, limit: int | None) -> None:

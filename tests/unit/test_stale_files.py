@@ -174,6 +174,30 @@ async def test_the_sessions_own_writes_need_no_new_read(ctx: ToolContext, tmp_pa
     assert not made.is_error and not (await write(ctx, new)).is_error
 
 
+@pytest.mark.parametrize("writer", WRITERS)
+@pytest.mark.parametrize(
+    ("read_as", "change_as"),
+    [("link.py", "a.py"), ("a.py", "link.py"), ("dir/a.py", "a.py")],
+    ids=["link then file", "file then link", "linked folder then file"],
+)
+async def test_one_file_is_one_record_whatever_name_it_was_read_by(
+    ctx: ToolContext, tmp_path: Path, writer: Writer, read_as: str, change_as: str
+) -> None:
+    """The model read the file, by a symlink, a linked folder or the file's own name: changing
+    it by another of its names is not refused as unread, and a change made meanwhile still is."""
+    f = tmp_path / "a.py"
+    f.write_bytes(ORIGINAL)
+    (tmp_path / "link.py").symlink_to(f)
+    (tmp_path / "dir").symlink_to(tmp_path)
+    await read(ctx, tmp_path / read_as)
+    written = await writer(ctx, tmp_path / change_as)
+    assert not written.is_error, written.content
+    change_keeping_mtime(utime_kept, f, LONGER)
+    refused = await writer(ctx, tmp_path / read_as)
+    assert refused.is_error and "has changed on disk since you last read it" in text_of(refused)
+    assert f.read_bytes() == LONGER
+
+
 @pytest.mark.parametrize("change", CHANGERS)
 async def test_a_change_after_the_sessions_own_write_is_refused(
     ctx: ToolContext, tmp_path: Path, change: Callable[[Path, bytes], None]

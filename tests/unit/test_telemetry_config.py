@@ -103,6 +103,48 @@ def test_a_protocol_that_is_none_is_named_and_passed_over() -> None:
     assert "OTEL_EXPORTER_OTLP_PROTOCOL='thrift'" in config.warnings[0]
 
 
+def test_compression_is_read_per_signal_and_a_bad_value_is_named() -> None:
+    everything = {f"OTEL_{s}_EXPORTER": "otlp" for s in ("METRICS", "LOGS", "TRACES")}
+    config = load_config(
+        everything
+        | {
+            "OTEL_EXPORTER_OTLP_COMPRESSION": "GZIP",
+            "OTEL_EXPORTER_OTLP_LOGS_COMPRESSION": "none",
+            "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION": "brotli",  # falls back to the generic
+        }
+    )
+    compressions = {name: s.compression for name, s in config.signals.items()}
+    assert compressions == {"metrics": "gzip", "logs": "none", "traces": "gzip"}
+    assert config.warnings == (
+        "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION='brotli' is not an OTLP compression "
+        "(none, gzip or deflate); using gzip",
+    )
+    assert {s.compression for s in load_config(everything).signals.values()} == {"none"}
+
+
+def test_tls_files_reach_the_http_exporters_from_the_sessions_environment() -> None:
+    """Claude Code documents OTEL_EXPORTER_OTLP_METRICS_CLIENT_KEY and _CLIENT_CERTIFICATE for
+    mTLS: set in a settings file's env they are in no os.environ the exporter could read, so
+    the exporter must be handed them."""
+    from codeloop.telemetry.providers import _otlp_options
+
+    env = {
+        "OTEL_METRICS_EXPORTER": "otlp",
+        "OTEL_LOGS_EXPORTER": "otlp",
+        "OTEL_EXPORTER_OTLP_CERTIFICATE": "/etc/ca.pem",
+        "OTEL_EXPORTER_OTLP_METRICS_CLIENT_KEY": "/keys/metrics.key",
+        "OTEL_EXPORTER_OTLP_METRICS_CLIENT_CERTIFICATE": "/keys/metrics.pem",
+    }
+    signals = load_config(env).signals
+    metrics = _otlp_options("metrics", signals["metrics"])
+    assert metrics["certificate_file"] == "/etc/ca.pem"
+    assert metrics["client_key_file"] == "/keys/metrics.key"
+    assert metrics["client_certificate_file"] == "/keys/metrics.pem"
+    logs = _otlp_options("logs", signals["logs"])
+    assert logs["certificate_file"] == "/etc/ca.pem"
+    assert "client_key_file" not in logs and "client_certificate_file" not in logs
+
+
 def test_a_missing_exporter_package_is_said_and_nothing_is_left_running(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -35,11 +35,28 @@ _TOO_LONG_TEXT = re.compile(
     r"prompt is too long"
     r"|maximum context length"
     r"|context[_ ]length[_ ]exceeded"
-    r"|exceeds? the (?:available )?context (?:size|window|length)",
+    r"|exceeds? the (?:available )?context (?:size|window|length)"
+    # Amazon Bedrock: "Input is too long for requested model."
+    r"|input is too long"
+    # Gemini: "The input token count (1200000) exceeds the maximum number of tokens allowed
+    # (1048576)."
+    r"|input token count.{0,40}exceeds the maximum number of tokens"
+    # Hugging Face TGI: "`inputs` tokens + `max_new_tokens` must be <= 4096. Given: ..."
+    r"|`inputs` tokens \+ `max_new_tokens` must be"
+    r"|`inputs` must have less than \d+ tokens"
+    # LM Studio: "... greater than the context length", "... context length of only 4096
+    # tokens, which is not enough"
+    r"|greater than the context length"
+    r"|context length of only \d+ tokens",
     re.IGNORECASE,
 )
-# Anthropic: "prompt is too long: 210000 tokens > 200000 maximum"
-_ACTUAL_OVER_LIMIT = re.compile(r"(\d+) tokens? > (\d+)")
+# Anthropic: "prompt is too long: 210000 tokens > 200000 maximum"; Gemini: "input token count
+# (1200000) exceeds the maximum number of tokens allowed (1048576)"
+_ACTUAL_OVER_LIMIT = re.compile(
+    r"(\d+) tokens? > (\d+)|token count \((\d+)\) exceeds the maximum number of tokens "
+    r"allowed \((\d+)\)",
+    re.IGNORECASE,
+)
 # OpenAI / vLLM: "maximum context length is 8192 tokens. However, you requested 9000 tokens"
 _LIMIT = re.compile(r"maximum context length is (\d+)", re.IGNORECASE)
 _ACTUAL = re.compile(
@@ -203,7 +220,8 @@ def _token_counts(error: ApiError) -> tuple[int | None, int | None]:
     if isinstance(prompt, int) and isinstance(context, int):
         return prompt, context
     if match := _ACTUAL_OVER_LIMIT.search(error.message):
-        return int(match[1]), int(match[2])
+        over, maximum = (int(n) for n in match.groups() if n is not None)
+        return over, maximum
     limit, actual = _LIMIT.search(error.message), _ACTUAL.search(error.message)
     return (int(actual[1]) if actual else None), (int(limit[1]) if limit else None)
 

@@ -6,8 +6,12 @@ OTEL_TRACES_EXPORTER: `otlp`, `console`, comma-separated, `none` to turn one off
 where OTEL_EXPORTER_OTLP_ENDPOINT (or the per-signal endpoint) says, over
 OTEL_EXPORTER_OTLP_PROTOCOL or the per-signal OTEL_EXPORTER_OTLP_{METRICS,LOGS,TRACES}_PROTOCOL
 (`http/protobuf`, the OpenTelemetry default, `http/json` or `grpc`), with the headers the
-OTEL_EXPORTER_OTLP_*HEADERS variables give. Nothing here imports OpenTelemetry: a session
-with telemetry off never loads it.
+OTEL_EXPORTER_OTLP_*HEADERS variables give, the compression OTEL_EXPORTER_OTLP_COMPRESSION
+(or the per-signal one) names and the TLS files of OTEL_EXPORTER_OTLP_[SIGNAL_]CERTIFICATE,
+_CLIENT_KEY and _CLIENT_CERTIFICATE. Every one of them is read here, from the session's environment
+(settings files' `env` included), and handed to the exporters: they would otherwise read
+os.environ and miss what the settings set. Nothing here imports OpenTelemetry: a session with
+telemetry off never loads it.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ SIGNALS = ("metrics", "logs", "traces")
 EXPORTERS = ("otlp", "console")
 PROTOCOLS = ("http/protobuf", "http/json", "grpc")
 DEFAULT_PROTOCOL = "http/protobuf"
+COMPRESSIONS = ("none", "gzip", "deflate")
 # Per signal: the exporter variable, the export interval variable and its default (ms), the
 # path an OTLP/HTTP endpoint gets.
 _SIGNAL_VARS = {
@@ -46,6 +51,10 @@ class Signal:
     endpoint: str  # for OTLP/HTTP the full URL, path included
     headers: dict[str, str]
     interval_ms: int
+    compression: str = "none"
+    # The OTLP/HTTP exporter's TLS files (certificate_file, client_key_file,
+    # client_certificate_file), for a collector with its own CA or mTLS.
+    tls_files: dict[str, str] = field(default_factory=dict)
 
     @property
     def otlp(self) -> bool:
@@ -115,7 +124,8 @@ def _signal(env: Mapping[str, str], name: str, warnings: list[str]) -> Signal | 
     if not exporters:
         return None
     upper = name.upper()
-    protocol = _protocol(env, upper, warnings)
+    protocol = _choice(env, upper, "PROTOCOL", PROTOCOLS, DEFAULT_PROTOCOL, warnings)
+    compression = _choice(env, upper, "COMPRESSION", COMPRESSIONS, "none", warnings)
     endpoint = env.get(f"OTEL_EXPORTER_OTLP_{upper}_ENDPOINT", "").strip()
     if not endpoint:
         base = env.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip() or _DEFAULT_ENDPOINTS[protocol]
@@ -130,25 +140,51 @@ def _signal(env: Mapping[str, str], name: str, warnings: list[str]) -> Signal | 
         warnings,
     )
     interval = milliseconds(env, interval_var, default_interval, warnings)
-    return Signal(exporters, protocol, endpoint, headers, interval)
+    tls_files = {
+        argument: path
+        for argument, setting in _TLS_FILES.items()
+        if (path := _own_or_generic(env, upper, setting))
+    }
+    return Signal(exporters, protocol, endpoint, headers, interval, compression, tls_files)
 
 
-def _protocol(env: Mapping[str, str], upper: str, warnings: list[str]) -> str:
-    """The signal's own variable wins over the generic one. A value that names no protocol is
-    said, with the variable holding it, and passed over as if unset."""
-    protocol, refused = DEFAULT_PROTOCOL, []
-    for key in (f"OTEL_EXPORTER_OTLP_{upper}_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"):
+# The exporter's argument for each TLS file variable (OTEL_EXPORTER_OTLP_[SIGNAL_]<name>).
+_TLS_FILES = {
+    "certificate_file": "CERTIFICATE",
+    "client_key_file": "CLIENT_KEY",
+    "client_certificate_file": "CLIENT_CERTIFICATE",
+}
+
+
+def _own_or_generic(env: Mapping[str, str], upper: str, setting: str) -> str:
+    """OTEL_EXPORTER_OTLP_{signal}_{setting}, else OTEL_EXPORTER_OTLP_{setting} ("": neither)."""
+    own = env.get(f"OTEL_EXPORTER_OTLP_{upper}_{setting}", "").strip()
+    return own or env.get(f"OTEL_EXPORTER_OTLP_{setting}", "").strip()
+
+
+def _choice(
+    env: Mapping[str, str],
+    upper: str,
+    setting: str,
+    choices: tuple[str, ...],
+    default: str,
+    warnings: list[str],
+) -> str:
+    """One of `choices` for OTEL_EXPORTER_OTLP_{signal}_{setting}, which wins, or the generic
+    OTEL_EXPORTER_OTLP_{setting}. A value that names none of them is said, with the variable
+    holding it, and passed over as if unset."""
+    chosen, refused = default, []
+    for key in (f"OTEL_EXPORTER_OTLP_{upper}_{setting}", f"OTEL_EXPORTER_OTLP_{setting}"):
         raw = env.get(key, "").strip()
-        if raw.lower() in PROTOCOLS:
-            protocol = raw.lower()
+        if raw.lower() in choices:
+            chosen = raw.lower()
             break
         if raw:
             refused.append(f"{key}={raw!r}")
-    choices = f"{', '.join(PROTOCOLS[:-1])} or {PROTOCOLS[-1]}"
-    warnings.extend(
-        f"{bad} is not an OTLP protocol ({choices}); using {protocol}" for bad in refused
-    )
-    return protocol
+    listed = f"{', '.join(choices[:-1])} or {choices[-1]}"
+    what = f"an OTLP {setting.lower()}"
+    warnings.extend(f"{bad} is not {what} ({listed}); using {chosen}" for bad in refused)
+    return chosen
 
 
 def _pairs(text: str, source: str, warnings: list[str]) -> dict[str, str]:

@@ -149,7 +149,15 @@ def _exporters(kind: str, signal: Signal, otlp: Any, **extra: Any) -> list[Any]:
 def _otlp_options(kind: str, signal: Signal) -> dict[str, Any]:
     if signal.protocol == "grpc":
         return _grpc(signal)
-    options = {"endpoint": signal.endpoint, "headers": signal.headers, "timeout": EXPORT_TIMEOUT_S}
+    from opentelemetry.exporter.otlp.proto.http import Compression
+
+    options = {
+        "endpoint": signal.endpoint,
+        "headers": signal.headers,
+        "timeout": EXPORT_TIMEOUT_S,
+        "compression": Compression(signal.compression),
+        **signal.tls_files,
+    }
     if signal.protocol == "http/json":
         from codeloop.telemetry.otlp_json import JsonSession
 
@@ -158,6 +166,8 @@ def _otlp_options(kind: str, signal: Signal) -> dict[str, Any]:
 
 
 def _grpc(signal: Signal) -> dict[str, Any]:
+    from grpc import Compression
+
     endpoint = signal.endpoint
     return {
         "endpoint": endpoint,
@@ -165,7 +175,12 @@ def _grpc(signal: Signal) -> dict[str, Any]:
         # gRPC metadata keys must be lower case ("Authorization" is refused outright).
         "headers": {k.lower(): v for k, v in signal.headers.items()},
         "timeout": EXPORT_TIMEOUT_S,
+        "compression": getattr(Compression, _GRPC_COMPRESSION[signal.compression]),
     }
+
+
+# The grpc.Compression member for each OTEL_EXPORTER_OTLP_COMPRESSION value.
+_GRPC_COMPRESSION = {"none": "NoCompression", "gzip": "Gzip", "deflate": "Deflate"}
 
 
 def _arch() -> str:

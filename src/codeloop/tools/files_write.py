@@ -194,7 +194,12 @@ async def read_to_change(
         return f"{path} is not a regular file (a device, FIFO or socket)."
     seen = workspace.read_files.get(path)
     if seen is None:
-        return f"{path} has not been read in this conversation. Read it first, then {verb} it."
+        # After a resume or a rewind the model may see its Read in the history: say why that
+        # one does not count, or it is told something it can see is false.
+        return (
+            f"{path} has not been read since this session started or was resumed or rewound, "
+            f"so what it holds now is unknown. Read it first, then {verb} it."
+        )
     try:
         raw = await asyncio.to_thread(path.read_bytes)
     except OSError as exc:
