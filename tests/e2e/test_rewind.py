@@ -199,10 +199,10 @@ def test_a_users_own_edit_between_turns_is_kept_or_protected(tmp_path: Path) -> 
     # Between the turns the user edits the agent's file and a file of their own.
     (repo / "a.txt").write_text("agent 1\nuser\n")
     (repo / "mine.txt").write_text("the user's\n")
-    second = [
-        turn("Again.", tool_use("Bash", {"command": "echo 'agent 2' >> a.txt"})),
-        turn("Done."),
-    ]
+    # A second server numbers its calls from the start again; the API never reuses an id (the
+    # fake server refuses a history that does), so this run's call is named apart.
+    append = {"command": "echo 'agent 2' >> a.txt"}
+    second = [turn("Again.", tool_use("Bash", append, id="toolu_01second")), turn("Done.")]
     run = run_session(repo, home, second, "--continue", "append")
     assert run.returncode == 0, run.stderr
     latest = tree_digest(repo)
