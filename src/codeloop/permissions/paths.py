@@ -20,6 +20,7 @@ _SETTINGS_DIRS = frozenset({".codeloop", ".claude"})
 # Writing to these changes no file.
 _DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero"})
 GLOB_LIMIT = 2000
+WALK_LIMIT = 100_000  # entries a recursive read is checked through before it counts as unknown
 # Where people keep credentials, under the home directory: directories, then single files.
 _CREDENTIAL_DIRS = (".ssh", ".aws", ".gnupg", ".config/gh", ".config/gcloud", ".azure", ".kube")
 _CREDENTIAL_FILES = frozenset(
@@ -79,14 +80,20 @@ def credential(path: Path, home: Path) -> bool:
     return False
 
 
-def credentials_under(top: Path, home: Path) -> list[Path]:
-    """The credentials a recursive read of `top` reaches: a `.env`, the home's key folders."""
-    found = [top / ".env"] if (top / ".env").is_file() else []
+def credentials_under(top: Path, home: Path) -> list[Path] | None:
+    """The credentials a recursive read of `top` reaches, at any depth (a `.env` in a
+    subfolder is read as surely as one at the top); None when the tree is too large to check,
+    which callers must treat as reaching one."""
     home = Path(os.path.realpath(home))
-    for directory in _CREDENTIAL_DIRS:
-        folder = home / directory
-        if folder.is_relative_to(top) and folder.is_dir():
-            found.append(folder)
+    found: list[Path] = []
+    seen = 0
+    for folder, dirs, files in os.walk(top):
+        seen += len(dirs) + len(files)
+        if seen > WALK_LIMIT:
+            return None
+        base = Path(folder)
+        dirs[:] = [d for d in dirs if d != ".git"]  # git's objects name no credential
+        found += [base / f for f in files if credential(base / f, home)]
     return found
 
 
