@@ -200,3 +200,14 @@ def test_names_find_prints_from_a_key_folder_are_credentials(world: tuple[Path, 
     assert decide(world, "default", f"find {home}/.ssh -type f | xargs cat") == "ask"
     assert decide(world, "default", f"cat $(find {home}/.aws -type f)") == "ask"
     assert decide(world, "default", f"find {home}/.ssh -name '*.pub' | xargs cat") == "allow"
+
+
+def test_a_link_to_a_credential_counts_as_one(tmp_path: Path) -> None:
+    repo = shell_world(tmp_path)
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("secret\n")
+    (repo / "src" / "notes.txt").symlink_to(home / ".ssh" / "id_rsa")
+    reads = ("find src -name '*.txt' | xargs cat", "cd src && ls | xargs cat", "grep -r x src")
+    for command in reads:
+        assert decide((repo, home), "default", command) == "ask", command

@@ -58,6 +58,7 @@ _DIRECTORY_COMMANDS = frozenset({"cd", "pushd", "popd"})
 _CD_FLAGS = frozenset({"-L", "-P", "-e", "-@", "--"})
 _UNRESOLVABLE = re.compile(r"[$`{]|^[<>]\(")
 _HOME_VARIABLE = re.compile(r"^(\$HOME|\$\{HOME\})(?=/|$)")
+_PWD_VARIABLE = re.compile(r"^(\$PWD|\$\{PWD\})(?=/|$)")
 _BYPASS = "--permission-mode bypassPermissions"
 _LOOP_COMBINATIONS = 64
 _LOOP_PATTERN = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
@@ -409,6 +410,8 @@ def _resolve(words: list[Word], cwd: Path | None, home: Path) -> tuple[list[Path
             continue
         if dynamic:  # `"$HOME/.ssh/id_rsa"`: the home is known
             text = _HOME_VARIABLE.sub(lambda _: str(home), text, count=1)
+            if cwd is not None:  # `cd` is followed, and setting PWD asks
+                text = _PWD_VARIABLE.sub(lambda _: str(cwd), text, count=1)
         relative = not (text.startswith("/") or text == "~" or text.startswith("~/"))
         if (dynamic and _UNRESOLVABLE.search(text)) or (relative and cwd is None):
             unknown.append(text)

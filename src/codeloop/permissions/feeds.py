@@ -3,10 +3,10 @@
 `find . -name '*.txt' | xargs wc -l` and `cat $(git ls-files | head -1)` read files whose names
 no check sees: another command prints them. They are read-only only when what that producer can
 print is bounded and reaches no credential: `echo` prints its own words, `git ls-files` the
-repository's tracked files (asked from git, since a tracked `.env` is still a credential), and
-`find` entries under its starting points that match its `-name` tests. Stages after the producer
-must only pass whole lines through (`head`, `sort`, `grep`, ...), never parts of them. Anything
-else, or a name that word splitting would cut into other names, cannot be bounded: None.
+repository's tracked files (asked from git: a tracked `.env` is still a credential), plain `ls`
+the visible entries of its folders, `find` the entries under its starting points that match
+its `-name` tests. Later stages must pass whole lines (`head`, `sort`, `grep`, ...), never parts
+of them. Anything else, or a name word splitting would cut into other names, is unbounded: None.
 """
 
 from __future__ import annotations
@@ -95,8 +95,11 @@ def _printed_credentials(argv: Sequence[str], cwd: Path, home: Path) -> list[Pat
     name = command_name(argv[0])
     if name == "echo" and not any(a.startswith("-") for a in argv[1:2]):
         return _credentials_named(argv[1:], cwd, home)
-    if name == "git" and argv[1:2] == ["ls-files"] and set(argv[2:]) <= _LS_FILES_FLAGS:
-        return _tracked_credentials(cwd, home)
+    if name == "git" and argv[1:2] == ["ls-files"]:
+        flags = {a for a in argv[2:] if a.startswith("-")}  # other words are pathspecs
+        return _tracked_credentials(cwd, home) if flags <= _LS_FILES_FLAGS else None
+    if name == "ls":
+        return _listed_credentials(argv[1:], cwd, home)
     if name == "find":
         return _found_credentials(argv[1:], cwd, home)
     return None
@@ -105,6 +108,26 @@ def _printed_credentials(argv: Sequence[str], cwd: Path, home: Path) -> list[Pat
 def _credentials_named(words: Sequence[str], cwd: Path, home: Path) -> list[Path]:
     pieces = [piece for word in words for piece in word.split()]
     return [p for p in (paths.resolve(w, cwd, home) for w in pieces) if paths.credential(p, home)]
+
+
+def _listed_credentials(args: Sequence[str], cwd: Path, home: Path) -> list[Path] | None:
+    """What plain `ls [-1] [PATH...]` prints: a file operand itself, a folder's visible entries
+    by name alone (read back from `cwd`, where the consumer runs)."""
+    if any(a.startswith("-") and a != "-1" for a in args):
+        return None  # long formats, -a, -R, -d: other words or hidden entries
+    names: list[str] = []
+    for operand in [a for a in args if a != "-1"] or ["."]:
+        target = paths.resolve(operand, cwd, home)
+        if not target.is_dir():
+            names.append(operand)
+            continue
+        try:
+            names += [n for n in os.listdir(target) if not n.startswith(".")]
+        except OSError:
+            return None
+    if any(_SPLITS.search(n) for n in names):
+        return None
+    return _credentials_named(names, cwd, home)
 
 
 def _tracked_credentials(cwd: Path, home: Path) -> list[Path] | None:
@@ -141,7 +164,7 @@ def _found_credentials(args: Sequence[str], cwd: Path, home: Path) -> list[Path]
                 shown = os.path.join(start, os.path.relpath(os.path.join(folder, entry), top))
                 if _SPLITS.search(shown):
                     return None
-                if paths.credential(Path(folder) / entry, home):
+                if paths.credential_entry(Path(folder) / entry, home):
                     found.append(Path(folder) / entry)
         if paths.credential(top, home):
             found.append(top)

@@ -80,6 +80,13 @@ def credential(path: Path, home: Path) -> bool:
     return False
 
 
+def credential_entry(path: Path, home: Path) -> bool:
+    """A file met in a walk that holds credentials, or a symlink to one (`cat` follows it)."""
+    if credential(path, home):
+        return True
+    return path.is_symlink() and credential(Path(os.path.realpath(path)), home)
+
+
 def credentials_under(top: Path, home: Path) -> list[Path] | None:
     """The credentials a recursive read of `top` reaches, at any depth (a `.env` in a
     subfolder is read as surely as one at the top); None when the tree is too large to check,
@@ -93,7 +100,7 @@ def credentials_under(top: Path, home: Path) -> list[Path] | None:
             return None
         base = Path(folder)
         dirs[:] = [d for d in dirs if d != ".git"]  # git's objects name no credential
-        found += [base / f for f in files if credential(base / f, home)]
+        found += [base / f for f in files if credential_entry(base / f, home)]
     return found
 
 

@@ -337,6 +337,11 @@ READ_ONLY = [
     "echo f a.txt | xargs cat",
     "cat $(git ls-files | grep app)",
     "wc -l $(find . -name '*.py')",
+    "git ls-files '*.py' | xargs wc -l",
+    "for f in $(git ls-files '*.py'); do wc -l $f; done",
+    "ls | head -5 | xargs -I{} wc -l {}",
+    "ls src | xargs echo",
+    'cat "$PWD/f"',
     "grep -r TOKEN src",
 ]
 
@@ -692,6 +697,10 @@ MUST_ASK = [
     "find config -type f | xargs cat",
     "find . -name '*.txt' -o -name '.env' | xargs cat",
     "ls -a | xargs cat",
+    "ls -A | xargs cat",
+    "ls -l | xargs cat",
+    "cat $(ls -a config/local)",
+    "git diff --name-only | xargs cat",
     "git ls-files -o | xargs cat",
     "git ls-files | grep -o '[^/]*$' | xargs cat",
     "cat $(ls -a)",
