@@ -29,12 +29,18 @@ __all__ = ["fed_credentials", "substituted_credentials"]
 # that matters here: counts and line numbers are not file names of the input).
 _LINE_FILTERS = frozenset({"head", "tail", "sort", "uniq", "tac", "shuf", "grep", "egrep"})
 _FILTER_ARG = re.compile(r"-[0-9A-Za-z]*|--[a-z-]+(=.*)?|[0-9]+")
-# Options that print part of a line (`grep -o`, `head -c`), which can be another file's name.
-_CUTS_LINES = {
-    "grep": re.compile(r"-[A-Za-z]*o[A-Za-z]*|--only-matching"),
-    "egrep": re.compile(r"-[A-Za-z]*o[A-Za-z]*|--only-matching"),
+# Options that print part of a line (`grep -o`, `head -c`), which can be another file's name,
+# or lines that are not from the input (`grep -r` and `sort --files0-from` read files).
+_GREP_NOT_INPUT = re.compile(
+    r"-[A-Za-z0-9]*[orRd][A-Za-z0-9]*|"
+    r"--(only-matching|recursive|dereference-recursive|directories|include|exclude).*"
+)
+_NOT_INPUT_LINES = {
+    "grep": _GREP_NOT_INPUT,
+    "egrep": _GREP_NOT_INPUT,
     "head": re.compile(r"-[A-Za-z0-9]*c.*|--bytes.*"),
     "tail": re.compile(r"-[A-Za-z0-9]*c.*|--bytes.*"),
+    "sort": re.compile(r"--files0-from.*"),
 }
 _LS_FILES_FLAGS = frozenset({"-c", "--cached", "-m", "--modified", "-z"})
 # What makes a find print more than its matching entries, or match by more than their names.
@@ -84,8 +90,8 @@ def _passes_whole_lines(argv: Sequence[str]) -> bool:
     name = command_name(argv[0]) if argv else None
     if name not in _LINE_FILTERS:
         return False
-    cut = _CUTS_LINES.get(name)
-    if cut is not None and any(cut.fullmatch(a) for a in argv[1:]):
+    other = _NOT_INPUT_LINES.get(name)
+    if other is not None and any(other.fullmatch(a) for a in argv[1:]):
         return False
     operands = [a for a in argv[1:] if not _FILTER_ARG.fullmatch(a)]
     return len(operands) <= (1 if name in ("grep", "egrep") else 0)  # grep's pattern
