@@ -21,7 +21,7 @@ from pathlib import Path
 from codeloop.permissions import paths
 from codeloop.permissions.bash_parse import ParsedCommand, SimpleCommand, parse_command
 from codeloop.permissions.git_check import ask_git, repository_problem
-from codeloop.permissions.shell import command_name
+from codeloop.permissions.shell import command_name, unwrap
 
 __all__ = ["fed_credentials", "substituted_credentials"]
 
@@ -42,6 +42,7 @@ _NOT_INPUT_LINES = {
     "tail": re.compile(r"-[A-Za-z0-9]*c.*|--bytes.*"),
     "sort": re.compile(r"--files0-from.*"),
 }
+_XARGS_OTHER_INPUT = ("-a", "--arg-file", "-d", "--delimiter")
 _LS_FILES_FLAGS = frozenset({"-c", "--cached", "-m", "--modified", "-z"})
 # What makes a find print more than its matching entries, or match by more than their names.
 _FIND_UNBOUNDED = frozenset({"-o", "-or", ",", "!", "-not", "(", ")", "-follow", "-printf", "-ls"})
@@ -53,6 +54,8 @@ def fed_credentials(
     parsed: ParsedCommand, consumer: SimpleCommand, cwd: Path, home: Path
 ) -> list[Path] | None:
     """Credentials among the words piped into `consumer` (for `xargs`); None: unbounded."""
+    if not _takes_names_from_the_pipe(consumer):
+        return None
     chain = [consumer]
     while (before := parsed.fed_by.get(chain[0].span, ...)) is not ...:
         producer = next((c for c in parsed.commands if c.span == before and c.argv), None)
@@ -60,6 +63,15 @@ def fed_credentials(
             return None
         chain.insert(0, producer)
     return _pipeline_credentials(chain[:-1], cwd, home) if len(chain) > 1 else None
+
+
+def _takes_names_from_the_pipe(consumer: SimpleCommand) -> bool:
+    """xargs reads its names from the pipe, whole: not from a redirection or `-a FILE`, and
+    not cut at a delimiter of its own (`-d ,` would cut `a,.env` into `.env`)."""
+    if any(r.op.startswith("<") for r in consumer.redirects):
+        return False
+    own = consumer.argv[: len(consumer.argv) - len(unwrap(consumer).argv)]
+    return not any(a.startswith(_XARGS_OTHER_INPUT) for a in own)
 
 
 def substituted_credentials(word: str, cwd: Path, home: Path) -> list[Path] | None:
