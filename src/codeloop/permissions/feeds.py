@@ -70,8 +70,26 @@ def _takes_names_from_the_pipe(consumer: SimpleCommand) -> bool:
     not cut at a delimiter of its own (`-d ,` would cut `a,.env` into `.env`)."""
     if any(r.op.startswith("<") for r in consumer.redirects):
         return False
-    own = consumer.argv[: len(consumer.argv) - len(unwrap(consumer).argv)]
-    return not any(a.startswith(_XARGS_OTHER_INPUT) for a in own)
+    program = unwrap(consumer).argv
+    own = consumer.argv[: len(consumer.argv) - len(program)]
+    if any(a.startswith(_XARGS_OTHER_INPUT) for a in own):
+        return False
+    marker = _replace_string(own)
+    return marker is None or all(w == marker for w in program if marker in w)
+
+
+def _replace_string(own: Sequence[str]) -> str | None:
+    """xargs' `-I X` placeholder: a name put inside a longer word (`.{}`) is another path."""
+    for i, arg in enumerate(own):
+        if arg == "-I" and i + 1 < len(own):
+            return own[i + 1]
+        if arg.startswith("-I") and len(arg) > 2:
+            return arg[2:]
+        if arg.startswith("--replace"):
+            return arg.partition("=")[2] or "{}"
+        if arg.startswith("-i"):
+            return arg[2:] or "{}"
+    return None
 
 
 def substituted_credentials(word: str, cwd: Path, home: Path) -> list[Path] | None:
