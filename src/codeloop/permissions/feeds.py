@@ -189,19 +189,16 @@ def _found_credentials(args: Sequence[str], cwd: Path, home: Path) -> list[Path]
     found: list[Path] = []
     for start in starts:
         top = paths.resolve(start, cwd, home)
-        seen = 0
-        for folder, dirs, files in os.walk(top):
-            seen += len(dirs) + len(files)
-            if seen > paths.WALK_LIMIT:
-                return None
-            for entry in [*dirs, *files]:
-                if not all(_matches(entry, p, folded) for p, folded in names):
+        try:
+            for entry in paths.walk(top):
+                if not all(_matches(entry.name, p, folded) for p, folded in names):
                     continue
-                shown = os.path.join(start, os.path.relpath(os.path.join(folder, entry), top))
-                if _SPLITS.search(shown):
+                if _SPLITS.search(os.path.join(start, os.path.relpath(entry.path, top))):
                     return None
-                if paths.credential_entry(Path(folder) / entry, home):
-                    found.append(Path(folder) / entry)
+                if paths.credential_entry(entry, home):
+                    found.append(Path(entry.path))
+        except paths.TreeTooLarge:
+            return None
         if paths.credential(top, home):
             found.append(top)
     return found
