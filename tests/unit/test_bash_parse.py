@@ -521,7 +521,7 @@ def test_arbitrary_text_never_raises(command: str) -> None:
 def test_for_loops_record_the_words_their_variable_takes() -> None:
     parsed = parse_command('for f in ~/.ssh/* a"b"; do cat "$f"; done; for f in c; do :; done')
     assert parsed.loop_words == {"f": (("~/.ssh/*", True), ("ab", False), ("c", False))}
-    assert parse_command("for f; do cat $f; done").loop_words == {}  # "$@": unknown
+    assert parse_command("for f; do cat $f; done").loop_words == {"f": ()}  # "$@": unknown
     assert parse_command("case $x in a) ls;; esac").loop_words == {}
 
 

@@ -312,13 +312,14 @@ def _unallowed(found: list[Path], scope: Scope) -> Path | None:
 
 def _loop_values(words: list[Word], loops: Mapping[str, tuple[Word, ...]]) -> list[Word]:
     """Words with each for-loop variable replaced by every word its loop gives it (`for f in
-    ~/.ssh/*; do cat "$f"` reads what `~/.ssh/*` names); too many combinations stay unknown."""
+    ~/.ssh/*; do cat "$f"` reads what `~/.ssh/*` names); a loop with no words known, or too
+    many combinations, leaves the word unknown."""
     found: list[Word] = []
     for text, dynamic in words:
         used = {m.group(1) or m.group(2) for m in _LOOP_PATTERN.finditer(text)} if dynamic else ()
         names = [n for n in loops if n in used]
         values = [loops[n] for n in names]
-        if not names or math.prod(map(len, values)) > _LOOP_COMBINATIONS:
+        if not names or not 0 < math.prod(map(len, values)) <= _LOOP_COMBINATIONS:
             found.append((text, dynamic))
             continue
         for chosen in itertools.product(*values):

@@ -89,7 +89,8 @@ class ParsedCommand:
     has_command_substitution: bool
     has_process_substitution: bool
     expanded_names: frozenset[str] = frozenset()  # variables bash expands: `$HOME` → HOME
-    # for-loop variable → the words it takes (`for f in a b*` → f: a, b*), every loop's
+    # for-loop variable → the words it takes (`for f in a b*` → f: a, b*), every loop's;
+    # none known for `for f; do` (it takes the script's arguments)
     loop_words: Mapping[str, tuple[tuple[str, bool], ...]] = field(default_factory=dict)
     # command span → span of the simple command piping into it (None: a compound one or `|&`)
     fed_by: Mapping[tuple[int, int], tuple[int, int] | None] = field(default_factory=dict)
@@ -402,6 +403,8 @@ class _Walker:
         if node.type == "pipeline":
             self.pipes(node)
         variable = node.child_by_field_name("variable") if node.type == "for_statement" else None
+        if variable is not None:  # `for f; do` takes "$@": a variable with no words known
+            self.loop_words.setdefault(self.raw(variable), [])
         for i, child in enumerate(node.children):
             field = node.field_name_for_child(i)
             if not child.is_named:

@@ -454,6 +454,9 @@ def line_problem(parsed: ParsedCommand) -> str | None:
     expanded = sorted(parsed.expanded_names)
     if secret := next((n for n in expanded if SECRET_NAME.fullmatch(n)), None):
         return f"the line expands ${secret}, which may hold a secret"
+    for name in parsed.loop_words:  # `for PATH in /tmp; do ls; done` sets PATH
+        if problem := bare_assignment_problem(Assignment(name, "", dynamic=True)):
+            return problem
     own = {a.name.split("[", 1)[0] for c in parsed.commands if not c.argv for a in c.assignments}
     if found := next((n for n in expanded if n in own), None):
         return f"the line sets ${found} and expands it, so what it names cannot be judged"
