@@ -8,8 +8,11 @@ variables, unknown or outside write targets, a git repository whose own config n
 A redirection's target is judged apart, like a Write of that path: an allow rule for the
 command does not cover it. Expanding a secret-named variable, or reading a credential file,
 is not read-only (for `rg`, ripgrep's own list of the files its walk opens says which it
-reads). A line the parser cannot fully account for is asked, after its deny rules were
-checked. `cd` is followed through the line, so `cd .. && rm x` is judged where `rm` runs.
+reads), nor is reading a file whose name only run time decides unless every value it can take
+is known safe (a for-loop's words; names from a bounded producer, feeds.py). A rule for any
+arguments covers the command, not a credential it names. A line the parser cannot fully
+account for is asked, after its deny rules were checked. `cd` is followed through the line,
+so `cd .. && rm x` is judged where `rm` runs.
 
 Every refusal says in one line what was refused and why, and (`Decision.fix`) which flag or
 rule would allow it.
