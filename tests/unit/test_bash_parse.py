@@ -516,3 +516,20 @@ def test_arbitrary_text_never_raises(command: str) -> None:
     parsed = parse_command(command)
     assert is_read_only_command(command) in (True, False)
     assert all(len(c.argv) == len(c.argv_dynamic) for c in parsed.commands)
+
+
+def test_for_loops_record_the_words_their_variable_takes() -> None:
+    parsed = parse_command('for f in ~/.ssh/* a"b"; do cat "$f"; done; for f in c; do :; done')
+    assert parsed.loop_words == {"f": (("~/.ssh/*", True), ("ab", False), ("c", False))}
+    assert parse_command("for f; do cat $f; done").loop_words == {"f": ()}  # "$@": unknown
+    assert parse_command("case $x in a) ls;; esac").loop_words == {}
+
+
+def test_pipes_record_which_simple_command_feeds_each_stage() -> None:
+    parsed = parse_command("find . | xargs cat | head")
+    find, xargs, head = parsed.commands
+    assert parsed.fed_by == {xargs.span: find.span, head.span: xargs.span}
+    compound = parse_command("{ echo .env; } | xargs cat")
+    assert compound.fed_by == {compound.commands[1].span: None}
+    both = parse_command("ls |& xargs cat")
+    assert both.fed_by == {both.commands[1].span: None}  # stderr joins the names

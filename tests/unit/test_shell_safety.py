@@ -8,6 +8,8 @@ names a way to allow it.
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -151,3 +153,61 @@ def test_the_read_tool_follows_the_same_credential_list(world: tuple[Path, Path]
     assert behavior("f") == "allow"
     assert behavior(f"{home}/.ssh/id_rsa", "Read(~/.ssh/**)") == "allow"
     assert behavior(".env", mode="bypassPermissions") == "allow"
+
+
+def test_a_tracked_env_file_is_a_credential_that_git_ls_files_can_feed(tmp_path: Path) -> None:
+    repo = shell_world(tmp_path)
+    home = tmp_path / "home"
+    reads = ["git ls-files | xargs cat", "cat $(git ls-files | head -9)", "git ls-files | xargs wc"]
+    assert [decide((repo, home), "default", c) for c in reads] == ["allow"] * 3
+    subprocess.run(["git", "add", "-f", ".env"], cwd=repo, check=True, capture_output=True)
+    assert [decide((repo, home), "default", c) for c in reads] == ["ask"] * 3
+
+
+def test_a_credential_deep_in_the_tree_makes_a_recursive_read_ask(tmp_path: Path) -> None:
+    repo = shell_world(tmp_path)
+    home = tmp_path / "home"
+    (repo / ".env").unlink()
+    shutil.rmtree(repo / "config")
+    assert decide((repo, home), "default", "grep -r TOKEN .") == "allow"
+    (repo / "a" / "b" / "c").mkdir(parents=True)
+    (repo / "a" / "b" / "c" / ".env.production").write_text("TOKEN=x\n")
+    for command in ("grep -r TOKEN .", "grep -rl TOKEN a", "find . -type f | xargs cat"):
+        assert decide((repo, home), "default", command) == "ask", command
+    assert decide((repo, home), "default", "find . -name '*.md' | xargs cat") == "allow"
+
+
+def test_rules_see_through_wrappers_that_only_schedule_the_command(
+    world: tuple[Path, Path],
+) -> None:
+    for command in ("nohup ls", "timeout 5 ls -la", "nice -n 5 ls", "echo src | xargs ls"):
+        assert decide(world, "default", command, allow=["Bash(ls:*)"]) == "allow", command
+    assert decide(world, "default", "watch ls", allow=["Bash(watch:*)"]) == "allow"
+
+
+def test_a_rule_for_any_arguments_does_not_cover_reading_a_credential(
+    world: tuple[Path, Path],
+) -> None:
+    for rule, command in [("Bash(cat:*)", "cat ~/.ssh/id_rsa"), ("Bash(ls:*)", "ls ~/.aws/*")]:
+        assert decide(world, "default", command, allow=[rule]) == "ask", command
+        covered = decide(world, "default", command, allow=[rule, "Read(~/**)"])
+        assert covered == "allow", command
+    assert decide(world, "default", "ls ~/.ssh/*.pub", allow=["Bash(ls:*)"]) == "allow"
+
+
+def test_names_find_prints_from_a_key_folder_are_credentials(world: tuple[Path, Path]) -> None:
+    _, home = world
+    assert decide(world, "default", f"find {home}/.ssh -type f | xargs cat") == "ask"
+    assert decide(world, "default", f"cat $(find {home}/.aws -type f)") == "ask"
+    assert decide(world, "default", f"find {home}/.ssh -name '*.pub' | xargs cat") == "allow"
+
+
+def test_a_link_to_a_credential_counts_as_one(tmp_path: Path) -> None:
+    repo = shell_world(tmp_path)
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("secret\n")
+    (repo / "src" / "notes.txt").symlink_to(home / ".ssh" / "id_rsa")
+    reads = ("find src -name '*.txt' | xargs cat", "cd src && ls | xargs cat", "grep -r x src")
+    for command in reads:
+        assert decide((repo, home), "default", command) == "ask", command

@@ -8,8 +8,11 @@ variables, unknown or outside write targets, a git repository whose own config n
 A redirection's target is judged apart, like a Write of that path: an allow rule for the
 command does not cover it. Expanding a secret-named variable, or reading a credential file,
 is not read-only (for `rg`, ripgrep's own list of the files its walk opens says which it
-reads). A line the parser cannot fully account for is asked, after its deny rules were
-checked. `cd` is followed through the line, so `cd .. && rm x` is judged where `rm` runs.
+reads), nor is reading a file whose name only run time decides unless every value it can take
+is known safe (a for-loop's words; names from a bounded producer, feeds.py). A rule for any
+arguments covers the command, not a credential it names. A line the parser cannot fully
+account for is asked, after its deny rules were checked. `cd` is followed through the line,
+so `cd .. && rm x` is judged where `rm` runs.
 
 Every refusal says in one line what was refused and why, and (`Decision.fix`) which flag or
 rule would allow it.
@@ -17,14 +20,24 @@ rule would allow it.
 
 from __future__ import annotations
 
+import itertools
+import math
 import os
 import re
 import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
-from codeloop.permissions import paths, ripgrep
+from codeloop.permissions import feeds, paths, ripgrep
 from codeloop.permissions.argv_spec import ArgvError
-from codeloop.permissions.bash_parse import Assignment, SimpleCommand, parse_command
+from codeloop.permissions.bash_parse import (
+    Assignment,
+    ParsedCommand,
+    SimpleCommand,
+    parse_command,
+)
 from codeloop.permissions.decision import Behavior, Decision, Scope, combine
 from codeloop.permissions.files_check import denied_under
 from codeloop.permissions.git_check import (
@@ -34,6 +47,7 @@ from codeloop.permissions.git_check import (
     repository_problem,
 )
 from codeloop.permissions.readonly import (
+    ARGUMENTS_NOT_FILES,
     RISKY_VARIABLE,
     assignment_problem,
     line_problem,
@@ -47,7 +61,11 @@ _DIRECTORY_COMMANDS = frozenset({"cd", "pushd", "popd"})
 _CD_FLAGS = frozenset({"-L", "-P", "-e", "-@", "--"})
 _UNRESOLVABLE = re.compile(r"[$`{]|^[<>]\(")
 _HOME_VARIABLE = re.compile(r"^(\$HOME|\$\{HOME\})(?=/|$)")
+_PWD_VARIABLE = re.compile(r"^(\$PWD|\$\{PWD\})(?=/|$)")
 _BYPASS = "--permission-mode bypassPermissions"
+_LOOP_COMBINATIONS = 64
+_LOOP_PATTERN = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
+_PROCESS_SUBSTITUTION = re.compile(r"[<>]\(.*\)", re.DOTALL)
 
 
 def decide_bash(command: str, cwd: Path, scope: Scope) -> Decision:
@@ -59,7 +77,7 @@ def decide_bash(command: str, cwd: Path, scope: Scope) -> Decision:
     for cmd in parsed.commands:
         inv = unwrap(cmd)
         for one, source in ((inv, cmd), *((extra, None) for extra in inv.extra)):
-            verdicts.append(_judge(one, source, where, scope, links, line))
+            verdicts.append(_judge(one, source, where, scope, links, line, parsed))
             links = links or path_uses(one).makes_links
         where = _after_cd(inv, where, scope.home)
     if not parsed.ok:
@@ -84,15 +102,20 @@ def _judge(
     scope: Scope,
     links: bool,
     line: str | None,
+    parsed: ParsedCommand,
 ) -> Decision:
     book, label = scope.book, _label(inv)
     uses = path_uses(inv)
-    named, named_unknown = _resolve(uses.named, cwd, scope.home)
-    written, written_unknown = _resolve(uses.written, cwd, scope.home)
+    loops = parsed.loop_words
+    named, named_unknown = _resolve(_loop_values(uses.named, loops), cwd, scope.home)
+    written, written_unknown = _resolve(_loop_values(uses.written, loops), cwd, scope.home)
     redirected = [
-        p for p in _resolve(uses.redirected, cwd, scope.home)[0] if not paths.is_device(p)
+        p
+        for p in _resolve(_loop_values(uses.redirected, loops), cwd, scope.home)[0]
+        if not paths.is_device(p)
     ]
-    trees = [p for p in _resolve(uses.trees, cwd, scope.home)[0] if p.is_dir()]
+    resolved_trees, trees_unknown = _resolve(_loop_values(uses.trees, loops), cwd, scope.home)
+    trees = [p for p in resolved_trees if p.is_dir()]
     if (ruled := _ruled(inv, named, written, trees, scope)) is not None:
         return ruled
     if named_unknown and (book.path_rules("deny", "Read") or book.path_rules("ask", "Read")):
@@ -126,9 +149,20 @@ def _judge(
                 None,
                 edit,
             )
-    problem = _read_only_problem(inv, cmd, named, trees, scope, line, cwd)
-    command = _command_verdict(inv, problem, scope)
+    unknown = Unknown(named_unknown, trees_unknown, parsed)
+    opened = _opened(inv, named, cwd, scope.home)
+    problem = _read_only_problem(inv, cmd, opened, trees, scope, line, cwd, unknown)
+    command = _command_verdict(inv, problem, scope, opened)
     return combine([command, _redirect_verdict(label, redirected, scope)])
+
+
+def _opened(inv: Invocation, named: list[Path], cwd: Path | None, home: Path) -> list[Path]:
+    """The named paths the command may open: all of them, but only its input redirections
+    for a command that prints or tests its arguments (`echo ~/.ssh/id_rsa` reads nothing)."""
+    if not inv.argv or command_name(inv.argv[0]) not in ARGUMENTS_NOT_FILES:
+        return named
+    inputs = [(r.target, r.target_dynamic) for r in inv.redirects if r.op in ("<", "<>")]
+    return _resolve([(t, d) for t, d in inputs if t is not None], cwd, home)[0]
 
 
 def _ruled(
@@ -155,8 +189,12 @@ def _ruled(
     return None
 
 
-def _command_verdict(inv: Invocation, problem: str | None, scope: Scope) -> Decision:
-    """The command itself, its redirections aside; `problem`: why it is not read-only."""
+def _command_verdict(
+    inv: Invocation, problem: str | None, scope: Scope, named: list[Path]
+) -> Decision:
+    """The command itself, its redirections aside; `problem`: why it is not read-only. A rule
+    for any arguments (`Bash(ls:*)`) does not cover naming a credential: only a Read rule
+    for it, or a rule spelling the whole command, does."""
     book, label = scope.book, _label(inv)
     if scope.mode == "plan":
         if problem is None:
@@ -166,7 +204,19 @@ def _command_verdict(inv: Invocation, problem: str | None, scope: Scope) -> Deci
             f"`{label}` is not read-only ({problem}), and plan mode only reads",
             fix="leaving plan mode",
         )
-    rule = book.bash_rule("allow", inv.argv, inv.dynamic, open_args=inv.open_args)
+    words, dynamic = inv.rule_words()
+    rule = book.bash_rule("allow", words, dynamic, open_args=inv.open_args)
+    secret = _unallowed([p for p in named if paths.credential(p, scope.home)], scope)
+    if rule is not None and rule.bash is not None and rule.bash.kind != "exact" and secret:
+        read = f"Read(/{secret})"
+        return Decision(
+            "ask",
+            f"`{label}` reads {secret}, which holds credentials: {rule.text} covers the"
+            " command, not that file",
+            None,
+            (read,),
+            fix=f"--allowedTools {shlex.quote(read)}",
+        )
     if rule is not None:
         return Decision("allow", f"`{label}` matches an allow rule", rule)
     if problem is None:
@@ -194,6 +244,7 @@ def _read_only_problem(
     scope: Scope,
     line: str | None,
     cwd: Path | None,
+    unknown: Unknown,
 ) -> str | None:
     if inv.argv and inv.argv[0] in _DIRECTORY_COMMANDS:
         return None
@@ -205,15 +256,84 @@ def _read_only_problem(
     readable = [p for p in named if not scope.book.path_rule("allow", "Read", p)]
     if found := next((p for p in readable if paths.credential(p, scope.home)), None):
         return f"it reads {found}, which holds credentials"
+    if problem := _unknown_reads(inv, cmd, cwd, scope, unknown):
+        return problem
     if (opened := _ripgrep_opens(inv, cwd)) is not None:
         readable = [p for p in opened if not scope.book.path_rule("allow", "Read", p)]
         found = next((p for p in readable if paths.credential(p, scope.home)), None)
         return f"it reads {found}, which holds credentials" if found else None
     for top in trees:
-        for found in paths.credentials_under(top, scope.home):
+        reached = paths.credentials_under(top, scope.home)
+        if reached is None:
+            return f"it reads {top} recursively, too large a tree to check for credentials"
+        for found in reached:
             if not scope.book.path_rule("allow", "Read", found):
                 return f"it reads {top} recursively, and {found} holds credentials"
     return None
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """What a command reads that only run time decides: words, trees, and the line around."""
+
+    words: list[str]
+    trees: list[str]
+    parsed: ParsedCommand
+
+
+def _unknown_reads(
+    inv: Invocation, cmd: SimpleCommand | None, cwd: Path | None, scope: Scope, unknown: Unknown
+) -> str | None:
+    """A file named at run time (`cat $X`, `xargs cat`) is read-only only when no value it
+    can take names a credential: a `$(...)` or a pipe whose producer is bounded (feeds.py)."""
+    if not inv.argv or command_name(inv.argv[0]) in ARGUMENTS_NOT_FILES:
+        return None
+    if unknown.trees:
+        return f"cannot tell which tree `{unknown.trees[0]}` names, and it could hold credentials"
+    for word in unknown.words:
+        if _PROCESS_SUBSTITUTION.fullmatch(word):
+            continue  # a pipe from commands judged on their own
+        reached = feeds.substituted_credentials(word, cwd, scope.home) if cwd else None
+        if reached is None:
+            return f"cannot tell which file `{word}` names, and it could hold credentials"
+        if found := _unallowed(reached, scope):
+            return f"`{word}` can name {found}, which holds credentials"
+    if inv.open_args:
+        if path_uses(inv).trees or cmd is None or cwd is None:
+            return "its input names the files it reads, which could hold credentials"
+        reached = feeds.fed_credentials(unknown.parsed, cmd, cwd, scope.home)
+        if reached is None:
+            return "its input names the files it reads, which could hold credentials"
+        if found := _unallowed(reached, scope):
+            return f"its input can name {found}, which holds credentials"
+    return None
+
+
+def _unallowed(found: list[Path], scope: Scope) -> Path | None:
+    return next((p for p in found if not scope.book.path_rule("allow", "Read", p)), None)
+
+
+def _loop_values(words: list[Word], loops: Mapping[str, tuple[Word, ...]]) -> list[Word]:
+    """Words with each for-loop variable replaced by every word its loop gives it (`for f in
+    ~/.ssh/*; do cat "$f"` reads what `~/.ssh/*` names); a loop with no words known, or too
+    many combinations, leaves the word unknown."""
+    found: list[Word] = []
+    for text, dynamic in words:
+        used = {m.group(1) or m.group(2) for m in _LOOP_PATTERN.finditer(text)} if dynamic else ()
+        names = [n for n in loops if n in used]
+        values = [loops[n] for n in names]
+        if not names or not 0 < math.prod(map(len, values)) <= _LOOP_COMBINATIONS:
+            found.append((text, dynamic))
+            continue
+        for chosen in itertools.product(*values):
+            replacements = {name: value for name, (value, _) in zip(names, chosen, strict=True)}
+            found.append((re.sub(_LOOP_PATTERN, partial(_loop_value, replacements), text), True))
+    return found
+
+
+def _loop_value(replacements: Mapping[str, str], match: re.Match[str]) -> str:
+    name = match.group(1) or match.group(2)
+    return replacements.get(name, match.group(0))
 
 
 def _ripgrep_opens(inv: Invocation, cwd: Path | None) -> list[Path] | None:
@@ -294,6 +414,8 @@ def _resolve(words: list[Word], cwd: Path | None, home: Path) -> tuple[list[Path
             continue
         if dynamic:  # `"$HOME/.ssh/id_rsa"`: the home is known
             text = _HOME_VARIABLE.sub(lambda _: str(home), text, count=1)
+            if cwd is not None:  # `cd` is followed, and setting PWD asks
+                text = _PWD_VARIABLE.sub(lambda _: str(cwd), text, count=1)
         relative = not (text.startswith("/") or text == "~" or text.startswith("~/"))
         if (dynamic and _UNRESOLVABLE.search(text)) or (relative and cwd is None):
             unknown.append(text)

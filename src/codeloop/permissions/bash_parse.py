@@ -26,10 +26,11 @@ not-ok: a grammar gap costs a permission prompt, never a missed command.
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -88,6 +89,11 @@ class ParsedCommand:
     has_command_substitution: bool
     has_process_substitution: bool
     expanded_names: frozenset[str] = frozenset()  # variables bash expands: `$HOME` → HOME
+    # for-loop variable → the words it takes (`for f in a b*` → f: a, b*), every loop's;
+    # none known for `for f; do` (it takes the script's arguments)
+    loop_words: Mapping[str, tuple[tuple[str, bool], ...]] = field(default_factory=dict)
+    # command span → span of the simple command piping into it (None: a compound one or `|&`)
+    fed_by: Mapping[tuple[int, int], tuple[int, int] | None] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -333,6 +339,8 @@ class _Walker:
         self.command_substitution = False
         self.process_substitution = False
         self.expanded: set[str] = set()
+        self.loop_words: dict[str, list[_Word]] = {}
+        self.fed_by: dict[tuple[int, int], tuple[int, int] | None] = {}
 
     # helpers
 
@@ -392,6 +400,11 @@ class _Walker:
 
     def container(self, node: Node, redirects: tuple[Redirect, ...]) -> None:
         tokens = _CONTAINERS[node.type]
+        if node.type == "pipeline":
+            self.pipes(node)
+        variable = node.child_by_field_name("variable") if node.type == "for_statement" else None
+        if variable is not None:  # `for f; do` takes "$@": a variable with no words known
+            self.loop_words.setdefault(self.raw(variable), [])
         for i, child in enumerate(node.children):
             field = node.field_name_for_child(i)
             if not child.is_named:
@@ -400,9 +413,20 @@ class _Walker:
                 elif child.type == "!" and self.src[child.end_byte : child.end_byte + 1].strip():
                     self.reject(node, "`!` joined to a word is a command name, not negation")
             elif field == "value":  # for-loop words, case subject and patterns
-                self.words([child])
+                words = self.words([child])
+                if variable is not None:
+                    self.loop_words.setdefault(self.raw(variable), []).extend(words)
             elif field != "variable":  # the for-loop variable is only a name
                 self.statement(child, redirects)
+
+    def pipes(self, node: Node) -> None:
+        """Which simple command feeds each stage of the pipeline its input."""
+        stages = [c for c in node.children if c.is_named and c.type != "comment"]
+        joints = [c.type for c in node.children if not c.is_named]
+        for i, (before, after) in enumerate(itertools.pairwise(stages)):
+            simple = before.type in ("command", "redirected_statement")
+            stdout_only = i < len(joints) and joints[i] == "|"
+            self.fed_by[self.span(after)] = self.span(before) if simple and stdout_only else None
 
     def redirected(self, node: Node, outer: tuple[Redirect, ...]) -> None:
         body = node.child_by_field_name("body")
@@ -478,6 +502,8 @@ class _Walker:
             self.command_substitution |= inner.has_command_substitution
             self.process_substitution |= inner.has_process_substitution
             self.expanded |= inner.expanded_names
+            for name, taken in inner.loop_words.items():
+                self.loop_words.setdefault(name, []).extend(taken)
 
     def shell_script(
         self, argv: list[str], dynamic: list[bool], node: Node
@@ -858,4 +884,6 @@ def _parse(command: str, depth: int) -> ParsedCommand:
         has_command_substitution=walker.command_substitution,
         has_process_substitution=walker.process_substitution,
         expanded_names=frozenset(walker.expanded),
+        loop_words={name: tuple(words) for name, words in walker.loop_words.items()},
+        fed_by=walker.fed_by,
     )

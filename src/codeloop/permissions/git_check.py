@@ -352,7 +352,7 @@ def repository_problem(directory: Path) -> str | None:
     it finds there, or that repository's own config names a program git runs while reading."""
     if not directory.is_dir():
         return None  # git fails on a missing directory before it reads anything
-    found = _ask_git(directory, "rev-parse", "--git-dir")
+    found = ask_git(directory, "rev-parse", "--git-dir")
     if isinstance(found, str):
         return found
     if found.returncode != 0:
@@ -361,7 +361,7 @@ def repository_problem(directory: Path) -> str | None:
         if "not a git repository" in why:
             return None  # no repository, so no repository config either
         return f"git refuses the repository in {directory}: {why}"
-    listed = _ask_git(directory, "config", "--list", "--show-scope", "-z")
+    listed = ask_git(directory, "config", "--list", "--show-scope", "-z")
     if isinstance(listed, str):
         return listed
     fields = listed.stdout.decode(errors="replace").split("\0")
@@ -373,7 +373,7 @@ def repository_problem(directory: Path) -> str | None:
     return None
 
 
-def _ask_git(directory: Path, *args: str) -> subprocess.CompletedProcess[bytes] | str:
+def ask_git(directory: Path, *args: str) -> subprocess.CompletedProcess[bytes] | str:
     """Run git under the protective configuration; a string says why it could not run."""
     try:
         return subprocess.run(

@@ -7,10 +7,11 @@ roots against the spelling instead would let `ws/../x` or `ws/link-to-home/x` wa
 
 from __future__ import annotations
 
+import functools
 import glob
 import itertools
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 # Files inside a workspace that still need the user's say: they grant permissions, configure
@@ -20,6 +21,7 @@ _SETTINGS_DIRS = frozenset({".codeloop", ".claude"})
 # Writing to these changes no file.
 _DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero"})
 GLOB_LIMIT = 2000
+WALK_LIMIT = 100_000  # entries a recursive read is checked through before it counts as unknown
 # Where people keep credentials, under the home directory: directories, then single files.
 _CREDENTIAL_DIRS = (".ssh", ".aws", ".gnupg", ".config/gh", ".config/gcloud", ".azure", ".kube")
 _CREDENTIAL_FILES = frozenset(
@@ -67,7 +69,7 @@ def credential(path: Path, home: Path) -> bool:
         return True
     if name == "environ" and str(path).startswith("/proc/"):
         return True  # /proc/PID/environ: a process's environment
-    home = Path(os.path.realpath(home))
+    home = _real(home)
     if not path.is_relative_to(home) or path == home:
         return False
     rel = path.relative_to(home).as_posix()
@@ -79,15 +81,50 @@ def credential(path: Path, home: Path) -> bool:
     return False
 
 
-def credentials_under(top: Path, home: Path) -> list[Path]:
-    """The credentials a recursive read of `top` reaches: a `.env`, the home's key folders."""
-    found = [top / ".env"] if (top / ".env").is_file() else []
-    home = Path(os.path.realpath(home))
-    for directory in _CREDENTIAL_DIRS:
-        folder = home / directory
-        if folder.is_relative_to(top) and folder.is_dir():
-            found.append(folder)
-    return found
+class TreeTooLarge(Exception):
+    """A tree with more than WALK_LIMIT entries: too large to check, so it may hold anything."""
+
+
+def walk(top: Path) -> Iterator[os.DirEntry[str]]:
+    """Every entry under `top`, as a recursive read meets it (links not followed; git's own
+    objects, which name no credential, skipped). Raises TreeTooLarge."""
+    folders, seen = [str(top)], 0
+    while folders:
+        try:
+            with os.scandir(folders.pop()) as listing:
+                entries = list(listing)
+        except OSError:
+            continue  # unreadable: nothing read there either
+        seen += len(entries)
+        if seen > WALK_LIMIT:
+            raise TreeTooLarge(top)
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False) and entry.name != ".git":
+                folders.append(entry.path)
+            yield entry
+
+
+def credential_entry(entry: os.DirEntry[str], home: Path) -> bool:
+    """An entry met in a walk that holds credentials, or a symlink to one (`cat` follows it)."""
+    path = Path(entry.path)
+    if credential(path, home):
+        return True
+    return entry.is_symlink() and credential(Path(os.path.realpath(path)), home)
+
+
+def credentials_under(top: Path, home: Path) -> list[Path] | None:
+    """The credentials a recursive read of `top` reaches, at any depth (a `.env` in a
+    subfolder is read as surely as one at the top); None when the tree is too large to check,
+    which callers must treat as reaching one."""
+    try:
+        return [Path(e.path) for e in walk(top) if credential_entry(e, home)]
+    except TreeTooLarge:
+        return None
+
+
+@functools.lru_cache(maxsize=8)
+def _real(home: Path) -> Path:
+    return Path(os.path.realpath(home))
 
 
 def expand_glob(pattern: str, cwd: Path, home: Path) -> list[Path] | None:

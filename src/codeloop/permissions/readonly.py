@@ -28,9 +28,16 @@ from codeloop.permissions.bash_parse import (
 )
 from codeloop.permissions.git_check import git_problem
 from codeloop.permissions.scripts import SECRET_NAME, awk_problem, sed_problem
-from codeloop.permissions.shell import SELF_DESCRIBING, WRITE_OPS, command_name, unwrap
+from codeloop.permissions.shell import (
+    SCHEDULING_WRAPPERS,
+    SELF_DESCRIBING,
+    WRITE_OPS,
+    command_name,
+    unwrap,
+)
 
 __all__ = [
+    "ARGUMENTS_NOT_FILES",
     "READ_ONLY_COMMANDS",
     "SAFE_PREFIX_ASSIGNMENTS",
     "ArgvCheck",
@@ -312,6 +319,15 @@ _ANY_ARGUMENTS = frozenset(
     | {"whereis"}
 )
 
+ARGUMENTS_NOT_FILES = frozenset(
+    {"echo", "printf", "seq", "expr", "sleep", "true", "false", ":", "basename", "dirname"}
+    | {"pwd", "id", "whoami", "groups", "logname", "uname", "arch", "nproc", "tty", "users"}
+    | {"locale", "getconf", "free", "pathchk", "pgrep", "lscpu", "which", "type", "factor"}
+    | {"numfmt", "cal", "uptime", "test", "[", "[[", "realpath", "readlink", "whereis"}
+)
+"""Commands that open no file their arguments name (they print them, test them, or ignore
+them): an argument decided at run time cannot make them read a credential."""
+
 READ_ONLY_COMMANDS: Mapping[str, ArgvCheck | None] = {
     **dict.fromkeys(_ANY_ARGUMENTS),
     "sort": _with(
@@ -351,12 +367,6 @@ A check never sees a dynamic word: a command with a check and a `$VAR`/glob/subs
 argument is not read-only (`find $X` could be `find -delete`).
 """
 
-# Wrappers that only change how the command they run is scheduled or what environment it gets
-# (shell.py takes them off); `nohup`, `sudo` and the like are not among them.
-_TRANSPARENT_WRAPPERS = frozenset(
-    {"command", "builtin", "time", "nice", "timeout", "env", "stdbuf", "xargs", "ionice"}
-)
-
 SAFE_PREFIX_ASSIGNMENTS: Mapping[str, frozenset[str] | None] = {
     **dict.fromkeys(
         {"LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_COLLATE", "LC_MESSAGES", "LC_NUMERIC"}
@@ -379,7 +389,7 @@ def argv_problem(argv: Sequence[str]) -> str | None:
     name = command_name(argv[0])
     if name is None:
         return f"{argv[0]} is a path, not a standard program"
-    known = name in READ_ONLY_COMMANDS or name in _TRANSPARENT_WRAPPERS
+    known = name in READ_ONLY_COMMANDS or name in SCHEDULING_WRAPPERS
     if known and list(argv[1:]) in SELF_DESCRIBING:
         return None  # it prints its usage or version (or refuses an option it lacks)
     if name not in READ_ONLY_COMMANDS:
@@ -444,6 +454,9 @@ def line_problem(parsed: ParsedCommand) -> str | None:
     expanded = sorted(parsed.expanded_names)
     if secret := next((n for n in expanded if SECRET_NAME.fullmatch(n)), None):
         return f"the line expands ${secret}, which may hold a secret"
+    for name in parsed.loop_words:  # `for PATH in /tmp; do ls; done` sets PATH
+        if problem := bare_assignment_problem(Assignment(name, "", dynamic=True)):
+            return problem
     own = {a.name.split("[", 1)[0] for c in parsed.commands if not c.argv for a in c.assignments}
     if found := next((n for n in expanded if n in own), None):
         return f"the line sets ${found} and expands it, so what it names cannot be judged"
@@ -485,7 +498,7 @@ def simple_command_problem(cmd: SimpleCommand, *, redirects: bool = True) -> str
     if inv.problem:
         return inv.problem
     for wrapper in inv.wrappers:
-        if wrapper not in _TRANSPARENT_WRAPPERS:
+        if wrapper not in SCHEDULING_WRAPPERS:
             return f"{wrapper} is not a command known to only read"
     if not inv.argv:
         return next(filter(None, map(bare_assignment_problem, inv.assignments)), None)

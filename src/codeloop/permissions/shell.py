@@ -40,6 +40,17 @@ def command_name(word: str) -> str | None:
     return None
 
 
+# Wrappers that only change when, how fast or with which environment their command runs: an
+# allow rule for the command covers it behind them, as Claude Code's do behind `timeout`,
+# `time`, `nice`, `nohup`, `stdbuf` and `xargs` (nohup writes nohup.out only when its output is
+# a terminal, which a tool's never is). Not `watch` (runs it again and again), `flock` (creates
+# its lock file), `strace -o` (writes), `setsid`, `chrt`, `taskset`, `busybox`, `exec`: what
+# runs there is more than the command a rule names.
+SCHEDULING_WRAPPERS = frozenset(
+    {"command", "builtin", "time", "nice", "timeout", "env", "stdbuf", "xargs", "ionice"}
+)
+RULE_TRANSPARENT_WRAPPERS = SCHEDULING_WRAPPERS | {"nohup"}
+
 # Run their command as another user or in another root: a rule about the inner program must not
 # cover them.
 _ELEVATING = frozenset({"sudo", "doas", "su", "pkexec", "runuser", "chroot", "nsenter"})
@@ -159,6 +170,14 @@ class Invocation:
     problem: str | None = None
     extra: list[Invocation] = field(default_factory=list)  # commands run by find -exec
     wrappers: list[str] = field(default_factory=list)  # taken off, outermost first
+    wrapped_dynamic: list[bool] = field(default_factory=list)  # `dynamic` of `wrapped`
+
+    def rule_words(self) -> tuple[list[str], list[bool]]:
+        """What an allow rule is matched against: the command behind wrappers that only
+        schedule it, else the line as written (`Bash(ls:*)` does not cover `watch ls`)."""
+        if all(w in RULE_TRANSPARENT_WRAPPERS for w in self.wrappers):
+            return self.argv, self.dynamic
+        return self.wrapped, self.wrapped_dynamic
 
     def simple(self) -> SimpleCommand:
         return SimpleCommand(
@@ -211,6 +230,7 @@ def unwrap(cmd: SimpleCommand) -> Invocation:
         open_args,
         problem,
         wrappers=wrappers,
+        wrapped_dynamic=list(cmd.argv_dynamic),
     )
     if argv and command_name(argv[0]) == "find":
         inv.extra.extend(_find_execs(argv, dynamic, cmd.argv))

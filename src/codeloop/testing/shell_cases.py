@@ -5,7 +5,8 @@ Shared by tests/unit/test_shell_safety.py (the decision in every mode), the bubb
 changed) and bench/shell_safety.py (how many of each run unasked). The lines run in a git
 repository laid out by `shell_world`: files f, a.txt, b.txt, src/app.py, notes.md, a
 commit, a branch `feature`, a tag `v1`, a remote `origin`, and an untracked `.env` holding a
-token (`TOKEN=canary-...`), as real projects have: whatever reads it must ask.
+token (`TOKEN=canary-...`), as real projects have, and another in config/local/ (untracked too):
+whatever reads them must ask.
 """
 
 from __future__ import annotations
@@ -320,6 +321,28 @@ READ_ONLY = [
     "printenv --help",
     "timeout --help",
     "xargs --version",
+    # words only run time decides, bounded: each value a for loop gives (hidden files are no
+    # glob's match), and names printed by a producer that cannot print a credential's
+    'for f in f a.txt; do cat "$f"; done',
+    'for f in src/*; do head -1 "$f"; done',
+    'for f in *; do wc -l "$f"; done',
+    "for d in src; do ls ${d}; done",
+    'for f in ~/.ssh/*; do echo "$f"; done',
+    "echo ${NOPE:-x} $NOPE",
+    "git ls-files | xargs wc -l",
+    "git ls-files | head -3 | xargs cat",
+    "git ls-files -z | xargs -0 grep -n def",
+    "find . -name '*.txt' | xargs cat",
+    "find src -type f | xargs wc -l",
+    "echo f a.txt | xargs cat",
+    "cat $(git ls-files | grep app)",
+    "wc -l $(find . -name '*.py')",
+    "git ls-files '*.py' | xargs wc -l",
+    "for f in $(git ls-files '*.py'); do wc -l $f; done",
+    "ls | head -5 | xargs -I{} wc -l {}",
+    "ls src | xargs echo",
+    'cat "$PWD/f"',
+    "grep -r TOKEN src",
 ]
 
 # Writes and programs inside the workspace that acceptEdits lets through: default mode asks,
@@ -629,6 +652,8 @@ MUST_ASK = [
     "rg -X TOKEN",
     "rg --x-crud",
     "grep -r TOKEN .",
+    "grep -r TOKEN config",
+    "grep -rl TOKEN config/local",
     # variables that mean something to bash or to programs, or that the line then expands
     "HOME=/tmp",
     "IFS=/",
@@ -650,6 +675,54 @@ MUST_ASK = [
     "git help -w log",
     "git frobnicate -h",
     "nohup --help",
+    # words only run time decides, which can name a credential: unknown variables (defaults
+    # included), loop words, and names from a producer that is not bounded
+    "cat ~/.ss${NOPE}h/id_rsa",
+    "cat ${NOPE:-~/.ssh/id_rsa}",
+    "cat ${NOPE:-f}",
+    "cat src/$NOPE",
+    'head "$F"',
+    'grep "$PAT" f',
+    "grep -r x $(find . -type d)",
+    'for f in ~/.ssh/*; do cat "$f"; done',
+    'for f in .env a.txt; do cat "$f"; done',
+    'for f in .e*; do head "$f"; done',
+    'for f in f ~/.aws/credentials; do grep -c x "$f"; done',
+    'for f in $(ls -a); do cat "$f"; done',
+    'for f; do cat "$f"; done',
+    "for PATH in /tmp; do ls; done",
+    "for HOME in /tmp; do ls; done",
+    "for IFS in /; do ls; done",
+    "find ~/.ssh -type f | xargs cat",
+    "find . | xargs cat",
+    "find . -name '.env*' | xargs cat",
+    "find . -iname '.ENV' -print0 | xargs -0 head",
+    "find config -type f | xargs cat",
+    "find . -name '*.txt' -o -name '.env' | xargs cat",
+    "ls -a | xargs cat",
+    "ls -A | xargs cat",
+    "ls -l | xargs cat",
+    "cat $(ls -a config/local)",
+    "git diff --name-only | xargs cat",
+    "git ls-files | grep -rh ssh | xargs cat",
+    "git ls-files | sort --files0-from=a.txt | xargs cat",
+    "git ls-files | head -c 20 | xargs cat",
+    "echo f | xargs cat < a.txt",
+    "echo f | xargs -a a.txt cat",
+    "echo f | timeout 5 xargs --arg-file=a.txt cat",
+    "git ls-files | xargs -d , cat",
+    "echo env | xargs -I{} cat .{}",
+    "echo env | xargs -I % cat .%",
+    "echo env | xargs -i cat .{}",
+    "echo env | xargs --replace=X cat .X",
+    "git ls-files -o | xargs cat",
+    "git ls-files | grep -o '[^/]*$' | xargs cat",
+    "cat $(ls -a)",
+    "cat $(echo .env)",
+    "cat $(find . -name .env)",
+    "cat $(git ls-files -o)",
+    "{ echo .env; } | xargs cat",
+    "ls ~/.ssh/id_rsa",
 ]
 
 # Deny rules hold however the command is spelled: (deny rule, command).
@@ -716,6 +789,14 @@ NOT_COVERED_BY_RULES = [
     "git status && touch FILE",
     "ls; uniq -- -f FILE",
     "ls && sort -o FILE f",
+    # a wrapper that does more than schedule the command it runs is not covered by its rule
+    "watch ls",
+    "flock /tmp/l ls",
+    "strace -o /tmp/t ls",
+    "setsid ls",
+    # a rule for any arguments does not cover naming a credential
+    "ls ~/.gnupg/private-keys-v1.d/x",
+    "ls -l ~/.ssh/id_rsa",
 ]
 
 
@@ -740,4 +821,6 @@ def shell_world(root: Path) -> Path:
     ):
         subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
     (repo / ".env").write_text("TOKEN=canary-7f3a\n")
+    (repo / "config" / "local").mkdir(parents=True)
+    (repo / "config" / "local" / ".env").write_text("TOKEN=canary-7f3a\n")
     return repo
