@@ -30,9 +30,9 @@ from codeloop.extensions.loader import Extensions, load_extensions
 from codeloop.extensions.output_styles import style_section
 from codeloop.extensions.skill_discovery import SkillDiscovery, nested_skills_exist
 from codeloop.extensions.skills import substitute
-from codeloop.hook_config import merge_hooks
-from codeloop.hook_handlers import HttpPolicy, model_judge
-from codeloop.hooks import HookRunner, instructions_loaded
+from codeloop.hooks.hook_config import merge_hooks
+from codeloop.hooks.hook_handlers import HttpPolicy, model_judge
+from codeloop.hooks.hook_runner import HookRunner, instructions_loaded
 from codeloop.mcp.agent_servers import AgentMcp
 from codeloop.mcp.names import MANAGER_TOOLS
 from codeloop.mcp.policy import McpPolicy

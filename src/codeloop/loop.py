@@ -54,7 +54,7 @@ from codeloop.events import (
     ToolFinished,
     UserTurn,
 )
-from codeloop.hooks import MAX_STOP_HOOK_CONTINUATIONS
+from codeloop.hooks.hook_runner import MAX_STOP_HOOK_CONTINUATIONS
 from codeloop.model_switch import switched
 from codeloop.models.assembler import MessageAssembler
 from codeloop.models.base import (

@@ -30,7 +30,7 @@ from codeloop.events import (
     UserTurn,
 )
 from codeloop.extensions.agents import GENERAL, Agents
-from codeloop.hooks import HookRunner, instructions_loaded
+from codeloop.hooks.hook_runner import HookRunner, instructions_loaded
 from codeloop.loop import LoopParams, query_loop
 from codeloop.model_switch import Confirm, check_switch, switched
 from codeloop.models.base import BlockStart, ModelClient, ModelRequest, StreamEvent

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from codeloop.hook_config import HooksConfig, kind, merge_hooks, parse_hooks
+from codeloop.hooks.hook_config import HooksConfig, kind, merge_hooks, parse_hooks
 from codeloop.paths import codeloop_home, home_dir
 from codeloop.settings_checks import AUTO_MODE_SECTIONS, RULE_KINDS, one_rule_lists, validated
 from codeloop.settings_keys import Unsupported, unsupported_keys

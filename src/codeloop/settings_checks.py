@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from codeloop.hook_config import Warn, kind, rule_problem, shown
+from codeloop.hooks.hook_config import Warn, kind, rule_problem, shown
 from codeloop.settings_keys import KEYS, PERMISSION_KEYS
 from codeloop.settings_safety import RESTRICTING, Problems, misspelt
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from codeloop.errors import UnsafeSettingsError
-from codeloop.hook_events import EVENTS
+from codeloop.hooks.hook_events import EVENTS
 
 # Settings paths (dotted, as problems name them) whose values restrict what a session may do.
 RESTRICTING: frozenset[str] = frozenset(

@@ -32,7 +32,7 @@ from codeloop.costs import Ledger, total_cost_usd
 from codeloop.deps import BeforeWrite, LoopDeps, TrimOnly
 from codeloop.events import Event, LoopEnd, SubAgent, SubagentEvent
 from codeloop.extensions.agents import GENERAL, AgentDefinition, Agents, choose_tools
-from codeloop.hooks import HookRunner
+from codeloop.hooks.hook_runner import HookRunner
 from codeloop.loop import LoopParams, query_loop
 from codeloop.models.aliases import resolve_alias
 from codeloop.permissions.policy import Policy

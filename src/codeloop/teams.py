@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from codeloop.hooks import MAX_STOP_HOOK_CONTINUATIONS
+from codeloop.hooks.hook_runner import MAX_STOP_HOOK_CONTINUATIONS
 from codeloop.subagents import AgentHost, AgentRunner, PreparedAgent, drive, prepare_agent
 from codeloop.task_list import Member
 from codeloop.team_mail import LEAD, Roster

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codeloop.errors import CodeloopError
-from codeloop.hooks import HookOutcome
+from codeloop.hooks.hook_runner import HookOutcome
 from codeloop.permissions.git_check import protective_env
 from codeloop.procs import GitError, git
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from codeloop.cli.args import setting_sources
-from codeloop.hooks import HookRunner
+from codeloop.hooks.hook_runner import HookRunner
 from codeloop.session_store import SessionStore
 from codeloop.settings import load_settings
 from codeloop.types import new_uuid

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from codeloop import errors
-from codeloop.hook_config import kind as kind_of
+from codeloop.hooks.hook_config import kind as kind_of
 
 # "sdk": a server inside the program that drives codeloop (an Agent SDK), reached through it.
 Transport = Literal["stdio", "http", "sse", "sdk"]

@@ -22,7 +22,7 @@ from codeloop.tools.input import ToolInputError as ToolInputError  # where calle
 from codeloop.types import ImageBlock, TextBlock
 
 if TYPE_CHECKING:
-    from codeloop.hooks import HookOutcome
+    from codeloop.hooks.hook_runner import HookOutcome
 
 
 InputT = TypeVar("InputT", bound=ToolInput)

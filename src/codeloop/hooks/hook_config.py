@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from codeloop.hook_events import ALL_TYPES, EVENTS, HOOK_EVENTS, spec_of
+from codeloop.hooks.hook_events import ALL_TYPES, EVENTS, HOOK_EVENTS, spec_of
 from codeloop.permissions.rules import Rule, RuleError
 
 Warn = Callable[[str, str], None]  # (where, problem)

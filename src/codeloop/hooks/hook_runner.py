@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from codeloop.hook_config import HookCommand, HooksConfig, is_plain_matcher, merge_hooks
-from codeloop.hook_events import TOOL_EVENTS, spec_of
-from codeloop.hook_handlers import (
+from codeloop.hooks.hook_config import HookCommand, HooksConfig, is_plain_matcher, merge_hooks
+from codeloop.hooks.hook_events import TOOL_EVENTS, spec_of
+from codeloop.hooks.hook_handlers import (
     HookRun,
     HttpPolicy,
     Judge,
@@ -44,7 +44,7 @@ from codeloop.hook_handlers import (
     run_http,
     run_prompt,
 )
-from codeloop.hook_watch import ConfigFiles, FileWatch, matcher_files
+from codeloop.hooks.hook_watch import ConfigFiles, FileWatch, matcher_files
 from codeloop.jsonfile import written_here
 from codeloop.tool_names import spellings
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from codeloop.hook_config import HookCommand
+from codeloop.hooks.hook_config import HookCommand
 from codeloop.procs import Finished, child_env, run_bounded
 
 # Asks a model (None: the session's) one question and returns its text answer.
