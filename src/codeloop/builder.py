@@ -67,13 +67,13 @@ from codeloop.resume import Opened, open_transcript
 from codeloop.session import Session
 from codeloop.session_config import DEFAULT_SUBAGENT_MAX_TURNS, SessionConfig
 from codeloop.session_store import SessionStore
-from codeloop.settings import Settings, config_sources, load_settings, user_dirs
-from codeloop.settings_apply import (
+from codeloop.settings.settings_apply import (
     permission_mode,
     session_env,
     sweep_transcripts,
     unsupported_report,
 )
+from codeloop.settings.settings_files import Settings, config_sources, load_settings, user_dirs
 from codeloop.subagents import DEFAULT_MAX_PARALLEL_AGENTS, VERIFIER, AgentRunner, run_agent
 from codeloop.task_list import TaskList
 from codeloop.teams import spawn_teammate

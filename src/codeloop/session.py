@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from codeloop.checkpoints import Checkpoints
     from codeloop.checkpoints.rewind import Rewound
     from codeloop.mcp.manager import McpManager
-    from codeloop.settings import Settings
+    from codeloop.settings.settings_files import Settings
 
 
 class SessionObserver(Protocol):

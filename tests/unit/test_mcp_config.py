@@ -22,7 +22,7 @@ from codeloop.mcp.sources import (
     remember_approval,
     remove_server,
 )
-from codeloop.settings import load_settings
+from codeloop.settings.settings_files import load_settings
 
 
 @pytest.fixture

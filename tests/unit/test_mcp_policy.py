@@ -10,7 +10,7 @@ import pytest
 
 from codeloop.mcp.config import ServerConfig
 from codeloop.mcp.policy import McpPolicy, url_matches
-from codeloop.settings import load_settings
+from codeloop.settings.settings_files import load_settings
 
 
 def http(name: str, url: str) -> ServerConfig:

@@ -171,7 +171,7 @@ def test_long_prompts_are_cut_to_the_terminal(tmp_path: Path) -> None:
 
 
 def test_cleanup_removes_a_session_with_its_folder(tmp_path: Path) -> None:
-    from codeloop.settings_apply import sweep_transcripts
+    from codeloop.settings.settings_apply import sweep_transcripts
 
     store = SessionStore(tmp_path / "project", {"CODELOOP_HOME": str(tmp_path / "home")})
     old, new = "1b2c3d4e-0000-4000-8000-000000000001", "1b2c3d4e-0000-4000-8000-000000000002"

@@ -11,7 +11,7 @@ import pytest
 from codeloop.errors import UnsafeSettingsError
 from codeloop.hooks.hook_config import HookCommand, HookMatcher
 from codeloop.hooks.hook_events import HOOK_EVENTS
-from codeloop.settings import RuleSet, load_settings, settings_files
+from codeloop.settings.settings_files import RuleSet, load_settings, settings_files
 
 
 @pytest.fixture

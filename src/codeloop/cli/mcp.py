@@ -256,7 +256,7 @@ def _remove(name: str, scope: Scope | None, cwd: Path, env: dict[str, str]) -> i
 
 
 def _login(command: str, name: str, cwd: Path, env: dict[str, str]) -> int:
-    from codeloop.settings import load_settings
+    from codeloop.settings.settings_files import load_settings
 
     declared, _ = declared_servers(cwd, env)
     server = effective(declared).get(name)

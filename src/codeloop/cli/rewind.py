@@ -21,7 +21,7 @@ from codeloop.checkpoints.rewind import REWIND_TRIGGER, Rewound, messages_from, 
 from codeloop.cli.args import Parser, positive_int
 from codeloop.errors import SessionError
 from codeloop.session_store import SessionStore
-from codeloop.settings import load_settings
+from codeloop.settings.settings_files import load_settings
 from codeloop.transcript import TranscriptWriter, claim
 
 EXAMPLES = """\

@@ -14,7 +14,7 @@ from pathlib import Path
 from codeloop.cli.args import setting_sources
 from codeloop.hooks.hook_runner import HookRunner
 from codeloop.session_store import SessionStore
-from codeloop.settings import load_settings
+from codeloop.settings.settings_files import load_settings
 from codeloop.types import new_uuid
 from codeloop.worktree import (
     Worktree,

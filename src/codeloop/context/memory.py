@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Literal
 
 from codeloop.paths import find_repo_root
-from codeloop.settings import managed_dir, user_dirs
+from codeloop.settings.settings_files import managed_dir, user_dirs
 from codeloop.types import Message
 
 MemoryKind = Literal["managed", "user", "project", "local"]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from codeloop.mcp.config import ServerConfig
 from codeloop.procs import child_env, run_bounded
-from codeloop.settings import user_dirs
+from codeloop.settings.settings_files import user_dirs
 
 HELPER_SECONDS = 10.0
 _CREDENTIAL_PARTS = frozenset(

@@ -215,7 +215,7 @@ def _awaiting_approval(options: Options) -> list[ServerConfig]:
     import os
 
     from codeloop.mcp.sources import McpApproval, awaiting_approval
-    from codeloop.settings import load_settings
+    from codeloop.settings.settings_files import load_settings
 
     env = os.environ if options.env is None else options.env
     cwd = _cwd(options)

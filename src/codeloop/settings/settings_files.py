@@ -27,9 +27,14 @@ from typing import Any, Literal
 
 from codeloop.hooks.hook_config import HooksConfig, kind, merge_hooks, parse_hooks
 from codeloop.paths import codeloop_home, home_dir
-from codeloop.settings_checks import AUTO_MODE_SECTIONS, RULE_KINDS, one_rule_lists, validated
-from codeloop.settings_keys import Unsupported, unsupported_keys
-from codeloop.settings_safety import Problems
+from codeloop.settings.settings_checks import (
+    AUTO_MODE_SECTIONS,
+    RULE_KINDS,
+    one_rule_lists,
+    validated,
+)
+from codeloop.settings.settings_keys import Unsupported, unsupported_keys
+from codeloop.settings.settings_safety import Problems
 
 CLI_SOURCE = "--settings"
 SettingSource = Literal["user", "project", "local"]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from codeloop.errors import SettingsError
 from codeloop.events import Notice
-from codeloop.settings import Settings
+from codeloop.settings.settings_files import Settings
 
 API_KEY_HELPER_TIMEOUT = 30.0
 DISABLED_BYPASS = (

@@ -10,8 +10,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from codeloop.hooks.hook_config import Warn, kind, rule_problem, shown
-from codeloop.settings_keys import KEYS, PERMISSION_KEYS
-from codeloop.settings_safety import RESTRICTING, Problems, misspelt
+from codeloop.settings.settings_keys import KEYS, PERMISSION_KEYS
+from codeloop.settings.settings_safety import RESTRICTING, Problems, misspelt
 
 RULE_KINDS = ("allow", "deny", "ask")
 PERMISSION_LISTS = (*RULE_KINDS, "additionalDirectories")
