@@ -53,7 +53,6 @@ from codeloop.models.retry import RetryPolicy
 from codeloop.models.shaping import RequestShape, parse_overrides
 from codeloop.models.thinking import ThinkingConfig
 from codeloop.options import Options
-from codeloop.paths import codeloop_home
 from codeloop.permissions.decision import Decision
 from codeloop.permissions.policy import (
     HookVerdict,
@@ -63,10 +62,8 @@ from codeloop.permissions.policy import (
 )
 from codeloop.permissions.rules import Rule, RuleError
 from codeloop.permissions.sandbox import sandbox_for
-from codeloop.resume import Opened, open_transcript
 from codeloop.session import Session
 from codeloop.session_config import DEFAULT_SUBAGENT_MAX_TURNS, SessionConfig
-from codeloop.session_store import SessionStore
 from codeloop.settings.settings_apply import (
     permission_mode,
     session_env,
@@ -74,6 +71,10 @@ from codeloop.settings.settings_apply import (
     unsupported_report,
 )
 from codeloop.settings.settings_files import Settings, config_sources, load_settings, user_dirs
+from codeloop.store.data_paths import codeloop_home
+from codeloop.store.resume import Opened, open_transcript
+from codeloop.store.session_store import SessionStore
+from codeloop.store.transcript import TranscriptWriter
 from codeloop.subagents import DEFAULT_MAX_PARALLEL_AGENTS, VERIFIER, AgentRunner, run_agent
 from codeloop.task_list import TaskList
 from codeloop.teams import spawn_teammate
@@ -100,7 +101,6 @@ from codeloop.tools.registry import (
 )
 from codeloop.tools.services import ToolServices
 from codeloop.tools.skill_runtime import SkillRuntime
-from codeloop.transcript import TranscriptWriter
 from codeloop.types import new_uuid
 
 if TYPE_CHECKING:

@@ -35,12 +35,12 @@ from codeloop.loop import LoopParams, query_loop
 from codeloop.model_switch import Confirm, check_switch, switched
 from codeloop.models.base import BlockStart, ModelClient, ModelRequest, StreamEvent
 from codeloop.session_config import SessionConfig
+from codeloop.store.transcript import TranscriptWriter, sidechain_path
 from codeloop.subagents import AgentRunner, SubagentRun
 from codeloop.token_budget import parse_budget_marker
 from codeloop.tools.base import AgentCall, AnyTool, ToolContext, ToolResult, Workspace
 from codeloop.tools.questions import QuestionChannel
 from codeloop.tools.registry import preload
-from codeloop.transcript import TranscriptWriter, sidechain_path
 from codeloop.types import ImageBlock, Message, TextBlock, ToolUseBlock, Usage, new_uuid
 from codeloop.usage.record import RequestLog
 

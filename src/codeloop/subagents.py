@@ -37,8 +37,8 @@ from codeloop.loop import LoopParams, query_loop
 from codeloop.models.aliases import resolve_alias
 from codeloop.permissions.policy import Policy
 from codeloop.session_config import SessionConfig
+from codeloop.store.transcript import TranscriptWriter
 from codeloop.tools.base import AgentCall, AnyTool, ToolContext, ToolResult, Workspace
-from codeloop.transcript import TranscriptWriter
 from codeloop.types import Message, ToolUseBlock, Usage, new_uuid
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ import pytest
 
 from codeloop.cli.sessions import format_table
 from codeloop.errors import SessionNotFound
-from codeloop.paths import (
+from codeloop.store.data_paths import (
     MAX_SLUG,
     branch_in,
     codeloop_home,
@@ -21,8 +21,8 @@ from codeloop.paths import (
     project_dir,
     project_slug,
 )
-from codeloop.session_store import SessionStore, summarize
-from codeloop.transcript import TranscriptWriter
+from codeloop.store.session_store import SessionStore, summarize
+from codeloop.store.transcript import TranscriptWriter
 from codeloop.types import Message, TextBlock, Usage
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "transcripts"

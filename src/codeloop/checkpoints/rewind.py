@@ -16,8 +16,8 @@ from pathlib import Path
 
 from codeloop.checkpoints.journal import Checkpoint
 from codeloop.checkpoints.manager import CheckpointError, Checkpoints, RewindResult
-from codeloop.repair import repair_history
-from codeloop.transcript import message_index
+from codeloop.store.repair import repair_history
+from codeloop.store.transcript import message_index
 from codeloop.types import Message
 
 REWIND_TRIGGER = "rewind"
@@ -85,7 +85,7 @@ def history_at(checkpoint: Checkpoint, transcript: Path) -> tuple[Message, ...]:
 
 def messages_from(transcript: Path) -> tuple[Message, ...]:
     """The history a transcript continues from now (for a rewind from another process)."""
-    from codeloop.transcript import read_transcript
+    from codeloop.store.transcript import read_transcript
 
     try:
         return read_transcript(transcript).messages

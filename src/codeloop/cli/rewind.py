@@ -20,9 +20,9 @@ from codeloop.checkpoints.report import changed_line, report, summary
 from codeloop.checkpoints.rewind import REWIND_TRIGGER, Rewound, messages_from, rewind
 from codeloop.cli.args import Parser, positive_int
 from codeloop.errors import SessionError
-from codeloop.session_store import SessionStore
 from codeloop.settings.settings_files import load_settings
-from codeloop.transcript import TranscriptWriter, claim
+from codeloop.store.session_store import SessionStore
+from codeloop.store.transcript import TranscriptWriter, claim
 
 EXAMPLES = """\
 examples:
@@ -126,7 +126,7 @@ def _open(directory: Path, project: Path) -> Checkpoints:
     roots = {root: None for cp in Journal(directory).read() for root in cp.roots}
     wanted = load_settings(project, env=os.environ).checkpoints
     limits = Limits(int(wanted.max_file_mb * 1024 * 1024), wanted.max_files)
-    from codeloop.paths import codeloop_home
+    from codeloop.store.data_paths import codeloop_home
 
     return Checkpoints(
         directory, [Path(r) for r in roots], limits=limits, exclude=[codeloop_home(os.environ)]

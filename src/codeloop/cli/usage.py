@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from codeloop.errors import SessionNotFound
-from codeloop.session_store import SessionStore
+from codeloop.store.session_store import SessionStore
 from codeloop.usage.ledger import SessionLedger, read_ledger
 from codeloop.usage.report import build_report
 from codeloop.usage.views import VIEWS, print_report, report_json

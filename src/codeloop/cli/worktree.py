@@ -13,8 +13,8 @@ from pathlib import Path
 
 from codeloop.cli.args import setting_sources
 from codeloop.hooks.hook_runner import HookRunner
-from codeloop.session_store import SessionStore
 from codeloop.settings.settings_files import load_settings
+from codeloop.store.session_store import SessionStore
 from codeloop.types import new_uuid
 from codeloop.worktree import (
     Worktree,

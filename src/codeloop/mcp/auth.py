@@ -27,7 +27,7 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAu
 from codeloop.jsonfile import JsonFileError, read_json_object, write_json_atomic
 from codeloop.mcp.config import ServerConfig
 from codeloop.mcp.connection import NeedsLogin
-from codeloop.paths import codeloop_home
+from codeloop.store.data_paths import codeloop_home
 
 # Refresh a little before the server would refuse the token.
 EXPIRY_MARGIN_SECONDS = 30

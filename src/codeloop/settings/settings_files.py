@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from codeloop.hooks.hook_config import HooksConfig, kind, merge_hooks, parse_hooks
-from codeloop.paths import codeloop_home, home_dir
 from codeloop.settings.settings_checks import (
     AUTO_MODE_SECTIONS,
     RULE_KINDS,
@@ -35,6 +34,7 @@ from codeloop.settings.settings_checks import (
 )
 from codeloop.settings.settings_keys import Unsupported, unsupported_keys
 from codeloop.settings.settings_safety import Problems
+from codeloop.store.data_paths import codeloop_home, home_dir
 
 CLI_SOURCE = "--settings"
 SettingSource = Literal["user", "project", "local"]

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Annotated, ClassVar, Literal
 
 from codeloop.aio import unless_aborted
-from codeloop.paths import VCS_DIRS
+from codeloop.store.data_paths import VCS_DIRS
 from codeloop.text import truncate_middle
 from codeloop.tools.base import Tool, ToolContext, ToolResult
 from codeloop.tools.input import Arg, ToolInput

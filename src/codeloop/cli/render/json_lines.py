@@ -34,7 +34,7 @@ from codeloop.events import (
 )
 from codeloop.models.base import KeepAlive, ModelRequest, StreamEvent
 from codeloop.models.wire_events import anthropic_event
-from codeloop.transcript import assistant_message
+from codeloop.store.transcript import assistant_message
 from codeloop.types import Message, block_to_dict, new_uuid
 
 Emit = Callable[[dict[str, Any]], None]

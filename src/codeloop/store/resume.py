@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codeloop.errors import SessionError, UsageError
-from codeloop.repair import Repaired, repair
-from codeloop.session_store import SessionStore
-from codeloop.transcript import Transcript, TranscriptWriter, claim, read_transcript
+from codeloop.store.repair import Repaired, repair
+from codeloop.store.session_store import SessionStore
+from codeloop.store.transcript import Transcript, TranscriptWriter, claim, read_transcript
 from codeloop.types import Message, new_uuid
 
 

@@ -94,7 +94,7 @@ from codeloop.events import (
     TodosChanged,
     UserTurn,
 )
-from codeloop.paths import branch_in, git_dir
+from codeloop.store.data_paths import branch_in, git_dir
 from codeloop.types import (
     Message,
     Usage,

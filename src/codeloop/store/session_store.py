@@ -1,6 +1,6 @@
 """A project's saved sessions: finding one to resume, and summing each up for a listing.
 
-Transcripts live in `<data dir>/projects/<project slug>/<session id>.jsonl` (see paths.py);
+Transcripts live in `<data dir>/projects/<project slug>/<session id>.jsonl` (see data_paths.py);
 the newest is the one written last.
 """
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codeloop.errors import SessionNotFound
-from codeloop.paths import project_dir, projects_dir
+from codeloop.store.data_paths import project_dir, projects_dir
 
 _ID_TEXT = re.compile(r"[0-9a-fA-F-]{1,36}")
 

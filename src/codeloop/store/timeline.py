@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from codeloop.events import ResultFate, ResultRecord
-from codeloop.transcript import (
+from codeloop.store.transcript import (
     COMPACT_BOUNDARY,
     MICROCOMPACT,
     SIDECHAIN_FIELDS,
