@@ -76,8 +76,8 @@ from codeloop.store.resume import Opened, open_transcript
 from codeloop.store.session_store import SessionStore
 from codeloop.store.transcript import TranscriptWriter
 from codeloop.subagents import DEFAULT_MAX_PARALLEL_AGENTS, VERIFIER, AgentRunner, run_agent
-from codeloop.task_list import TaskList
-from codeloop.teams import spawn_teammate
+from codeloop.teams.task_list import TaskList
+from codeloop.teams.teammates import spawn_teammate
 from codeloop.telemetry import StartType, start_telemetry
 from codeloop.tool_names import AGENT, canonical
 from codeloop.tools.background import BackgroundShells

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 # Skill name -> its rendered body, for an agent's `skills:` (None: no such skill).
 SkillBodies = Callable[[str], str | None]
-# (runner, session, agent, call, the call's context) -> the spawn's result (teams.py).
+# (runner, session, agent, call, the call's context) -> the spawn's result (teammates.py).
 SpawnTeammate = Callable[
     ["AgentRunner", "AgentHost", AgentDefinition, AgentCall, ToolContext], Awaitable[ToolResult]
 ]
@@ -152,7 +152,7 @@ class AgentRunner:
         teammates: SpawnTeammate | None = None,
     ) -> None:
         self.agents = agents
-        # Agent teams (teams.py): starts a teammate in the background; None: teams are off.
+        # Agent teams (teammates.py): starts a teammate in the background; None: teams are off.
         self.teammates = teammates
         self.skills = skills
         self.bypass_disabled = bypass_disabled

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from codeloop.task_list import Member, TaskList
-from codeloop.team_mail import Roster
+from codeloop.teams.task_list import Member, TaskList
+from codeloop.teams.team_mail import Roster
 from codeloop.tools.background import BackgroundShells
 from codeloop.tools.file_stamp import FileStamps
 from codeloop.tools.write_lock import WriteLock

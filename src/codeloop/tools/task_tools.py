@@ -1,5 +1,6 @@
 """TaskCreate, TaskGet, TaskUpdate and TaskList: Claude Code's task list tools, names and input
-shapes as its own, over the session's list (task_list.py), which sub-agents and teammates share.
+shapes as its own, over the session's list (teams/task_list.py), which sub-agents and teammates
+share.
 
 They replace TodoWrite where Claude Code offers them (CLAUDE_CODE_ENABLE_TASKS, agent teams;
 tools/task_tools.py decides). A TaskCreated hook runs before a task is added and a
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from codeloop.task_list import Task, TaskList
+from codeloop.teams.task_list import Task, TaskList
 from codeloop.tools.base import Tool, ToolContext, ToolResult
 from codeloop.tools.input import Arg, ToolInput
 

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 from codeloop.hooks.hook_runner import MAX_STOP_HOOK_CONTINUATIONS
 from codeloop.subagents import AgentHost, AgentRunner, PreparedAgent, drive, prepare_agent
-from codeloop.task_list import Member
-from codeloop.team_mail import LEAD, Roster
+from codeloop.teams.task_list import Member
+from codeloop.teams.team_mail import LEAD, Roster
 from codeloop.tools.base import AgentCall, ToolContext, ToolResult
 from codeloop.types import Message
 

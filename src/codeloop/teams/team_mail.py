@@ -1,7 +1,7 @@
 """An agent team's roster and mailboxes: who is in the session's team, who is working, and the
 messages waiting for each member (the lead is `team-lead`, as in Claude Code).
 
-A leaf the tools use through the workspace (SendMessage, TeamCreate) and teams.py drives: a
+A leaf the tools use through the workspace (SendMessage, TeamCreate) and teammates.py drives: a
 teammate waits in `receive` while it is idle, the lead's frontend waits in `lead_turn` while
 teammates work. Messages are wrapped as Claude Code wraps them for the model
 (`<teammate-message teammate_id=... summary=...>`).
