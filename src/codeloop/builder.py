@@ -80,7 +80,6 @@ from codeloop.teams.task_list import TaskList
 from codeloop.teams.teammates import spawn_teammate
 from codeloop.telemetry import StartType, start_telemetry
 from codeloop.tool_names import AGENT, canonical
-from codeloop.tools.background import BackgroundShells
 from codeloop.tools.base import (
     AgentCall,
     AnyTool,
@@ -102,6 +101,7 @@ from codeloop.tools.registry import (
 from codeloop.tools.services import ToolServices
 from codeloop.tools.skill_runtime import SkillRuntime
 from codeloop.types import new_uuid
+from codeloop.workspace.background import BackgroundShells
 
 if TYPE_CHECKING:
     from codeloop.checkpoints import Checkpoints

@@ -6,7 +6,7 @@ One list per session, shared by its sub-agents and teammates (Workspace.fork han
 object on), written to the session's folder at every change, so a resumed session (same id)
 finds it again and a compaction cannot lose it: it never lives in the history. Ids count up
 from 1 and are never given twice, a deleted task's included (the file keeps the highest one).
-A leaf: it knows nothing of hooks or tools (tools/task_list.py runs the hooks around it).
+A leaf: it knows nothing of hooks or tools (tools/task_tools.py runs the hooks around it).
 """
 
 from __future__ import annotations

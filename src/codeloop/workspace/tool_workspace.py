@@ -12,10 +12,10 @@ from typing import Any, Protocol
 
 from codeloop.teams.task_list import Member, TaskList
 from codeloop.teams.team_mail import Roster
-from codeloop.tools.background import BackgroundShells
-from codeloop.tools.file_stamp import FileStamps
-from codeloop.tools.write_lock import WriteLock
 from codeloop.types import ToolUseBlock
+from codeloop.workspace.background import BackgroundShells
+from codeloop.workspace.file_stamp import FileStamps
+from codeloop.workspace.write_lock import WriteLock
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +78,7 @@ class Workspace:
     roster: Roster = field(default_factory=Roster)
     # Who works here when it is an agent team's teammate (its name, its team); None elsewhere.
     member: Member | None = None
-    # One writer at a time across the session's agents (tools/write_lock.py).
+    # One writer at a time across the session's agents (write_lock.py).
     write_lock: WriteLock = field(default_factory=WriteLock)
 
     def fork(self) -> Workspace:
