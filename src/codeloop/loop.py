@@ -21,15 +21,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from codeloop.aio import (
-    Aborted,
-    IdleTimeout,
-    Stalled,
-    announced,
-    unless_aborted,
-    until_aborted,
-    watched,
-)
 from codeloop.context.media import strip_refused_media
 from codeloop.context.memory import system_reminder
 from codeloop.context.tokens import estimate_message
@@ -69,6 +60,15 @@ from codeloop.models.base import (
     describe,
 )
 from codeloop.models.retry import Attempts, Fallback, GiveUp, RetryPolicy
+from codeloop.system.aio import (
+    Aborted,
+    IdleTimeout,
+    Stalled,
+    announced,
+    unless_aborted,
+    until_aborted,
+    watched,
+)
 from codeloop.token_budget import BudgetTracker
 from codeloop.tools.base import AnyTool, Workspace
 from codeloop.types import Message, TextBlock, ToolResultBlock, ToolUseBlock

@@ -15,7 +15,6 @@ from contextlib import aclosing
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from codeloop.aio import unless_aborted
 from codeloop.context.compact import CompactResult
 from codeloop.context.memory import system_reminder
 from codeloop.context.pipeline import ContextManager
@@ -37,6 +36,7 @@ from codeloop.models.base import BlockStart, ModelClient, ModelRequest, StreamEv
 from codeloop.session_config import SessionConfig
 from codeloop.store.transcript import TranscriptWriter, sidechain_path
 from codeloop.subagents import AgentRunner, SubagentRun
+from codeloop.system.aio import unless_aborted
 from codeloop.token_budget import parse_budget_marker
 from codeloop.tools.base import AgentCall, AnyTool, ToolContext, ToolResult, Workspace
 from codeloop.tools.questions import QuestionChannel

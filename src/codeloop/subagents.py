@@ -25,7 +25,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from codeloop.aio import linked_abort
 from codeloop.context.memory import system_reminder
 from codeloop.context.system_prompt import build_system_prompt
 from codeloop.costs import Ledger, total_cost_usd
@@ -38,6 +37,7 @@ from codeloop.models.aliases import resolve_alias
 from codeloop.permissions.policy import Policy
 from codeloop.session_config import SessionConfig
 from codeloop.store.transcript import TranscriptWriter
+from codeloop.system.aio import linked_abort
 from codeloop.tools.base import AgentCall, AnyTool, ToolContext, ToolResult, Workspace
 from codeloop.types import Message, ToolUseBlock, Usage, new_uuid
 

@@ -340,7 +340,7 @@ async def test_agent_matchers_fire_for_task_and_the_oldest_shape_parses(tmp_path
 async def test_codeloops_own_settings_write_fires_config_change_without_a_stale_notice(
     tmp_path: Path,
 ) -> None:
-    from codeloop.jsonfile import write_json_atomic
+    from codeloop.system.jsonfile import write_json_atomic
 
     local = tmp_path / ".claude" / "settings.local.json"
     log = tmp_path / "log.jsonl"

@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from codeloop.hooks.hook_config import HookCommand
-from codeloop.procs import Finished, child_env, run_bounded
+from codeloop.system.procs import Finished, child_env, run_bounded
 
 # Asks a model (None: the session's) one question and returns its text answer.
 Judge = Callable[[str | None, str], Awaitable[str]]

@@ -45,7 +45,7 @@ from codeloop.hooks.hook_handlers import (
     run_prompt,
 )
 from codeloop.hooks.hook_watch import ConfigFiles, FileWatch, matcher_files
-from codeloop.jsonfile import written_here
+from codeloop.system.jsonfile import written_here
 from codeloop.tool_names import spellings
 
 PermissionBehavior = Literal["allow", "deny", "ask"]

@@ -24,10 +24,10 @@ import httpx
 from mcp.client.auth import OAuthClientProvider
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
-from codeloop.jsonfile import JsonFileError, read_json_object, write_json_atomic
 from codeloop.mcp.config import ServerConfig
 from codeloop.mcp.connection import NeedsLogin
 from codeloop.store.data_paths import codeloop_home
+from codeloop.system.jsonfile import JsonFileError, read_json_object, write_json_atomic
 
 # Refresh a little before the server would refuse the token.
 EXPIRY_MARGIN_SECONDS = 30

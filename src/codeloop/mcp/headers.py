@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from codeloop.mcp.config import ServerConfig
-from codeloop.procs import child_env, run_bounded
 from codeloop.settings.settings_files import user_dirs
+from codeloop.system.procs import child_env, run_bounded
 
 HELPER_SECONDS = 10.0
 _CREDENTIAL_PARTS = frozenset(

@@ -7,10 +7,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from codeloop.env_values import milliseconds
 from codeloop.mcp.config import ServerConfig, Timeouts
 from codeloop.mcp.policy import McpPolicy, allowed_servers
 from codeloop.mcp.sources import McpApproval, approval_hint, configured_servers
+from codeloop.system.env_values import milliseconds
 
 if TYPE_CHECKING:
     import httpx

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from codeloop.jsonfile import read_json_object, write_json_atomic
+from codeloop.system.jsonfile import read_json_object, write_json_atomic
 
 Status = Literal["pending", "in_progress", "completed"]
 STATUSES: tuple[Status, ...] = ("pending", "in_progress", "completed")

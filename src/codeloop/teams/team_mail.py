@@ -15,7 +15,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
-from codeloop.aio import unless_aborted
+from codeloop.system.aio import unless_aborted
 
 LEAD = "team-lead"
 

@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from codeloop.env_values import flag
 from codeloop.models.base import ToolSpec
+from codeloop.system.env_values import flag
 from codeloop.tools.base import AnyTool, Tool, ToolContext, ToolResult
 from codeloop.tools.services import ToolServices
 

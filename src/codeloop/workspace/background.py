@@ -5,7 +5,7 @@ to a file, so nothing has to read it while the model works on; TaskOutput reads 
 since the last read (optionally only the lines a regex matches), and TaskStop ends the group.
 The registry belongs to the session (sub-agents share it): when the session ends, every
 process it started ends too, by its process group; and each group is registered with the
-crash reaper (reaper.py), so that one codeloop leaves behind when it exits before its session
+crash reaper (system/reaper.py), so that one codeloop leaves behind when it exits before its session
 ends, even by `kill -9`, is killed then: no `sleep 300` or dev server outlives codeloop.
 """
 
@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from codeloop.procs import group_running, kill_group
-from codeloop.reaper import REAPER
+from codeloop.system.procs import group_running, kill_group
+from codeloop.system.reaper import REAPER
 
 # After SIGTERM, how long a group gets before SIGKILL.
 STOP_GRACE_SECONDS = 1.0

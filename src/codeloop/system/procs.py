@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from codeloop.reaper import REAPER
+from codeloop.system.reaper import REAPER
 
 # After SIGTERM, how long a process group gets to exit before SIGKILL.
 KILL_GRACE_SECONDS = 1.0
