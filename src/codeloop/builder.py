@@ -35,7 +35,7 @@ from codeloop.hooks.hook_handlers import HttpPolicy, model_judge
 from codeloop.hooks.hook_runner import HookRunner, instructions_loaded
 from codeloop.mcp.agent_servers import AgentMcp
 from codeloop.mcp.names import MANAGER_TOOLS
-from codeloop.mcp.policy import McpPolicy
+from codeloop.mcp.server_policy import McpPolicy
 from codeloop.mcp.setup import session_mcp, timeouts_from_env
 from codeloop.mcp.sources import McpApproval, plugin_servers
 from codeloop.models.aliases import small_fast_model
@@ -105,7 +105,7 @@ from codeloop.workspace.background import BackgroundShells
 
 if TYPE_CHECKING:
     from codeloop.checkpoints import Checkpoints
-    from codeloop.mcp.manager import McpManager
+    from codeloop.mcp.server_manager import McpManager
 
 
 async def build_session(options: Options) -> Session:

@@ -46,8 +46,8 @@ from codeloop.usage.record import RequestLog
 
 if TYPE_CHECKING:
     from codeloop.checkpoints import Checkpoints
-    from codeloop.checkpoints.rewind import Rewound
-    from codeloop.mcp.manager import McpManager
+    from codeloop.checkpoints.rewinding import Rewound
+    from codeloop.mcp.server_manager import McpManager
     from codeloop.settings.settings_files import Settings
 
 
@@ -535,7 +535,7 @@ class Session:
     ) -> Rewound:
         """Set the workspace, the conversation, or both back to checkpoint `number`; the
         rewind is itself a checkpoint, so it can be rewound. See checkpoints/rewind.py."""
-        from codeloop.checkpoints.rewind import rewind
+        from codeloop.checkpoints.rewinding import rewind
 
         if self.checkpoints is None or self.transcript is None:
             raise ValueError("this session keeps no checkpoints")

@@ -9,8 +9,14 @@ from typing import Any
 import pytest
 
 from codeloop.errors import UsageError
-from codeloop.mcp.config import ConfigError, ServerConfig, expand, parse_server, parse_servers
 from codeloop.mcp.names import tool_name
+from codeloop.mcp.server_config import (
+    ConfigError,
+    ServerConfig,
+    expand,
+    parse_server,
+    parse_servers,
+)
 from codeloop.mcp.sources import (
     McpApproval,
     add_server,

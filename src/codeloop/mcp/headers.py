@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from codeloop.mcp.config import ServerConfig
+from codeloop.mcp.server_config import ServerConfig
 from codeloop.settings.settings_files import user_dirs
 from codeloop.system.procs import child_env, run_bounded
 

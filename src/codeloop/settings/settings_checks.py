@@ -126,7 +126,7 @@ def _objects(key: str, value: Any, warn: Warn) -> Any:
 
 def _servers(key: str, value: Any, warn: Warn) -> Any:
     """allowedMcpServers / deniedMcpServers: objects naming a server by serverName or
-    serverUrl (strings) or serverCommand (a list of strings), as mcp/policy.py reads them; an
+    serverUrl (strings) or serverCommand (a list of strings), as mcp/server_policy.py reads them; an
     entry that names none, or names one wrongly, would match no server."""
     entries = _objects(key, value, warn)
     if entries is _INVALID:

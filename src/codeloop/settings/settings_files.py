@@ -151,7 +151,7 @@ class Settings:
     enable_all_project_mcp_servers: bool | None = None
     enabled_mcpjson_servers: tuple[str, ...] = ()
     disabled_mcpjson_servers: tuple[str, ...] = ()
-    # The MCP allowlist (None: none anywhere) and denylist (mcp/policy.py reads them).
+    # The MCP allowlist (None: none anywhere) and denylist (mcp/server_policy.py reads them).
     allowed_mcp_servers: tuple[Mapping[str, Any], ...] | None = None
     denied_mcp_servers: tuple[Mapping[str, Any], ...] = ()
     # Thinking: `effortLevel` (low … max) and `alwaysThinkingEnabled`.

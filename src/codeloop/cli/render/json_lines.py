@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol
 
 from codeloop._version import __version__
-from codeloop.cli.render.report import SUBTYPES, SessionView, StderrReport
+from codeloop.cli.render.run_report import SUBTYPES, SessionView, StderrReport
 from codeloop.deps import CallModel
 from codeloop.events import (
     AssistantTurn,

@@ -16,7 +16,7 @@ from codeloop.cli.tui.presenter import Presenter
 from codeloop.commands import CommandContext, CommandError, Registry, Submit, parse, run_command
 
 if TYPE_CHECKING:
-    from codeloop.mcp.config import ServerConfig
+    from codeloop.mcp.server_config import ServerConfig
     from codeloop.options import Options
     from codeloop.permissions.policy import Answer, PermissionRequest
     from codeloop.session import Session

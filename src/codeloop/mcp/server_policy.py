@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from codeloop.mcp.config import ConfigError, ServerConfig, expand
+from codeloop.mcp.server_config import ConfigError, ServerConfig, expand
 
 Entry = Mapping[str, Any]
 

@@ -7,7 +7,7 @@ import json
 import sys
 
 from codeloop.cli.live import LiveText
-from codeloop.cli.render.report import SessionView, StderrReport
+from codeloop.cli.render.run_report import SessionView, StderrReport
 from codeloop.events import (
     AssistantTurn,
     Event,

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from codeloop.mcp.config import ServerConfig, Timeouts
 from codeloop.mcp.elicit import Elicitations
 from codeloop.mcp.names import SEARCH_TOOL
-from codeloop.mcp.search import SearchMode, ToolSearchTool
+from codeloop.mcp.server_config import ServerConfig, Timeouts
+from codeloop.mcp.tool_search import SearchMode, ToolSearchTool
 from codeloop.models.base import ToolSpec
 from codeloop.tools.base import AnyTool
 

@@ -12,7 +12,7 @@ from typing import Literal
 from codeloop.checkpoints.journal import Checkpoint
 from codeloop.checkpoints.manager import Checkpoints
 from codeloop.checkpoints.restore import Change
-from codeloop.checkpoints.rewind import Rewound
+from codeloop.checkpoints.rewinding import Rewound
 
 
 def summary(cp: Checkpoint) -> str:

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from codeloop.checkpoints import CheckpointError, Checkpoints, Limits
 from codeloop.checkpoints.journal import JOURNAL, Journal
-from codeloop.checkpoints.report import changed_line, report, summary
-from codeloop.checkpoints.rewind import REWIND_TRIGGER, Rewound, messages_from, rewind
+from codeloop.checkpoints.rewinding import REWIND_TRIGGER, Rewound, messages_from, rewind
+from codeloop.checkpoints.wording import changed_line, report, summary
 from codeloop.cli.args import Parser, positive_int
 from codeloop.errors import SessionError
 from codeloop.settings.settings_files import load_settings
