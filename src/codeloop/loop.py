@@ -24,7 +24,6 @@ from typing import Any, Literal
 from codeloop.context.media import strip_refused_media
 from codeloop.context.memory import system_reminder
 from codeloop.context.tokens import estimate_message
-from codeloop.costs import Ledger
 from codeloop.deps import Executor, LoopDeps
 from codeloop.events import (
     AssistantTurn,
@@ -72,6 +71,7 @@ from codeloop.system.aio import (
 from codeloop.token_budget import BudgetTracker
 from codeloop.tools.base import AnyTool, Workspace
 from codeloop.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from codeloop.usage.costs import Ledger
 
 MAX_OUTPUT_RECOVERIES = 3
 OUTPUT_RECOVERY_PROMPT = (

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from codeloop.context.compact import CompactResult
 from codeloop.context.memory import system_reminder
 from codeloop.context.pipeline import ContextManager
-from codeloop.costs import Ledger, model_usage
 from codeloop.deps import CallModel, LoopDeps, TrimOnly
 from codeloop.events import (
     Event,
@@ -42,6 +41,7 @@ from codeloop.tools.base import AgentCall, AnyTool, ToolContext, ToolResult, Wor
 from codeloop.tools.questions import QuestionChannel
 from codeloop.tools.registry import preload
 from codeloop.types import ImageBlock, Message, TextBlock, ToolUseBlock, Usage, new_uuid
+from codeloop.usage.costs import Ledger, model_usage
 from codeloop.usage.record import RequestLog
 
 if TYPE_CHECKING:

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from codeloop.context.memory import system_reminder
 from codeloop.context.system_prompt import build_system_prompt
-from codeloop.costs import Ledger, total_cost_usd
 from codeloop.deps import BeforeWrite, LoopDeps, TrimOnly
 from codeloop.events import Event, LoopEnd, SubAgent, SubagentEvent
 from codeloop.extensions.agents import GENERAL, AgentDefinition, Agents, choose_tools
@@ -40,6 +39,7 @@ from codeloop.store.transcript import TranscriptWriter
 from codeloop.system.aio import linked_abort
 from codeloop.tools.base import AgentCall, AnyTool, ToolContext, ToolResult, Workspace
 from codeloop.types import Message, ToolUseBlock, Usage, new_uuid
+from codeloop.usage.costs import Ledger, total_cost_usd
 
 if TYPE_CHECKING:
     from codeloop.mcp.agent_servers import AgentMcp
