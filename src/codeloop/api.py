@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, overload
 from codeloop.builder import build_session
 from codeloop.cli.sdk_protocol.callbacks import callback_command, permission_prompt
 from codeloop.cli.sdk_protocol.turns import Conversation
-from codeloop.hook_config import HookMatcher as _Matcher
+from codeloop.hooks.hook_config import HookMatcher as _Matcher
 from codeloop.messages import Message, ResultMessage, parse_message
 from codeloop.options import Options
 from codeloop.structured_output import StructuredOutput, checked_schema

@@ -30,12 +30,12 @@ from codeloop.extensions.loader import Extensions, load_extensions
 from codeloop.extensions.output_styles import style_section
 from codeloop.extensions.skill_discovery import SkillDiscovery, nested_skills_exist
 from codeloop.extensions.skills import substitute
-from codeloop.hook_config import merge_hooks
-from codeloop.hook_handlers import HttpPolicy, model_judge
-from codeloop.hooks import HookRunner, instructions_loaded
+from codeloop.hooks.hook_config import merge_hooks
+from codeloop.hooks.hook_handlers import HttpPolicy, model_judge
+from codeloop.hooks.hook_runner import HookRunner, instructions_loaded
 from codeloop.mcp.agent_servers import AgentMcp
 from codeloop.mcp.names import MANAGER_TOOLS
-from codeloop.mcp.policy import McpPolicy
+from codeloop.mcp.server_policy import McpPolicy
 from codeloop.mcp.setup import session_mcp, timeouts_from_env
 from codeloop.mcp.sources import McpApproval, plugin_servers
 from codeloop.models.aliases import small_fast_model
@@ -53,7 +53,6 @@ from codeloop.models.retry import RetryPolicy
 from codeloop.models.shaping import RequestShape, parse_overrides
 from codeloop.models.thinking import ThinkingConfig
 from codeloop.options import Options
-from codeloop.paths import codeloop_home
 from codeloop.permissions.decision import Decision
 from codeloop.permissions.policy import (
     HookVerdict,
@@ -63,23 +62,24 @@ from codeloop.permissions.policy import (
 )
 from codeloop.permissions.rules import Rule, RuleError
 from codeloop.permissions.sandbox import sandbox_for
-from codeloop.resume import Opened, open_transcript
 from codeloop.session import Session
 from codeloop.session_config import DEFAULT_SUBAGENT_MAX_TURNS, SessionConfig
-from codeloop.session_store import SessionStore
-from codeloop.settings import Settings, config_sources, load_settings, user_dirs
-from codeloop.settings_apply import (
+from codeloop.settings.settings_apply import (
     permission_mode,
     session_env,
     sweep_transcripts,
     unsupported_report,
 )
+from codeloop.settings.settings_files import Settings, config_sources, load_settings, user_dirs
+from codeloop.store.data_paths import codeloop_home
+from codeloop.store.resume import Opened, open_transcript
+from codeloop.store.session_store import SessionStore
+from codeloop.store.transcript import TranscriptWriter
 from codeloop.subagents import DEFAULT_MAX_PARALLEL_AGENTS, VERIFIER, AgentRunner, run_agent
-from codeloop.task_list import TaskList
-from codeloop.teams import spawn_teammate
+from codeloop.teams.task_list import TaskList
+from codeloop.teams.teammates import spawn_teammate
 from codeloop.telemetry import StartType, start_telemetry
 from codeloop.tool_names import AGENT, canonical
-from codeloop.tools.background import BackgroundShells
 from codeloop.tools.base import (
     AgentCall,
     AnyTool,
@@ -100,12 +100,12 @@ from codeloop.tools.registry import (
 )
 from codeloop.tools.services import ToolServices
 from codeloop.tools.skill_runtime import SkillRuntime
-from codeloop.transcript import TranscriptWriter
 from codeloop.types import new_uuid
+from codeloop.workspace.background import BackgroundShells
 
 if TYPE_CHECKING:
     from codeloop.checkpoints import Checkpoints
-    from codeloop.mcp.manager import McpManager
+    from codeloop.mcp.server_manager import McpManager
 
 
 async def build_session(options: Options) -> Session:

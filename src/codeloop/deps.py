@@ -15,7 +15,7 @@ from codeloop.context.pipeline import Compacted, Prepared
 from codeloop.context.tokens import estimate_messages
 from codeloop.context.trim import TRIM_FAILED, drop_oldest_exchanges
 from codeloop.events import Announce
-from codeloop.hooks import Hooks
+from codeloop.hooks.hook_runner import Hooks
 from codeloop.models.base import ModelClient, ModelRequest, StreamEvent
 from codeloop.tools.base import AnyTool, SpawnAgent, Workspace
 from codeloop.tools.executor import ExecutorEvent, ToolExecutor

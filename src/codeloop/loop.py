@@ -21,19 +21,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from codeloop.aio import (
-    Aborted,
-    IdleTimeout,
-    Stalled,
-    announced,
-    unless_aborted,
-    until_aborted,
-    watched,
-)
 from codeloop.context.media import strip_refused_media
 from codeloop.context.memory import system_reminder
 from codeloop.context.tokens import estimate_message
-from codeloop.costs import Ledger
 from codeloop.deps import Executor, LoopDeps
 from codeloop.events import (
     AssistantTurn,
@@ -54,7 +44,7 @@ from codeloop.events import (
     ToolFinished,
     UserTurn,
 )
-from codeloop.hooks import MAX_STOP_HOOK_CONTINUATIONS
+from codeloop.hooks.hook_runner import MAX_STOP_HOOK_CONTINUATIONS
 from codeloop.model_switch import switched
 from codeloop.models.assembler import MessageAssembler
 from codeloop.models.base import (
@@ -69,9 +59,19 @@ from codeloop.models.base import (
     describe,
 )
 from codeloop.models.retry import Attempts, Fallback, GiveUp, RetryPolicy
+from codeloop.system.aio import (
+    Aborted,
+    IdleTimeout,
+    Stalled,
+    announced,
+    unless_aborted,
+    until_aborted,
+    watched,
+)
 from codeloop.token_budget import BudgetTracker
 from codeloop.tools.base import AnyTool, Workspace
 from codeloop.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from codeloop.usage.costs import Ledger
 
 MAX_OUTPUT_RECOVERIES = 3
 OUTPUT_RECOVERY_PROMPT = (

@@ -17,7 +17,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field, replace
 
 from codeloop.events import AssistantTurn, Event, LoopEnd, ResponseDiscarded, TextDelta
-from codeloop.hooks import HookRunner
+from codeloop.hooks.hook_runner import HookRunner
 from codeloop.types import ContentBlock, Message, TextBlock, new_uuid
 
 EVENT = "MessageDisplay"

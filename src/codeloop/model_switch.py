@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from codeloop.errors import UsageError
-from codeloop.hooks import Hooks
+from codeloop.hooks.hook_runner import Hooks
 
 # Asks the person at the terminal to confirm a switch; None where nobody can be asked.
 Confirm = Callable[[str], Awaitable[bool]]

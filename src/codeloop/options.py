@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from codeloop.permissions.policy import PermissionMode
 
 if TYPE_CHECKING:
-    from codeloop.mcp.config import ServerConfig
+    from codeloop.mcp.server_config import ServerConfig
     from codeloop.mcp.tunnel import Tunnel
     from codeloop.models.retry import RateLimiter
 
@@ -73,7 +73,7 @@ class Options:
     # strict_mcp_config, the only servers started.
     mcp_config: Sequence[str] = ()
     strict_mcp_config: bool = False
-    # More servers for a library caller (mcp/config.py parse_servers builds them).
+    # More servers for a library caller (mcp/server_config.py parse_servers builds them).
     mcp_servers: Sequence[ServerConfig] = ()
     # How "sdk" servers are reached: the Agent SDK driving this session (mcp/tunnel.py).
     mcp_tunnel: Tunnel | None = None

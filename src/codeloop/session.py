@@ -15,11 +15,9 @@ from contextlib import aclosing
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from codeloop.aio import unless_aborted
 from codeloop.context.compact import CompactResult
 from codeloop.context.memory import system_reminder
 from codeloop.context.pipeline import ContextManager
-from codeloop.costs import Ledger, model_usage
 from codeloop.deps import CallModel, LoopDeps, TrimOnly
 from codeloop.events import (
     Event,
@@ -30,25 +28,27 @@ from codeloop.events import (
     UserTurn,
 )
 from codeloop.extensions.agents import GENERAL, Agents
-from codeloop.hooks import HookRunner, instructions_loaded
+from codeloop.hooks.hook_runner import HookRunner, instructions_loaded
 from codeloop.loop import LoopParams, query_loop
 from codeloop.model_switch import Confirm, check_switch, switched
 from codeloop.models.base import BlockStart, ModelClient, ModelRequest, StreamEvent
 from codeloop.session_config import SessionConfig
+from codeloop.store.transcript import TranscriptWriter, sidechain_path
 from codeloop.subagents import AgentRunner, SubagentRun
+from codeloop.system.aio import unless_aborted
 from codeloop.token_budget import parse_budget_marker
 from codeloop.tools.base import AgentCall, AnyTool, ToolContext, ToolResult, Workspace
 from codeloop.tools.questions import QuestionChannel
 from codeloop.tools.registry import preload
-from codeloop.transcript import TranscriptWriter, sidechain_path
 from codeloop.types import ImageBlock, Message, TextBlock, ToolUseBlock, Usage, new_uuid
+from codeloop.usage.costs import Ledger, model_usage
 from codeloop.usage.record import RequestLog
 
 if TYPE_CHECKING:
     from codeloop.checkpoints import Checkpoints
-    from codeloop.checkpoints.rewind import Rewound
-    from codeloop.mcp.manager import McpManager
-    from codeloop.settings import Settings
+    from codeloop.checkpoints.rewinding import Rewound
+    from codeloop.mcp.server_manager import McpManager
+    from codeloop.settings.settings_files import Settings
 
 
 class SessionObserver(Protocol):
@@ -535,7 +535,7 @@ class Session:
     ) -> Rewound:
         """Set the workspace, the conversation, or both back to checkpoint `number`; the
         rewind is itself a checkpoint, so it can be rewound. See checkpoints/rewind.py."""
-        from codeloop.checkpoints.rewind import rewind
+        from codeloop.checkpoints.rewinding import rewind
 
         if self.checkpoints is None or self.transcript is None:
             raise ValueError("this session keeps no checkpoints")

@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from codeloop.errors import UsageError
-from codeloop.hook_config import HookCommand, HookMatcher, HooksConfig
+from codeloop.hooks.hook_config import HookCommand, HookMatcher, HooksConfig
 from codeloop.models.base import ToolSpec
 from codeloop.tools.base import ToolContext, ToolInputError, ToolResult
 

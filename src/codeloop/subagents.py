@@ -25,28 +25,28 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from codeloop.aio import linked_abort
 from codeloop.context.memory import system_reminder
 from codeloop.context.system_prompt import build_system_prompt
-from codeloop.costs import Ledger, total_cost_usd
 from codeloop.deps import BeforeWrite, LoopDeps, TrimOnly
 from codeloop.events import Event, LoopEnd, SubAgent, SubagentEvent
 from codeloop.extensions.agents import GENERAL, AgentDefinition, Agents, choose_tools
-from codeloop.hooks import HookRunner
+from codeloop.hooks.hook_runner import HookRunner
 from codeloop.loop import LoopParams, query_loop
 from codeloop.models.aliases import resolve_alias
 from codeloop.permissions.policy import Policy
 from codeloop.session_config import SessionConfig
+from codeloop.store.transcript import TranscriptWriter
+from codeloop.system.aio import linked_abort
 from codeloop.tools.base import AgentCall, AnyTool, ToolContext, ToolResult, Workspace
-from codeloop.transcript import TranscriptWriter
 from codeloop.types import Message, ToolUseBlock, Usage, new_uuid
+from codeloop.usage.costs import Ledger, total_cost_usd
 
 if TYPE_CHECKING:
     from codeloop.mcp.agent_servers import AgentMcp
 
 # Skill name -> its rendered body, for an agent's `skills:` (None: no such skill).
 SkillBodies = Callable[[str], str | None]
-# (runner, session, agent, call, the call's context) -> the spawn's result (teams.py).
+# (runner, session, agent, call, the call's context) -> the spawn's result (teammates.py).
 SpawnTeammate = Callable[
     ["AgentRunner", "AgentHost", AgentDefinition, AgentCall, ToolContext], Awaitable[ToolResult]
 ]
@@ -152,7 +152,7 @@ class AgentRunner:
         teammates: SpawnTeammate | None = None,
     ) -> None:
         self.agents = agents
-        # Agent teams (teams.py): starts a teammate in the background; None: teams are off.
+        # Agent teams (teammates.py): starts a teammate in the background; None: teams are off.
         self.teammates = teammates
         self.skills = skills
         self.bypass_disabled = bypass_disabled

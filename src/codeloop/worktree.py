@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codeloop.errors import CodeloopError
-from codeloop.hooks import HookOutcome
+from codeloop.hooks.hook_runner import HookOutcome
 from codeloop.permissions.git_check import protective_env
-from codeloop.procs import GitError, git
+from codeloop.system.procs import GitError, git
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")

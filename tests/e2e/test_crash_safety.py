@@ -18,10 +18,10 @@ import psutil  # type: ignore[import-untyped]
 import pytest
 
 from codeloop.permissions.sandbox import probe
+from codeloop.store.transcript import read_transcript
 from codeloop.testing.fake_server import FakeModelServer
 from codeloop.testing.history_check import history_problems
 from codeloop.testing.scenario import Scenario, tool_use, turn
-from codeloop.transcript import read_transcript
 from codeloop.types import message_to_dict
 from tests.e2e.cli import PROVIDER_MODELS, provider_env, run_cli
 

@@ -19,13 +19,13 @@ from typing import Any
 
 import pytest
 
-from codeloop.paths import project_dir
-from codeloop.repair import INTERRUPTED_BY_EXIT, LOST_BEFORE
+from codeloop.store.data_paths import project_dir
+from codeloop.store.repair import INTERRUPTED_BY_EXIT, LOST_BEFORE
+from codeloop.store.transcript import read_transcript
 from codeloop.testing.crash import WAIT_FOR_RELEASE, KillPoint, crash_and_resume
 from codeloop.testing.fake_server import FakeModelServer, RecordedRequest
 from codeloop.testing.history_check import history_problems
 from codeloop.testing.scenario import Scenario, Turn, UsageSpec, fault, tool_use, turn
-from codeloop.transcript import read_transcript
 from codeloop.types import message_to_dict
 from tests.e2e.cli import CliRun, provider_env, run_cli
 

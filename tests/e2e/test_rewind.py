@@ -20,10 +20,10 @@ from typing import Any
 
 import pytest
 
+from codeloop.store.transcript import claim
 from codeloop.testing.fake_server import FakeModelServer
 from codeloop.testing.scenario import Scenario, Turn, tool_use, turn
 from codeloop.testing.tree import tree_digest
-from codeloop.transcript import claim
 from tests.e2e.cli import CliRun, provider_env, run_cli
 
 MODEL = "anthropic:claude-sonnet-4-5"

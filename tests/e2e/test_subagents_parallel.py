@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from codeloop.store.transcript import read_transcript
 from codeloop.testing.fake_server import FakeModelServer, RecordedRequest
 from codeloop.testing.scenario import Scenario, tool_use, turn
-from codeloop.transcript import read_transcript
 from tests.e2e.cli import CliRun, provider_env, run_cli
 
 MODEL = "claude-sonnet-4-5"

@@ -7,7 +7,7 @@ import gc
 import weakref
 from collections.abc import AsyncIterator
 
-from codeloop.aio import unless_aborted, watched
+from codeloop.system.aio import unless_aborted, watched
 
 
 async def test_cancelling_the_consumer_mid_wait_closes_the_source() -> None:

@@ -21,12 +21,12 @@ from codeloop.checkpoints.objects import INDEX, PACK, ObjectStore
 from codeloop.permissions.policy import Policy
 from codeloop.session import Session
 from codeloop.session_config import SessionConfig
+from codeloop.store.transcript import TranscriptWriter, read_transcript
 from codeloop.testing.scenario import tool_use, turn
 from codeloop.testing.scripted import ScriptedModel
 from codeloop.testing.tree import tree_digest
 from codeloop.tools.base import Workspace
 from codeloop.tools.registry import default_tools
-from codeloop.transcript import TranscriptWriter, read_transcript
 from codeloop.types import ToolUseBlock
 
 

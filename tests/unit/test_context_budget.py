@@ -17,7 +17,6 @@ from codeloop.context.pipeline import ContextManager
 from codeloop.context.tokens import ContextLimits, estimate_text
 from codeloop.events import ToolFinished
 from codeloop.testing.scripted import ScriptedModel
-from codeloop.tool_workspace import ResultLimits
 from codeloop.tools.base import (
     AnyTool,
     Tool,
@@ -30,6 +29,7 @@ from codeloop.tools.files_read import ReadTool
 from codeloop.tools.input import ToolInput
 from codeloop.tools.permission import PermissionDecision
 from codeloop.types import ImageBlock, TextBlock, ToolUseBlock
+from codeloop.workspace.tool_workspace import ResultLimits
 from tests.unit.context_history import summarizer
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from codeloop.costs import Ledger, model_usage
 from codeloop.models.catalog import cost_usd
 from codeloop.types import Usage
+from codeloop.usage.costs import Ledger, model_usage
 
 HAIKU = "claude-haiku-5-5"  # $0.10 / $0.50 per MTok up to 100K prompt tokens, 5x above
 

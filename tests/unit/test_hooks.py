@@ -12,8 +12,8 @@ from typing import Any
 import psutil  # type: ignore[import-untyped]
 import pytest
 
-from codeloop.hook_config import HookCommand, HookMatcher, HooksConfig
-from codeloop.hooks import HookRunner, matches, tool_response
+from codeloop.hooks.hook_config import HookCommand, HookMatcher, HooksConfig
+from codeloop.hooks.hook_runner import HookRunner, matches, tool_response
 
 
 def hook(tmp_path: Path, name: str, body: str) -> str:
@@ -317,7 +317,7 @@ async def test_a_pre_compact_hook_exiting_2_refuses_the_compaction(tmp_path: Pat
 
 
 async def test_agent_matchers_fire_for_task_and_the_oldest_shape_parses(tmp_path: Path) -> None:
-    from codeloop.hook_config import parse_hooks
+    from codeloop.hooks.hook_config import parse_hooks
 
     problems: list[str] = []
     hooks = parse_hooks(
@@ -340,7 +340,7 @@ async def test_agent_matchers_fire_for_task_and_the_oldest_shape_parses(tmp_path
 async def test_codeloops_own_settings_write_fires_config_change_without_a_stale_notice(
     tmp_path: Path,
 ) -> None:
-    from codeloop.jsonfile import write_json_atomic
+    from codeloop.system.jsonfile import write_json_atomic
 
     local = tmp_path / ".claude" / "settings.local.json"
     log = tmp_path / "log.jsonl"

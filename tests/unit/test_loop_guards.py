@@ -15,8 +15,8 @@ from typing import Any
 from codeloop.deps import LoopDeps
 from codeloop.events import Continuing, Event, LoopEnd, MediaRemoved, Notice, Retrying, UserTurn
 from codeloop.extensions.agents import GENERAL, AgentDefinition, Agents
-from codeloop.hook_config import HookCommand, HookMatcher, HooksConfig
-from codeloop.hooks import HookRunner
+from codeloop.hooks.hook_config import HookCommand, HookMatcher, HooksConfig
+from codeloop.hooks.hook_runner import HookRunner
 from codeloop.loop import LoopParams, query_loop
 from codeloop.models.base import RateLimited
 from codeloop.models.catalog import cost_usd

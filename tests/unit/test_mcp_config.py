@@ -9,8 +9,14 @@ from typing import Any
 import pytest
 
 from codeloop.errors import UsageError
-from codeloop.mcp.config import ConfigError, ServerConfig, expand, parse_server, parse_servers
 from codeloop.mcp.names import tool_name
+from codeloop.mcp.server_config import (
+    ConfigError,
+    ServerConfig,
+    expand,
+    parse_server,
+    parse_servers,
+)
 from codeloop.mcp.sources import (
     McpApproval,
     add_server,
@@ -22,7 +28,7 @@ from codeloop.mcp.sources import (
     remember_approval,
     remove_server,
 )
-from codeloop.settings import load_settings
+from codeloop.settings.settings_files import load_settings
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from mcp import types
 from pydantic import AnyUrl
 
 from codeloop.mcp.prompts import PromptError, _arguments, is_command
-from codeloop.mcp.search import SearchMode, ToolSearchTool, find, one_line, search_mode
+from codeloop.mcp.tool_search import SearchMode, ToolSearchTool, find, one_line, search_mode
 from codeloop.mcp.tools import convert_result
 from codeloop.models.base import ToolSpec
 from codeloop.tools.base import ToolContext, ToolInputError, Workspace

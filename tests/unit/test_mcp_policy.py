@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from codeloop.mcp.config import ServerConfig
-from codeloop.mcp.policy import McpPolicy, url_matches
-from codeloop.settings import load_settings
+from codeloop.mcp.server_config import ServerConfig
+from codeloop.mcp.server_policy import McpPolicy, url_matches
+from codeloop.settings.settings_files import load_settings
 
 
 def http(name: str, url: str) -> ServerConfig:
@@ -99,7 +99,7 @@ def test_lists_merge_and_allow_managed_only_keeps_the_managed_allowlist(tmp_path
 def test_an_agents_inline_servers_pass_the_approval_and_the_policy(tmp_path: Path) -> None:
     from codeloop.extensions.agents import AgentDefinition
     from codeloop.mcp.agent_servers import AgentMcp
-    from codeloop.mcp.config import Timeouts
+    from codeloop.mcp.server_config import Timeouts
     from codeloop.mcp.sources import McpApproval
 
     project = tmp_path / "project"

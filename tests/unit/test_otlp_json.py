@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from codeloop.testing.otlp_json import OtlpJsonError, parse
+from codeloop.testing.otlp_json_reader import OtlpJsonError, parse
 
 TRACE_ID = "5b8efff798038103d269b633813fc60c"
 SPAN_ID = "eee19b7ec3c1b174"

@@ -1,4 +1,4 @@
-"""Stopping a process group (procs.py): SIGTERM first, with a grace period, then SIGKILL for
+"""Stopping a process group (system/procs.py): SIGTERM first, with a grace period, then SIGKILL for
 whatever is left; the one way run_bounded (hooks, git) and the Bash tool stop their commands."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import signal
 import subprocess
 from pathlib import Path
 
-from codeloop.procs import group_running, kill_group, run_bounded, signal_group
+from codeloop.system.procs import group_running, kill_group, run_bounded, signal_group
 
 
 async def group(script: str, cwd: Path) -> asyncio.subprocess.Process:

@@ -12,12 +12,12 @@ import time
 
 import psutil  # type: ignore[import-untyped]
 
-from codeloop.reaper import Reaper
+from codeloop.system.reaper import Reaper
 
 OWNER = textwrap.dedent(
     """
     import os, signal, subprocess, sys
-    from codeloop.reaper import Reaper
+    from codeloop.system.reaper import Reaper
     reaper = Reaper()
     group = subprocess.Popen(["sleep", "60"], start_new_session=True)
     reaper.watch(group.pid)

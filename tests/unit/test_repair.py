@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from codeloop.repair import (
+from codeloop.store.repair import (
     INTERRUPTED_BY_EXIT,
     LOST_BEFORE,
     LOST_BETWEEN,

@@ -17,10 +17,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from codeloop.resume import open_transcript
-from codeloop.session_store import SessionStore
+from codeloop.store.resume import open_transcript
+from codeloop.store.session_store import SessionStore
+from codeloop.store.transcript import TranscriptWriter
 from codeloop.testing.history_check import history_problems
-from codeloop.transcript import TranscriptWriter
 from codeloop.types import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage, message_to_dict
 
 SESSION = "6a1f0c2e-8d4b-4f3a-9e21-5c7d8b9a0e13"

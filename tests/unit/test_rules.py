@@ -19,7 +19,7 @@ from codeloop.permissions.policy import (
     split_rules,
 )
 from codeloop.permissions.rules import BashPattern, PathPattern, Rule, RuleError, domain_matches
-from codeloop.settings import RuleSet
+from codeloop.settings.settings_files import RuleSet
 from codeloop.tools.base import Tool, ToolContext, ToolResult, Workspace
 from codeloop.tools.input import ToolInput
 from codeloop.tools.registry import default_tools

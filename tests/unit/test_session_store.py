@@ -11,7 +11,7 @@ import pytest
 
 from codeloop.cli.sessions import format_table
 from codeloop.errors import SessionNotFound
-from codeloop.paths import (
+from codeloop.store.data_paths import (
     MAX_SLUG,
     branch_in,
     codeloop_home,
@@ -21,8 +21,8 @@ from codeloop.paths import (
     project_dir,
     project_slug,
 )
-from codeloop.session_store import SessionStore, summarize
-from codeloop.transcript import TranscriptWriter
+from codeloop.store.session_store import SessionStore, summarize
+from codeloop.store.transcript import TranscriptWriter
 from codeloop.types import Message, TextBlock, Usage
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "transcripts"
@@ -171,7 +171,7 @@ def test_long_prompts_are_cut_to_the_terminal(tmp_path: Path) -> None:
 
 
 def test_cleanup_removes_a_session_with_its_folder(tmp_path: Path) -> None:
-    from codeloop.settings_apply import sweep_transcripts
+    from codeloop.settings.settings_apply import sweep_transcripts
 
     store = SessionStore(tmp_path / "project", {"CODELOOP_HOME": str(tmp_path / "home")})
     old, new = "1b2c3d4e-0000-4000-8000-000000000001", "1b2c3d4e-0000-4000-8000-000000000002"

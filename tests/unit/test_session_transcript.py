@@ -28,11 +28,11 @@ from codeloop.models.base import ModelClient, ModelRequest, StreamEvent
 from codeloop.permissions.policy import Policy
 from codeloop.session import Session
 from codeloop.session_config import SessionConfig
+from codeloop.store.transcript import TranscriptWriter, read_transcript
 from codeloop.testing.scenario import tool_use, turn
 from codeloop.testing.scripted import ScriptedModel
 from codeloop.tools.base import Workspace
 from codeloop.tools.registry import default_tools
-from codeloop.transcript import TranscriptWriter, read_transcript
 
 SESSION = "9a8b7c6d-1234-4e5f-8a9b-0c1d2e3f4a5b"
 

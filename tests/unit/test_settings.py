@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from codeloop.errors import UnsafeSettingsError
-from codeloop.hook_config import HookCommand, HookMatcher
-from codeloop.hook_events import HOOK_EVENTS
-from codeloop.settings import RuleSet, load_settings, settings_files
+from codeloop.hooks.hook_config import HookCommand, HookMatcher
+from codeloop.hooks.hook_events import HOOK_EVENTS
+from codeloop.settings.settings_files import RuleSet, load_settings, settings_files
 
 
 @pytest.fixture

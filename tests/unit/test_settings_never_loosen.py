@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from codeloop.errors import UnsafeSettingsError
 from codeloop.permissions.policy import Policy, settings_rules
-from codeloop.settings import load_settings
-from codeloop.settings_apply import permission_mode
+from codeloop.settings.settings_apply import permission_mode
+from codeloop.settings.settings_files import load_settings
 from codeloop.tools.base import Workspace
 from codeloop.tools.registry import default_tools
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from codeloop.errors import UnsafeSettingsError
-from codeloop.settings import load_settings
+from codeloop.settings.settings_files import load_settings
 
 
 @pytest.fixture

@@ -14,12 +14,12 @@ import nbformat
 import pytest
 from nbformat import v4
 
-from codeloop.tool_workspace import ResultLimits
 from codeloop.tools.base import ToolContext, ToolResult, Workspace
-from codeloop.tools.file_stamp import stamp_of
 from codeloop.tools.files_read import INLINE_READ_BYTES, READ_BLOCK_BYTES, ReadTool
 from codeloop.tools.files_write import EditTool, WriteTool
 from codeloop.tools.notebook import NotebookEditTool
+from codeloop.workspace.file_stamp import stamp_of
+from codeloop.workspace.tool_workspace import ResultLimits
 
 ORIGINAL = b"x = 1\ny = 2\n"
 SAME_SIZE = b"x = 9\ny = 2\n"  # the user's change, byte for byte as long

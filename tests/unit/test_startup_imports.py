@@ -49,7 +49,7 @@ NOT_AT_START = (
     "codeloop.models.local",
     "pydantic",
     "codeloop.tools.bash",
-    "codeloop.mcp.manager",
+    "codeloop.mcp.server_manager",
     "codeloop.permissions.bash_check",
     "codeloop.permissions.bash_parse",
     "codeloop.permissions.git_check",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from codeloop.task_list import Task, TaskList
+from codeloop.teams.task_list import Task, TaskList
 
 
 def test_ids_are_never_reused_and_the_file_is_read_back(tmp_path: Path) -> None:

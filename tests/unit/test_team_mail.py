@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from codeloop.team_mail import LEAD, Roster
+from codeloop.teams.team_mail import LEAD, Roster
 
 
 def test_messages_are_wrapped_broadcast_and_the_lead_stops_waiting_when_nobody_works() -> None:

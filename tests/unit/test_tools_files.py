@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from codeloop.tool_workspace import ResultLimits
 from codeloop.tools.base import (
     AnyTool,
     ToolContext,
@@ -18,10 +17,11 @@ from codeloop.tools.base import (
     ToolResult,
     Workspace,
 )
-from codeloop.tools.file_stamp import stamp_of
 from codeloop.tools.files_read import INLINE_READ_BYTES, MAX_IMAGE_BYTES, ReadTool
 from codeloop.tools.files_write import EditTool, WriteTool
 from codeloop.types import ImageBlock, TextBlock
+from codeloop.workspace.file_stamp import stamp_of
+from codeloop.workspace.tool_workspace import ResultLimits
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + bytes(13)
 JPEG = b"\xff\xd8\xff\xe0" + bytes(20)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from codeloop.paths import VCS_DIRS
+from codeloop.store.data_paths import VCS_DIRS
 from codeloop.tools.base import AnyTool, ToolContext, ToolResult, Workspace
 from codeloop.tools.search import GlobTool, GrepTool
 

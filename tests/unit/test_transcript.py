@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from codeloop.events import CompactBoundary, ResultRecord
-from codeloop.transcript import FORMAT_VERSION, TranscriptWriter, claim, read_transcript
+from codeloop.store.transcript import FORMAT_VERSION, TranscriptWriter, claim, read_transcript
 from codeloop.types import (
     ImageBlock,
     Message,

@@ -14,11 +14,11 @@ from codeloop.context.tokens import ContextLimits
 from codeloop.permissions.policy import Policy
 from codeloop.session import Session
 from codeloop.session_config import SessionConfig
+from codeloop.store.transcript import TranscriptWriter
 from codeloop.testing.scenario import UsageSpec, tool_use, turn, turn_usage
 from codeloop.testing.scripted import ScriptedModel
 from codeloop.tools.base import Workspace
 from codeloop.tools.registry import default_tools
-from codeloop.transcript import TranscriptWriter
 from codeloop.types import Usage
 from codeloop.usage.attribute import UNRECORDED, _scaled, parts
 from codeloop.usage.ledger import read_ledger

@@ -21,7 +21,7 @@ from codeloop.batch.tasks import Task
 from codeloop.errors import CodeloopError
 from codeloop.events import LoopEnd, Notice, Retrying
 from codeloop.models.retry import RateLimiter
-from codeloop.procs import GitError
+from codeloop.system.procs import GitError
 
 if TYPE_CHECKING:
     from codeloop.session import Session

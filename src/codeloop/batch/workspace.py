@@ -18,7 +18,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from codeloop.procs import GitError, git
+from codeloop.system.procs import GitError, git
 
 # A copied folder's base commit: the same folder gives the same commit id in every run.
 _BASE_COMMIT_ENV = {

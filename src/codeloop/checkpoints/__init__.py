@@ -5,7 +5,7 @@ included, and cut the conversation back to the same moment.
 each turn that can write, and `codeloop rewind`, the Python API and the SDK's `rewind_files`
 rewind through it. Below it: objects.py (the content store), snapshot.py (a folder as trees),
 journal.py (the list of checkpoints), restore.py (what a rewind changes, and changing it),
-rewind.py (files and conversation together: what every frontend calls).
+rewinding.py (files and conversation together: what every frontend calls).
 """
 
 from codeloop.checkpoints.journal import Checkpoint

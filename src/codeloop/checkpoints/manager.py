@@ -28,7 +28,7 @@ from codeloop.checkpoints.journal import JOURNAL, Checkpoint, Journal, Kind
 from codeloop.checkpoints.objects import CorruptObject, ObjectStore
 from codeloop.checkpoints.snapshot import Limits, Scanner, ScanStats, Stopped
 from codeloop.checkpoints.watch import Watcher
-from codeloop.paths import git_head
+from codeloop.store.data_paths import git_head
 from codeloop.types import Message, ToolResultBlock, ToolUseBlock
 
 if TYPE_CHECKING:

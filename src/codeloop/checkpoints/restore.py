@@ -18,7 +18,7 @@ from pathlib import Path
 
 from codeloop.checkpoints.journal import Checkpoint
 from codeloop.checkpoints.snapshot import DIR, FILE, LINK, SKIPPED, Entry, Scanner
-from codeloop.paths import git_head
+from codeloop.store.data_paths import git_head
 
 Pair = tuple[Entry | None, Entry | None]
 

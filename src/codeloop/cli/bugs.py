@@ -8,7 +8,7 @@ import time
 import traceback
 from collections.abc import Mapping
 
-from codeloop.paths import codeloop_home
+from codeloop.store.data_paths import codeloop_home
 
 
 def report_bug(exc: BaseException, env: Mapping[str, str] | None = None) -> str:

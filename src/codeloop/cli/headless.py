@@ -117,7 +117,7 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
             )
             end = await _rendered(events, out)
             # An agent team's lead: what its teammates send is its next prompt, until none
-            # is working and nothing waits (teams.py).
+            # is working and nothing waits (teammates.py).
             roster = session.workspace.roster
             while (sent := await roster.lead_turn(session.abort_event)) is not None:
                 end = await _rendered(session.submit(sent), out) or end

@@ -317,11 +317,11 @@ def _main(argv: Sequence[str] | None) -> int:
 
         return run_sessions(argv[1:])
     if argv[:1] == ["rewind"]:
-        from codeloop.cli.rewind import run_rewind
+        from codeloop.cli.rewind_command import run_rewind
 
         return run_rewind(argv[1:])
     if argv[:1] == ["usage"]:
-        from codeloop.cli.usage import run_usage
+        from codeloop.cli.usage_command import run_usage
 
         return run_usage(argv[1:])
     if argv[:1] == ["mcp"]:
@@ -351,7 +351,7 @@ def _in_worktree(
     """`run(args)`, in a worktree of its own with --worktree."""
     if args.worktree is None:
         return run(args)
-    from codeloop.cli.worktree import run_in_worktree
+    from codeloop.cli.worktree_session import run_in_worktree
 
     return run_in_worktree(args, run, interactive=interactive)
 

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import NoReturn
 
 from codeloop.cli.args import Parser
-from codeloop.jsonfile import JsonFileError
-from codeloop.mcp.config import TRANSPORTS, ConfigError, ServerConfig, parse_server
+from codeloop.mcp.server_config import TRANSPORTS, ConfigError, ServerConfig, parse_server
 from codeloop.mcp.sources import SCOPES, Scope, add_server, declared_servers, effective
+from codeloop.system.jsonfile import JsonFileError
 
 DESCRIPTION = """\
 Configure MCP servers (the same files Claude Code reads):
@@ -256,7 +256,7 @@ def _remove(name: str, scope: Scope | None, cwd: Path, env: dict[str, str]) -> i
 
 
 def _login(command: str, name: str, cwd: Path, env: dict[str, str]) -> int:
-    from codeloop.settings import load_settings
+    from codeloop.settings.settings_files import load_settings
 
     declared, _ = declared_servers(cwd, env)
     server = effective(declared).get(name)

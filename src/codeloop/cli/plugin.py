@@ -67,7 +67,7 @@ def _run(args: argparse.Namespace) -> int:
         set_enabled,
         settings_file,
     )
-    from codeloop.settings import load_settings, user_dirs
+    from codeloop.settings.settings_files import load_settings, user_dirs
 
     env = os.environ
     dirs = user_dirs(env)

@@ -17,9 +17,8 @@ from codeloop.context.budget import saved_path
 from codeloop.context.microcompact import FOLDED_PREFIX, describe_target
 from codeloop.errors import SessionError
 from codeloop.events import ResultRecord
-from codeloop.session_store import SessionStore, SessionSummary
-from codeloop.text import human_size
-from codeloop.timeline import (
+from codeloop.store.session_store import SessionStore, SessionSummary
+from codeloop.store.timeline import (
     CompactionEntry,
     Entry,
     FoldEntry,
@@ -28,7 +27,8 @@ from codeloop.timeline import (
     Timeline,
     read_timeline,
 )
-from codeloop.transcript import sidechain_paths
+from codeloop.store.transcript import sidechain_paths
+from codeloop.text import human_size
 from codeloop.types import Message
 
 HEADER = ("SESSION", "LAST ACTIVE", "TURNS", "COST", "FIRST PROMPT")

@@ -102,7 +102,7 @@ async def _model(ctx: CommandContext, args: str) -> Submit | None:
 
 
 async def _resume(ctx: CommandContext, args: str) -> Submit | None:
-    from codeloop.session_store import SessionStore
+    from codeloop.store.session_store import SessionStore
 
     store = SessionStore(ctx.session.workspace.roots[0], ctx.session.workspace.env or os.environ)
     if args:

@@ -1,5 +1,5 @@
 """/rewind: set the files, the conversation, or both back to a checkpoint (issue 21's
-`Session.rewind`), in the words of `codeloop rewind` (checkpoints/report.py). In the UI: a
+`Session.rewind`), in the words of `codeloop rewind` (checkpoints/wording.py). In the UI: a
 picker of the checkpoints, newest first, then what to restore, after a dry run says how much;
 Esc Esc on an empty input opens it. Headless: `-p "/rewind N [files|conversation|both]"`."""
 
@@ -18,7 +18,7 @@ USAGE = "/rewind [N] [files|conversation|both] [force]"
 
 
 async def _rewind(ctx: CommandContext, args: str) -> Submit | None:
-    from codeloop.checkpoints.report import report
+    from codeloop.checkpoints.wording import report
 
     session = ctx.session
     if session.checkpoints is None:
@@ -74,7 +74,7 @@ def _parse(args: str) -> tuple[int | None, str | None, bool]:
 
 
 async def _pick(ctx: CommandContext) -> Checkpoint | None:
-    from codeloop.checkpoints.report import changed_line, summary
+    from codeloop.checkpoints.wording import changed_line, summary
 
     checkpoints = ctx.session.checkpoints
     assert checkpoints is not None
@@ -94,7 +94,7 @@ async def _pick(ctx: CommandContext) -> Checkpoint | None:
 async def _ask_what(ctx: CommandContext, number: int) -> tuple[str, bool] | None:
     """What to restore, once a dry run has said how much changes. Your own edits that the
     rewind would overwrite are named, and overwritten only when such an option is picked."""
-    from codeloop.checkpoints.report import relative
+    from codeloop.checkpoints.wording import relative
 
     preview = await ctx.session.rewind(number, dry_run=True)
     plan = preview.files.plan

@@ -46,8 +46,8 @@ from codeloop.text import (
     number_line,
     truncate_middle,
 )
-from codeloop.tool_workspace import Workspace
 from codeloop.types import Message, TextBlock, ToolResultBlock, Usage
+from codeloop.workspace.tool_workspace import Workspace
 
 SUMMARY_PROMPT = """\
 Stop here and write a summary of this conversation. Do not call any tools.

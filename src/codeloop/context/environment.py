@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from codeloop.paths import find_repo_root
 from codeloop.permissions.git_env import protective_env
-from codeloop.procs import run_bounded
+from codeloop.store.data_paths import find_repo_root
+from codeloop.system.procs import run_bounded
 
 GIT_TIME_LIMIT = 5.0
 STATUS_MAX_CHARS = 2000

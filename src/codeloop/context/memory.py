@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from codeloop.paths import find_repo_root
-from codeloop.settings import managed_dir, user_dirs
+from codeloop.settings.settings_files import managed_dir, user_dirs
+from codeloop.store.data_paths import find_repo_root
 from codeloop.types import Message
 
 MemoryKind = Literal["managed", "user", "project", "local"]

@@ -50,8 +50,8 @@ from codeloop.events import (
     ResultRecord,
     ResultsFolded,
 )
-from codeloop.tool_workspace import ResultLimits, Workspace
 from codeloop.types import Message, ToolUseBlock, Usage
+from codeloop.workspace.tool_workspace import ResultLimits, Workspace
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codeloop.hook_config import HooksConfig, parse_hooks
+from codeloop.hooks.hook_config import HooksConfig, parse_hooks
 from codeloop.tool_names import AGENT, canonical
 
 GENERAL_PURPOSE = "general-purpose"

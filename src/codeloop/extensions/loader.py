@@ -13,9 +13,9 @@ from codeloop.extensions.agents import Agents, agent_dirs, load_agents
 from codeloop.extensions.output_styles import OutputStyle, find, load_styles, style_dirs
 from codeloop.extensions.plugins import Plugin, component_folders
 from codeloop.extensions.skills import Skills, load_skills, skill_roots
-from codeloop.hook_config import HooksConfig, merge_hooks
-from codeloop.paths import find_repo_root
-from codeloop.settings import Settings, managed_dir, user_dirs
+from codeloop.hooks.hook_config import HooksConfig, merge_hooks
+from codeloop.settings.settings_files import Settings, managed_dir, user_dirs
+from codeloop.store.data_paths import find_repo_root
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from codeloop.extensions.plugins import Plugin, data_dir_for, read_plugin
-from codeloop.jsonfile import write_json_atomic
+from codeloop.system.jsonfile import write_json_atomic
 
 Scope = Literal["user", "project", "local"]
 SCOPES: tuple[Scope, ...] = ("user", "project", "local")

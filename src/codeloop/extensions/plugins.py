@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codeloop.hook_config import HooksConfig, merge_hooks, parse_hooks
+from codeloop.hooks.hook_config import HooksConfig, merge_hooks, parse_hooks
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from codeloop.hook_config import HooksConfig, parse_hooks
+from codeloop.hooks.hook_config import HooksConfig, parse_hooks
 
 MAX_LISTING_CHARS = 1536
 Level = Literal["plugin", "project", "user", "managed"]

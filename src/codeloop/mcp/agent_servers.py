@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codeloop.mcp.config import ConfigError, ServerConfig, Timeouts, parse_server
 from codeloop.mcp.names import prefix
-from codeloop.mcp.policy import McpPolicy
+from codeloop.mcp.server_config import ConfigError, ServerConfig, Timeouts, parse_server
+from codeloop.mcp.server_policy import McpPolicy
 from codeloop.mcp.sources import McpApproval, approval_hint, project_approval
 from codeloop.tools.base import AnyTool
 
@@ -59,8 +59,8 @@ class AgentMcp:
         if not inline:
             yield tools
             return
-        from codeloop.mcp.manager import McpManager  # with a server to start only
-        from codeloop.mcp.search import SearchMode
+        from codeloop.mcp.server_manager import McpManager  # with a server to start only
+        from codeloop.mcp.tool_search import SearchMode
 
         manager = McpManager(
             inline, env=self.env, cwd=self.cwd, timeouts=self.timeouts, search=SearchMode(None)

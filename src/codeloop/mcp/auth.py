@@ -24,10 +24,10 @@ import httpx
 from mcp.client.auth import OAuthClientProvider
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
-from codeloop.jsonfile import JsonFileError, read_json_object, write_json_atomic
-from codeloop.mcp.config import ServerConfig
 from codeloop.mcp.connection import NeedsLogin
-from codeloop.paths import codeloop_home
+from codeloop.mcp.server_config import ServerConfig
+from codeloop.store.data_paths import codeloop_home
+from codeloop.system.jsonfile import JsonFileError, read_json_object, write_json_atomic
 
 # Refresh a little before the server would refuse the token.
 EXPIRY_MARGIN_SECONDS = 30
@@ -247,8 +247,8 @@ class LoginError(Exception):
 
 async def login(config: ServerConfig, env: Mapping[str, str], *, cwd: Path) -> Path:
     """Log in to a remote server in the browser; returns the token file written."""
-    from codeloop.mcp.config import Timeouts
     from codeloop.mcp.connection import Connection
+    from codeloop.mcp.server_config import Timeouts
 
     if not config.remote:
         raise LoginError(f"{config.name} is a stdio server: OAuth is for http and sse servers")

@@ -27,10 +27,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import McpError
 
 from codeloop._version import __version__
-from codeloop.mcp.config import ServerConfig, Timeouts
 from codeloop.mcp.headers import HeadersHelperError, helper_headers
+from codeloop.mcp.server_config import ServerConfig, Timeouts
 from codeloop.mcp.tunnel import Tunnel, tunnel_transport
-from codeloop.procs import child_env
+from codeloop.system.procs import child_env
 
 Status = Literal["pending", "connected", "failed", "needs-auth"]
 STDERR_TAIL_LINES = 12

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from codeloop.hooks import HookOutcome, Hooks
+from codeloop.hooks.hook_runner import HookOutcome, Hooks
 
 if TYPE_CHECKING:  # the SDK loads with the first connection, not with the manager
     from mcp import types

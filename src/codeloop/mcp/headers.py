@@ -16,9 +16,9 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from codeloop.mcp.config import ServerConfig
-from codeloop.procs import child_env, run_bounded
-from codeloop.settings import user_dirs
+from codeloop.mcp.server_config import ServerConfig
+from codeloop.settings.settings_files import user_dirs
+from codeloop.system.procs import child_env, run_bounded
 
 HELPER_SECONDS = 10.0
 _CREDENTIAL_PARTS = frozenset(

@@ -11,10 +11,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from codeloop.mcp.config import ConfigError, ServerConfig
+from codeloop.mcp.server_config import ConfigError, ServerConfig
 from codeloop.mcp.setup import oauth_factory, timeouts_from_env
 from codeloop.mcp.sources import McpApproval, project_approval
-from codeloop.settings import load_settings
+from codeloop.settings.settings_files import load_settings
 
 if TYPE_CHECKING:
     from codeloop.mcp.connection import Connection

@@ -17,7 +17,7 @@ from codeloop.types import ContentBlock, ImageBlock, Message, TextBlock
 
 if TYPE_CHECKING:
     from codeloop.mcp.connection import Connection
-    from codeloop.mcp.manager import McpManager
+    from codeloop.mcp.server_manager import McpManager
 
 _COMMAND = re.compile(r"/(mcp__[A-Za-z0-9_-]+?__[A-Za-z0-9_-]+)(?:\s+(.*))?\Z", re.DOTALL)
 _MENTION = re.compile(r"(?<![^\s(\[{\"'])@([A-Za-z0-9_-]+):(\S+)")

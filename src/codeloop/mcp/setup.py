@@ -7,15 +7,15 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from codeloop.env_values import milliseconds
-from codeloop.mcp.config import ServerConfig, Timeouts
-from codeloop.mcp.policy import McpPolicy, allowed_servers
+from codeloop.mcp.server_config import ServerConfig, Timeouts
+from codeloop.mcp.server_policy import McpPolicy, allowed_servers
 from codeloop.mcp.sources import McpApproval, approval_hint, configured_servers
+from codeloop.system.env_values import milliseconds
 
 if TYPE_CHECKING:
     import httpx
 
-    from codeloop.mcp.manager import McpManager
+    from codeloop.mcp.server_manager import McpManager
     from codeloop.mcp.tunnel import Tunnel
 
 DEFAULT_CONNECT_MS = 30_000
@@ -53,8 +53,8 @@ def session_mcp(
         warnings += blocked
     if not servers:
         return None
-    from codeloop.mcp.manager import McpManager  # a session without servers never loads it
-    from codeloop.mcp.search import search_mode
+    from codeloop.mcp.server_manager import McpManager  # a session without servers never loads it
+    from codeloop.mcp.tool_search import search_mode
 
     return McpManager(
         servers,

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from codeloop.errors import UsageError
-from codeloop.jsonfile import JsonFileError, read_json_object, write_json_atomic
-from codeloop.mcp.config import ConfigError, ServerConfig, parse_server, parse_servers
-from codeloop.settings import Settings, user_dirs
+from codeloop.mcp.server_config import ConfigError, ServerConfig, parse_server, parse_servers
+from codeloop.settings.settings_files import Settings, user_dirs
+from codeloop.system.jsonfile import JsonFileError, read_json_object, write_json_atomic
 
 Scope = Literal["local", "project", "user"]
 SCOPES: tuple[Scope, ...] = ("local", "project", "user")

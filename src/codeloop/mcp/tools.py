@@ -18,10 +18,10 @@ from typing import Any
 from mcp import types
 from mcp.shared.exceptions import McpError
 
-from codeloop.aio import unless_aborted
 from codeloop.mcp.connection import Connection, ServerLost, describe, every
 from codeloop.mcp.names import tool_name
 from codeloop.models.base import ToolSpec
+from codeloop.system.aio import unless_aborted
 from codeloop.tools.base import ToolContext, ToolInputError, ToolResult
 from codeloop.types import ImageBlock, TextBlock
 

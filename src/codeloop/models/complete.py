@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from codeloop.aio import Aborted, IdleTimeout, Stalled, unless_aborted, watched
 from codeloop.events import Event, Notice, RequestEnd, Retrying
 from codeloop.models.assembler import MessageAssembler
 from codeloop.models.base import (
@@ -24,6 +23,7 @@ from codeloop.models.base import (
     describe,
 )
 from codeloop.models.retry import Attempts, Fallback, GiveUp, RetryPolicy
+from codeloop.system.aio import Aborted, IdleTimeout, Stalled, unless_aborted, watched
 from codeloop.types import Usage
 
 CallModel = Callable[[ModelRequest], AsyncIterator[StreamEvent]]

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from codeloop.hook_handlers import Judge, parse_verdict
+from codeloop.hooks.hook_handlers import Judge, parse_verdict
 from codeloop.permissions.rules import Rule
 from codeloop.types import Message, TextBlock
 

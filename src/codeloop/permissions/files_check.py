@@ -16,10 +16,10 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from codeloop.paths import VCS_DIRS
 from codeloop.permissions import paths
 from codeloop.permissions.decision import Behavior, Decision, Scope
 from codeloop.permissions.rules import EDIT_TOOLS, Rule, RuleBook
+from codeloop.store.data_paths import VCS_DIRS
 
 # How many entries a Grep's check walks looking for denied files under its root.
 REACH_LIMIT = 20_000

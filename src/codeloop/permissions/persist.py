@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from codeloop.jsonfile import JsonFileError, read_json_object, write_json_atomic
+from codeloop.system.jsonfile import JsonFileError, read_json_object, write_json_atomic
 
 
 class PersistError(OSError):

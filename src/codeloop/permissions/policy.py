@@ -29,7 +29,7 @@ from codeloop.permissions.decision import Behavior, Decision, Scope
 from codeloop.permissions.files_check import decide_files, file_targets
 from codeloop.permissions.persist import add_allow_rules, remove_rule
 from codeloop.permissions.rules import Rule, RuleBook, RuleError, domain_matches, fold
-from codeloop.settings_safety import Problems, misspelt
+from codeloop.settings.settings_safety import Problems, misspelt
 from codeloop.tool_names import canonical
 from codeloop.tools.base import AnyTool, ToolContext, Workspace
 from codeloop.tools.input import ToolInput, wire_input
@@ -37,7 +37,7 @@ from codeloop.tools.permission import PermissionDecision
 
 if TYPE_CHECKING:
     from codeloop.permissions.auto_mode import AutoMode, Verdict
-    from codeloop.settings import RuleSet
+    from codeloop.settings.settings_files import RuleSet
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"]
 PERMISSION_MODES: tuple[PermissionMode, ...] = (
@@ -72,8 +72,8 @@ def settings_rules(
     rule_sets: Iterable[RuleSet], project: Path, tools: Collection[str]
 ) -> dict[str, list[Rule]]:
     """Every settings file's rules by behaviour, each tagged with its file (loading checked
-    their syntax: settings.py). Relative path rules are relative to the folder that holds the
-    file's .claude/ or .codeloop/ (inline --settings: the project).
+    their syntax: settings/settings_files.py). Relative path rules are relative to the folder
+    that holds the file's .claude/ or .codeloop/ (inline --settings: the project).
 
     A deny or ask rule whose tool is a misspelling of one of `tools` (`bash(rm:*)`) would
     match nothing: UnsafeSettingsError, as for any restriction that cannot be read."""

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
-from codeloop.env_values import milliseconds
+from codeloop.system.env_values import milliseconds
 
 SIGNALS = ("metrics", "logs", "traces")
 EXPORTERS = ("otlp", "console")

@@ -34,7 +34,7 @@ from codeloop.events import (
     ToolStarted,
 )
 from codeloop.models.catalog import cost_usd
-from codeloop.paths import codeloop_home
+from codeloop.store.data_paths import codeloop_home
 from codeloop.telemetry.activity import (
     EDIT_TOOLS,
     is_commit,

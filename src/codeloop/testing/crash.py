@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from codeloop.repair import INTERRUPTED_BY_EXIT
+from codeloop.store.repair import INTERRUPTED_BY_EXIT
 from codeloop.testing.fake_server import FakeModelServer
 from codeloop.testing.history_check import history_problems
 from codeloop.testing.scenario import Scenario, turn

@@ -37,7 +37,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
-from codeloop.testing import otlp_json
+from codeloop.testing import otlp_json_reader
 from codeloop.testing.loopback_http import LoopbackHttp, OwnedServer
 
 Attributes = dict[str, Any]
@@ -142,7 +142,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             reply = receiver.take(self.path, data, {k.lower(): v for k, v in self.headers.items()})
-        except (KeyError, DecodeError, otlp_json.OtlpJsonError) as exc:
+        except (KeyError, DecodeError, otlp_json_reader.OtlpJsonError) as exc:
             self._refuse(400, f"cannot take {self.path}: {exc!r}")
             return
         self.send_response(200)
@@ -209,7 +209,7 @@ class OtlpReceiver:
 
     def _decode(self, data: bytes, message: type[M]) -> M:
         if self.encoding == "json":
-            return otlp_json.parse(data, message)
+            return otlp_json_reader.parse(data, message)
         return message.FromString(data)
 
     def _encode(self, reply: Message) -> bytes:

@@ -1,7 +1,7 @@
 """TaskOutput and TaskStop: read what a background shell wrote since the last look, and stop
 it (Claude Code's names; the earlier BashOutput, KillShell and KillBash reach them as aliases,
 with their `bash_id` / `shell_id` and BashOutput's `filter`). The shells themselves live in
-tools/background.py; Bash starts them (`run_in_background`).
+workspace/background.py; Bash starts them (`run_in_background`).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
-from codeloop.tools.background import BackgroundShell
 from codeloop.tools.base import Tool, ToolContext, ToolResult
 from codeloop.tools.input import Arg, ToolInput
+from codeloop.workspace.background import BackgroundShell
 
 MAX_WAIT_MS = 600_000
 DEFAULT_WAIT_MS = 30_000

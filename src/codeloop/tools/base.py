@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from codeloop.events import Event
 from codeloop.models.base import ToolSpec
-from codeloop.tool_workspace import FileInstructions, ResultLimits
-from codeloop.tool_workspace import Workspace as Workspace  # where the tools look for it
 from codeloop.tools.input import ToolInput, input_schema, parse_input
 from codeloop.tools.input import ToolInputError as ToolInputError  # where callers look for it
 from codeloop.types import ImageBlock, TextBlock
+from codeloop.workspace.tool_workspace import FileInstructions, ResultLimits
+from codeloop.workspace.tool_workspace import Workspace as Workspace  # where the tools look for it
 
 if TYPE_CHECKING:
-    from codeloop.hooks import HookOutcome
+    from codeloop.hooks.hook_runner import HookOutcome
 
 
 InputT = TypeVar("InputT", bound=ToolInput)

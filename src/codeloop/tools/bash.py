@@ -2,7 +2,7 @@
 
 Each call is a fresh `bash -c` in its own process group, so a timeout or an abort can kill
 everything the command started, and the group dies with codeloop however codeloop ends
-(reaper.py, `kill -9` included). The working directory still persists between calls: an EXIT
+(system/reaper.py, `kill -9` included). The working directory still persists between calls: an EXIT
 trap writes the shell's final directory to a temp file (so it survives `exit` in the command
 and never mixes with the output), and the next call starts there. With a sandbox
 (permissions/sandbox.py) the same shell runs under bubblewrap, the temp file bound into it. A
@@ -23,9 +23,9 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 
-from codeloop.aio import unless_aborted
-from codeloop.procs import DRAIN_SECONDS, child_env, kill_group, signal_group
-from codeloop.reaper import REAPER
+from codeloop.system.aio import unless_aborted
+from codeloop.system.procs import DRAIN_SECONDS, child_env, kill_group, signal_group
+from codeloop.system.reaper import REAPER
 from codeloop.tools.base import ProgressFn, Tool, ToolContext, ToolResult
 from codeloop.tools.input import Arg, ToolInput
 

@@ -36,7 +36,7 @@ from codeloop.events import (
     ToolProgress,
     ToolStarted,
 )
-from codeloop.hooks import HookOutcome, Hooks, tool_response, updated_text
+from codeloop.hooks.hook_runner import HookOutcome, Hooks, tool_response, updated_text
 from codeloop.text import CHARS_PER_TOKEN
 from codeloop.tool_names import canonical
 from codeloop.tools.base import (

@@ -3,7 +3,7 @@
 The output is `cat -n` style (number right-aligned to 6 columns, a tab, the line) because models
 trained on Claude Code quote from it when they Edit. Every refusal says what to do instead. A
 successful read, whole or partial, records the file's size and content hash in the workspace
-(tools/file_stamp.py): Write and Edit only touch files the model has seen in their current state.
+(file_stamp.py): Write and Edit only touch files the model has seen in their current state.
 
 A partial read (offset and limit, or a page) hashes the whole file too: a write replaces the
 whole file and an Edit may match anywhere in it, so a change the page did not show must count;
@@ -46,9 +46,9 @@ from codeloop.text import (
     token_weight,
 )
 from codeloop.tools.base import Tool, ToolContext, ToolResult
-from codeloop.tools.file_stamp import ContentHash
 from codeloop.tools.input import Arg, ToolInput
 from codeloop.types import ImageBlock, TextBlock
+from codeloop.workspace.file_stamp import ContentHash
 
 DEFAULT_LIMIT = 2000
 READ_BLOCK_BYTES = 64 * 1024  # a file's lines are decoded this many at once

@@ -1,7 +1,7 @@
 """Write and Edit: change files only as the model last saw them, and never leave one half-written.
 
 An existing file may be changed only after this session Read it and while its content (size and
-hash, tools/file_stamp.py) still matches that read or the session's own last write: otherwise the
+hash, file_stamp.py) still matches that read or the session's own last write: otherwise the
 model would overwrite edits made by the user or a formatter that it has never seen. The bytes
 checked are the bytes changed: each writer reads the file once, for both. Every change goes to a
 temporary file in the same directory, then `os.replace`s the original, so a crash leaves the old
@@ -28,9 +28,9 @@ from codeloop.text import (
     number_line,
 )
 from codeloop.tools.base import Tool, ToolContext, ToolResult, Workspace
-from codeloop.tools.file_stamp import FileStamp, stamp_of
 from codeloop.tools.input import Arg, ToolInput
 from codeloop.tools.patch import change_data
+from codeloop.workspace.file_stamp import FileStamp, stamp_of
 
 # Lines of unchanged context shown around an edit, and the most lines an edit snippet shows.
 SNIPPET_CONTEXT = 3

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from codeloop.tools.base import Tool, ToolContext, ToolResult, Workspace
-from codeloop.tools.file_stamp import ContentHash
 from codeloop.tools.files_write import atomic_write, read_to_change
 from codeloop.tools.input import Arg, ToolInput
 from codeloop.types import ImageBlock, TextBlock
+from codeloop.workspace.file_stamp import ContentHash
 
 if TYPE_CHECKING:
     from nbformat import NotebookNode

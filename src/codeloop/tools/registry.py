@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from codeloop.env_values import flag
 from codeloop.models.base import ToolSpec
+from codeloop.system.env_values import flag
 from codeloop.tools.base import AnyTool, Tool, ToolContext, ToolResult
 from codeloop.tools.services import ToolServices
 
@@ -46,10 +46,10 @@ BUILTINS: tuple[tuple[str, str], ...] = (
 ON_DEMAND: tuple[tuple[str, str], ...] = (
     ("Skill", "codeloop.tools.skill:SkillTool"),
     ("WebSearch", "codeloop.tools.web_search:WebSearchTool"),
-    ("TaskCreate", "codeloop.tools.task_list:TaskCreateTool"),
-    ("TaskGet", "codeloop.tools.task_list:TaskGetTool"),
-    ("TaskUpdate", "codeloop.tools.task_list:TaskUpdateTool"),
-    ("TaskList", "codeloop.tools.task_list:TaskListTool"),
+    ("TaskCreate", "codeloop.tools.task_tools:TaskCreateTool"),
+    ("TaskGet", "codeloop.tools.task_tools:TaskGetTool"),
+    ("TaskUpdate", "codeloop.tools.task_tools:TaskUpdateTool"),
+    ("TaskList", "codeloop.tools.task_tools:TaskListTool"),
     ("TeamCreate", "codeloop.tools.team:TeamCreateTool"),
     ("SendMessage", "codeloop.tools.team:SendMessageTool"),
 )

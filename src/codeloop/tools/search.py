@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, ClassVar, Literal
 
-from codeloop.aio import unless_aborted
-from codeloop.paths import VCS_DIRS
+from codeloop.store.data_paths import VCS_DIRS
+from codeloop.system.aio import unless_aborted
 from codeloop.text import truncate_middle
 from codeloop.tools.base import Tool, ToolContext, ToolResult
 from codeloop.tools.input import Arg, ToolInput

@@ -113,7 +113,7 @@ async def inject_shell(
     """Run each !`command` of a skill or command body and put its output in its place (once,
     not re-scanned). `may_run` decides each command (the permission policy); a refused or
     failing one raises ShellFailed, as Claude Code aborts the skill."""
-    from codeloop.procs import child_env, run_bounded
+    from codeloop.system.procs import child_env, run_bounded
 
     pieces = shell_commands(text)
     if not pieces:

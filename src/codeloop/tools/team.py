@@ -1,6 +1,6 @@
 """TeamCreate and SendMessage: Claude Code's agent team tools (offered only with
 CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS). The lead creates its team, spawns teammates with the
-Agent tool (`name` + `team_name`, teams.py), and everyone talks through the mailboxes
+Agent tool (`name` + `team_name`, teammates.py), and everyone talks through the mailboxes
 (team_mail.py): a message to an idle teammate wakes it; the lead's arrive as its next prompt.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar
 
-from codeloop.team_mail import LEAD
+from codeloop.teams.team_mail import LEAD
 from codeloop.tools.base import Tool, ToolContext, ToolResult
 from codeloop.tools.input import Arg, ToolInput
 

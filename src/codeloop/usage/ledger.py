@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from codeloop.context.tokens import BLOCK_OVERHEAD, result_tokens
-from codeloop.costs import costs_by_model, total_cost_usd, usage_by_model
-from codeloop.transcript import API_REQUEST, COMPACT_BOUNDARY, Transcript, read_transcript
+from codeloop.store.transcript import API_REQUEST, COMPACT_BOUNDARY, Transcript, read_transcript
 from codeloop.types import Usage, message_from_dict
+from codeloop.usage.costs import costs_by_model, total_cost_usd, usage_by_model
 from codeloop.usage.segments import Segment
 
 Line = dict[str, Any]

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Protocol
 
 from codeloop.cli.render.json_lines import JsonRenderer, StreamJsonRenderer, StructuredResult
-from codeloop.cli.render.report import SessionView
-from codeloop.cli.render.text import TextRenderer
+from codeloop.cli.render.run_report import SessionView
+from codeloop.cli.render.text_renderer import TextRenderer
 from codeloop.events import Event, LoopEnd
 
 

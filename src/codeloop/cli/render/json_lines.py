@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol
 
 from codeloop._version import __version__
-from codeloop.cli.render.report import SUBTYPES, SessionView, StderrReport
+from codeloop.cli.render.run_report import SUBTYPES, SessionView, StderrReport
 from codeloop.deps import CallModel
 from codeloop.events import (
     AssistantTurn,
@@ -34,7 +34,7 @@ from codeloop.events import (
 )
 from codeloop.models.base import KeepAlive, ModelRequest, StreamEvent
 from codeloop.models.wire_events import anthropic_event
-from codeloop.transcript import assistant_message
+from codeloop.store.transcript import assistant_message
 from codeloop.types import Message, block_to_dict, new_uuid
 
 Emit = Callable[[dict[str, Any]], None]

@@ -13,8 +13,8 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from codeloop.hook_config import HookCallback, HookCommand, HookMatcher, HooksConfig
-from codeloop.hook_events import EVENTS
+from codeloop.hooks.hook_config import HookCallback, HookCommand, HookMatcher, HooksConfig
+from codeloop.hooks.hook_events import EVENTS
 from codeloop.permissions.policy import (
     PERMISSION_MODES,
     Answer,

@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from codeloop.errors import UsageError
-from codeloop.mcp.config import ServerConfig, parse_servers
+from codeloop.mcp.server_config import ServerConfig, parse_servers
 from codeloop.options import Options
 
 SDK_SCOPE = "sdk"

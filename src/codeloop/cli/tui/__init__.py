@@ -53,7 +53,7 @@ def _run_terminal(options: Options, first: str | None, early: EarlyPrompt, *, co
     from codeloop.cli.tui.app import TerminalUI
     from codeloop.cli.tui.presenter import Presenter
     from codeloop.commands import default_registry
-    from codeloop.paths import codeloop_home
+    from codeloop.store.data_paths import codeloop_home
 
     columns = os.get_terminal_size(sys.stdout.fileno()).columns
     presenter = Presenter(options.cwd or Path.cwd(), columns, color)

@@ -16,7 +16,7 @@ from codeloop.cli.tui.presenter import Presenter
 from codeloop.commands import CommandContext, CommandError, Registry, Submit, parse, run_command
 
 if TYPE_CHECKING:
-    from codeloop.mcp.config import ServerConfig
+    from codeloop.mcp.server_config import ServerConfig
     from codeloop.options import Options
     from codeloop.permissions.policy import Answer, PermissionRequest
     from codeloop.session import Session
@@ -215,7 +215,7 @@ def _awaiting_approval(options: Options) -> list[ServerConfig]:
     import os
 
     from codeloop.mcp.sources import McpApproval, awaiting_approval
-    from codeloop.settings import load_settings
+    from codeloop.settings.settings_files import load_settings
 
     env = os.environ if options.env is None else options.env
     cwd = _cwd(options)
