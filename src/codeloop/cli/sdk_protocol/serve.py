@@ -291,15 +291,28 @@ class _Unsupported(Exception):
 
 
 def _read_stdin(loop: asyncio.AbstractEventLoop, frames: asyncio.Queue[bytes | None]) -> None:
-    """Lines of stdin, read in a thread (any stdin: a pipe, a file, a terminal)."""
-    stream = sys.stdin.buffer
+    """Lines of stdin, read in a thread (any stdin: a pipe, a file, a terminal).
+
+    From the file descriptor, not `sys.stdin.buffer`: a thread blocked in a buffered read holds
+    the buffer's lock, and a process ending while the SDK still holds stdin open (a session that
+    could not start) then aborts in the interpreter's shutdown ("could not acquire lock for
+    <stdin>", SIGABRT) instead of exiting with its status."""
+
+    def put(line: bytes | None) -> None:
+        loop.call_soon_threadsafe(frames.put_nowait, line)
 
     def read() -> None:
-        with contextlib.suppress(OSError, ValueError, RuntimeError):
-            for line in stream:
-                loop.call_soon_threadsafe(frames.put_nowait, line)
+        with contextlib.suppress(OSError, ValueError, AttributeError, RuntimeError):
+            fd = sys.stdin.fileno()
+            pending = b""
+            while chunk := os.read(fd, 1 << 16):
+                *lines, pending = (pending + chunk).split(b"\n")
+                for line in lines:
+                    put(line)
+            if pending:
+                put(pending)
         with contextlib.suppress(RuntimeError):  # the loop may be gone already
-            loop.call_soon_threadsafe(frames.put_nowait, None)
+            put(None)
 
     threading.Thread(target=read, name="sdk-stdin", daemon=True).start()
 
