@@ -61,7 +61,6 @@ from codeloop.permissions.policy import (
     split_rules,
 )
 from codeloop.permissions.rules import Rule, RuleError
-from codeloop.permissions.sandbox import sandbox_for
 from codeloop.session import Session
 from codeloop.session_config import DEFAULT_SUBAGENT_MAX_TURNS, SessionConfig
 from codeloop.settings.settings_apply import (
@@ -71,6 +70,7 @@ from codeloop.settings.settings_apply import (
     unsupported_report,
 )
 from codeloop.settings.settings_files import Settings, config_sources, load_settings, user_dirs
+from codeloop.shell.sandbox import sandbox_for
 from codeloop.store.data_paths import codeloop_home
 from codeloop.store.resume import Opened, open_transcript
 from codeloop.store.session_store import SessionStore

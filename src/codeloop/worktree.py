@@ -19,7 +19,7 @@ from pathlib import Path
 
 from codeloop.errors import CodeloopError
 from codeloop.hooks.hook_runner import HookOutcome
-from codeloop.permissions.git_check import protective_env
+from codeloop.shell.git_check import protective_env
 from codeloop.system.procs import GitError, git
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")

@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil  # type: ignore[import-untyped]
 import pytest
 
-from codeloop.permissions.sandbox import probe
+from codeloop.shell.sandbox import probe
 from codeloop.store.transcript import read_transcript
 from codeloop.testing.fake_server import FakeModelServer
 from codeloop.testing.history_check import history_problems

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from codeloop.permissions.sandbox import probe
+from codeloop.shell.sandbox import probe
 from codeloop.testing.fake_server import FakeModelServer
 from codeloop.testing.scenario import Scenario, tool_use, turn
 from tests.e2e.cli import PROVIDER_MODELS, provider_env, run_cli

@@ -23,12 +23,12 @@ from pathlib import Path
 
 import pytest
 
-from codeloop.permissions import git_check, readonly, scripts
-from codeloop.permissions.argv_spec import Spec
-from codeloop.permissions.bash_parse import parse_command
-from codeloop.permissions.readonly import is_read_only_command
-from codeloop.permissions.sandbox import Sandbox, probe
-from codeloop.permissions.shell import command_name, unwrap
+from codeloop.shell import git_check, readonly, scripts
+from codeloop.shell.argv_spec import Spec
+from codeloop.shell.bash_parse import parse_command
+from codeloop.shell.command_effects import command_name, unwrap
+from codeloop.shell.readonly import is_read_only_command
+from codeloop.shell.sandbox import Sandbox, probe
 from codeloop.testing.shell_cases import READ_ONLY, shell_world
 from codeloop.tools.base import ToolContext, Workspace
 from codeloop.tools.bash import BashTool

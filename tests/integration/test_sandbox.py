@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from codeloop.permissions.sandbox import Sandbox, probe, sandbox_for
+from codeloop.shell.sandbox import Sandbox, probe, sandbox_for
 from codeloop.tools.base import ToolContext, ToolResult, Workspace
 from codeloop.tools.bash import BashTool
 

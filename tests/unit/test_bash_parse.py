@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codeloop.permissions.bash_parse import Assignment, Redirect, SimpleCommand, parse_command
-from codeloop.permissions.readonly import (
+from codeloop.shell.bash_parse import Assignment, Redirect, SimpleCommand, parse_command
+from codeloop.shell.readonly import (
     READ_ONLY_COMMANDS,
     argv_problem,
     is_read_only_command,
@@ -499,7 +499,7 @@ def test_bash_runs_nothing_the_parse_missed(command: str, tmp_path: Path) -> Non
 
 
 def test_import_does_not_load_the_grammar() -> None:
-    code = "import sys, codeloop.permissions.bash_parse; print('tree_sitter' in sys.modules)"
+    code = "import sys, codeloop.shell.bash_parse; print('tree_sitter' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

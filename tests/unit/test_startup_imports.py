@@ -51,8 +51,8 @@ NOT_AT_START = (
     "codeloop.tools.bash",
     "codeloop.mcp.server_manager",
     "codeloop.permissions.bash_check",
-    "codeloop.permissions.bash_parse",
-    "codeloop.permissions.git_check",
+    "codeloop.shell.bash_parse",
+    "codeloop.shell.git_check",
     "codeloop.commands",
     "codeloop.extensions.frontmatter",
 )

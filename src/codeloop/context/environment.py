@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from codeloop.permissions.git_env import protective_env
+from codeloop.shell.git_env import protective_env
 from codeloop.store.data_paths import find_repo_root
 from codeloop.system.procs import run_bounded
 

@@ -33,7 +33,7 @@ def nested_skills_exist(cwd: Path) -> bool:
     tool though it starts with none). git's index and ignore rules keep this one quick call;
     a folder outside git is not searched. Under the protective config: the repository must
     not get to run a program of its own (core.fsmonitor) by being opened."""
-    from codeloop.permissions.git_env import protective_env
+    from codeloop.shell.git_env import protective_env
 
     listing = ["ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", _NESTED]
     argv = ["git", "--no-optional-locks", *listing]

@@ -1,5 +1,5 @@
-"""Who may do what: permission modes and decisions, Claude Code's rule syntax, the parsed
-shell, file checks, the sandbox.
+"""Who may do what: permission modes and decisions, Claude Code's rule syntax, the checks of a
+Bash line and of file paths, which credentials a pipeline can reach, "allow always".
 
-It imports the tools' seam (tools/base.py) to judge a call, and nothing above it.
+It sits above tools/ (it decides tool calls) and reads shell/ for what a command does.
 """

@@ -1,8 +1,8 @@
 """Decide a Bash command on its real parse: every simple command it runs must be allowed.
 
-Order for each command (wrappers taken off, see shell.py), as in Claude Code: deny rules (on the
-command however it is spelled, and on every path it names or writes) → ask rules →
-bypassPermissions → what cannot be judged (dynamic command names, privilege wrappers, risky
+Order for each command (wrappers taken off, see shell/command_effects.py), as in Claude Code:
+deny rules (on the command however it is spelled, and on every path it names or writes) → ask
+rules → bypassPermissions → what cannot be judged (dynamic command names, privilege wrappers, risky
 variables, unknown or outside write targets, a git repository whose own config names programs)
 → plan mode → allow rules → read-only commands (readonly.py) → acceptEdits' file commands → ask.
 A redirection's target is judged apart, like a Write of that path: an allow rule for the
@@ -30,30 +30,31 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from codeloop.permissions import feeds, paths, ripgrep
-from codeloop.permissions.argv_spec import ArgvError
-from codeloop.permissions.bash_parse import (
+from codeloop.permissions import feeds, paths
+from codeloop.permissions.decision import Behavior, Decision, Scope, combine
+from codeloop.permissions.files_check import denied_under
+from codeloop.shell import ripgrep
+from codeloop.shell.argv_spec import ArgvError
+from codeloop.shell.bash_parse import (
     Assignment,
     ParsedCommand,
     SimpleCommand,
     parse_command,
 )
-from codeloop.permissions.decision import Behavior, Decision, Scope, combine
-from codeloop.permissions.files_check import denied_under
-from codeloop.permissions.git_check import (
+from codeloop.shell.command_effects import Invocation, Word, command_name, path_uses, unwrap
+from codeloop.shell.git_check import (
     git_directories,
     git_problem,
     needs_repository,
     repository_problem,
 )
-from codeloop.permissions.readonly import (
+from codeloop.shell.readonly import (
     ARGUMENTS_NOT_FILES,
     RISKY_VARIABLE,
     assignment_problem,
     line_problem,
     simple_command_problem,
 )
-from codeloop.permissions.shell import Invocation, Word, command_name, path_uses, unwrap
 
 # Commands acceptEdits runs without asking when all they write is inside the workspace.
 ACCEPT_EDITS_COMMANDS = frozenset({"mkdir", "touch", "cp", "mv"})

@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from codeloop.permissions import paths
-from codeloop.permissions.bash_parse import ParsedCommand, SimpleCommand, parse_command
-from codeloop.permissions.git_check import ask_git, repository_problem
-from codeloop.permissions.shell import command_name, unwrap
+from codeloop.shell.bash_parse import ParsedCommand, SimpleCommand, parse_command
+from codeloop.shell.command_effects import command_name, unwrap
+from codeloop.shell.git_check import ask_git, repository_problem
 
 __all__ = ["fed_credentials", "substituted_credentials"]
 

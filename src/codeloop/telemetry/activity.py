@@ -102,7 +102,7 @@ def is_pull_request(command: str) -> bool:
 
 def _commands(command: str) -> list[list[str]]:
     """The simple commands bash would run for the line, as words (a real shell parse)."""
-    from codeloop.permissions.bash_parse import parse_command
+    from codeloop.shell.bash_parse import parse_command
 
     return [c.argv for c in parse_command(command).commands if c.argv]
 

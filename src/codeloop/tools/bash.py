@@ -5,8 +5,8 @@ everything the command started, and the group dies with codeloop however codeloo
 (system/reaper.py, `kill -9` included). The working directory still persists between calls: an EXIT
 trap writes the shell's final directory to a temp file (so it survives `exit` in the command
 and never mixes with the output), and the next call starts there. With a sandbox
-(permissions/sandbox.py) the same shell runs under bubblewrap, the temp file bound into it. A
-line whose git commands only read runs them under protective config (permissions/git_check.py).
+(shell/sandbox.py) the same shell runs under bubblewrap, the temp file bound into it. A
+line whose git commands only read runs them under protective config (shell/git_check.py).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from codeloop.tools.base import ProgressFn, Tool, ToolContext, ToolResult
 from codeloop.tools.input import Arg, ToolInput
 
 if TYPE_CHECKING:
-    from codeloop.permissions.sandbox import Sandbox
+    from codeloop.shell.sandbox import Sandbox
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -97,7 +97,7 @@ class BashTool(Tool[BashInput]):
 
     def is_read_only(self, args: BashInput) -> bool:
         """Decided on a real parse: every command read-only, no writes, nothing unparsed."""
-        from codeloop.permissions.readonly import is_read_only_command
+        from codeloop.shell.readonly import is_read_only_command
 
         return is_read_only_command(args.command)
 
@@ -105,7 +105,7 @@ class BashTool(Tool[BashInput]):
         """Every call is judged on its parse first (the permission check): load the checker
         (permissions.policy imports it with the first Bash call) and the grammar."""
         importlib.import_module("codeloop.permissions.bash_check")
-        from codeloop.permissions.readonly import is_read_only_command
+        from codeloop.shell.readonly import is_read_only_command
 
         is_read_only_command("true")
 
@@ -214,8 +214,8 @@ def _wrap(command: str, cwd_file: str, env_file: Path | None = None) -> str:
 
 def _git_protected(command: str, env: dict[str, str]) -> dict[str, str]:
     """A line whose git commands only read runs them with configuration that keeps git from
-    running programs the repository names (permissions/git_check.py)."""
-    from codeloop.permissions.git_check import needs_protection, protective_env
+    running programs the repository names (shell/git_check.py)."""
+    from codeloop.shell.git_check import needs_protection, protective_env
 
     return protective_env(env) if needs_protection(command) else env
 

@@ -17,10 +17,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from codeloop.permissions import ripgrep
-from codeloop.permissions.argv_spec import ArgvError
-from codeloop.permissions.bash_parse import Assignment, Redirect, SimpleCommand
-from codeloop.permissions.scripts import script_files
+from codeloop.shell import ripgrep
+from codeloop.shell.argv_spec import ArgvError
+from codeloop.shell.bash_parse import Assignment, Redirect, SimpleCommand
+from codeloop.shell.scripts import script_files
 
 Word = tuple[str, bool]  # text, dynamic (bash still expands it)
 

@@ -9,7 +9,8 @@ and awk programs are read (scripts.py); git has its own module (git_check.py).
 
 Programs are named bare or by an absolute path in a standard system directory (`/usr/bin/grep`
 is grep; `./grep` and `~/bin/grep` may be anything). Wrappers that only change how a command
-runs (`timeout`, `nice`, `env A=1`, `command`, `xargs`, ...) are looked through (shell.py).
+runs (`timeout`, `nice`, `env A=1`, `command`, `xargs`, ...) are looked through
+(command_effects.py).
 """
 
 from __future__ import annotations
@@ -17,24 +18,24 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from codeloop.permissions import ripgrep
-from codeloop.permissions.argv_spec import Args, ArgvError, Spec, parse
-from codeloop.permissions.bash_parse import (
+from codeloop.shell import ripgrep
+from codeloop.shell.argv_spec import Args, ArgvError, Spec, parse
+from codeloop.shell.bash_parse import (
     Assignment,
     ParsedCommand,
     Redirect,
     SimpleCommand,
     parse_command,
 )
-from codeloop.permissions.git_check import git_problem
-from codeloop.permissions.scripts import SECRET_NAME, awk_problem, sed_problem
-from codeloop.permissions.shell import (
+from codeloop.shell.command_effects import (
     SCHEDULING_WRAPPERS,
     SELF_DESCRIBING,
     WRITE_OPS,
     command_name,
     unwrap,
 )
+from codeloop.shell.git_check import git_problem
+from codeloop.shell.scripts import SECRET_NAME, awk_problem, sed_problem
 
 __all__ = [
     "ARGUMENTS_NOT_FILES",

@@ -22,8 +22,8 @@ import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from codeloop.permissions.argv_spec import ArgvError, Spec, parse, short_option_in
-from codeloop.permissions.git_env import PROTECTIVE_CONFIG, protective_env
+from codeloop.shell.argv_spec import ArgvError, Spec, parse, short_option_in
+from codeloop.shell.git_env import PROTECTIVE_CONFIG, protective_env
 
 __all__ = [
     "GIT_READ_ONLY_SUBCOMMANDS",
@@ -41,8 +41,8 @@ GitCheck = Callable[[Sequence[str]], "str | None"]
 def needs_protection(command: str) -> bool:
     """Does this line run git only read-only? Then it runs under `protective_env` (a line that
     also commits keeps its hooks: that git command was approved as a writer)."""
-    from codeloop.permissions.bash_parse import parse_command
-    from codeloop.permissions.shell import command_name, unwrap
+    from codeloop.shell.bash_parse import parse_command
+    from codeloop.shell.command_effects import command_name, unwrap
 
     gits = []
     for cmd in parse_command(command).commands:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from codeloop.permissions.argv_spec import Args, Spec, parse
+from codeloop.shell.argv_spec import Args, Spec, parse
 
 __all__ = ["Search", "search"]
 
