@@ -333,7 +333,11 @@ READ_ONLY_COMMANDS: Mapping[str, ArgvCheck | None] = {
     **dict.fromkeys(_ANY_ARGUMENTS),
     "sort": _with(
         _SORT,
-        _refuse(("-o", "writes its output to a file"), ("--compress-program", "runs a program")),
+        _refuse(
+            ("-o", "writes its output to a file"),
+            ("--compress-program", "runs a program"),
+            ("--files0-from", "reads every file the list names, whatever they are"),
+        ),
     ),
     "uniq": _with(_UNIQ, _at_most(1, "the file it writes")),
     "tree": _with(_TREE, _refuse(("-o", "writes a file"), ("-R", "writes 00Tree.html files"))),

@@ -706,6 +706,8 @@ MUST_ASK = [
     "git diff --name-only | xargs cat",
     "git ls-files | grep -rh ssh | xargs cat",
     "git ls-files | sort --files0-from=a.txt | xargs cat",
+    "sort --files0-from=a.txt",
+    "sort -u --files0-from a.txt",
     "git ls-files | head -c 20 | xargs cat",
     "echo f | xargs cat < a.txt",
     "echo f | xargs -a a.txt cat",
