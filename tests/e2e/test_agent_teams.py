@@ -64,24 +64,30 @@ def test_a_teammate_kept_working_by_teammate_idle_reports_to_the_lead(tmp_path: 
         "team_name": "docs",
     }
     sent = {"to": "team-lead", "message": "intro.md is written", "summary": "intro done"}
-    scenario = Scenario(
+    # One script per conversation (keyed by what each one's messages say), so the lead's and
+    # the teammate's requests, which race, each get their own next turn whatever the order.
+    lead = Scenario(
         turns=(
             turn(tool_use("TeamCreate", {"team_name": "docs", "description": "the docs"})),
             turn(tool_use("Agent", spawn)),
-            # The lead's answer and the teammate's first one race: the same text for both.
             turn("Working on it."),
-            turn("Working on it."),
-            # TeammateIdle refused the idle: the teammate goes on, alone now.
-            turn(tool_use("TaskCreate", {"subject": "Write the intro", "description": "md"})),
-            turn(tool_use("Write", {"file_path": "intro.md", "content": "# Intro\n"})),
-            turn(tool_use("SendMessage", sent)),
-            # The lead (woken by the message) and the teammate race again.
-            turn("Noted."),
+            # Woken by the teammate's message.
             turn("Noted."),
             # The teammate went idle: the lead's last prompt is its idle note.
             turn("All done."),
         )
     )
+    writer = Scenario(
+        turns=(
+            turn("Working on it."),
+            # TeammateIdle refused the idle: the teammate goes on.
+            turn(tool_use("TaskCreate", {"subject": "Write the intro", "description": "md"})),
+            turn(tool_use("Write", {"file_path": "intro.md", "content": "# Intro\n"})),
+            turn(tool_use("SendMessage", sent)),
+            turn("Noted."),
+        )
+    )
+    scenario = {"write the docs": lead, "You are writer, a teammate": writer}
     (result,), bodies = run_all(
         project,
         tmp_path,

@@ -13,6 +13,7 @@ import shlex
 import subprocess
 import sys
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -60,14 +61,14 @@ def make_project(tmp_path: Path) -> Path:
 def run_all(
     project: Path,
     tmp_path: Path,
-    scenario: Scenario,
+    scenario: Scenario | Mapping[str, Scenario],
     invocations: list[list[str]],
     *,
     provider: str = "anthropic",
     extra_env: dict[str, str] | None = None,
 ) -> tuple[list[CliRun], list[dict[str, Any]]]:
-    """`codeloop ARGS --model M` for each invocation, all served from one scenario; the runs
-    and the request bodies the server received."""
+    """`codeloop ARGS --model M` for each invocation, all served from one scenario (or one per
+    conversation, see FakeModelServer); the runs and the request bodies the server received."""
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     with FakeModelServer(scenario) as server:
