@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
-from codeloop.builder import build_session
 from codeloop.cli.sdk_protocol.callbacks import callback_command, permission_prompt
-from codeloop.cli.sdk_protocol.turns import Conversation
+from codeloop.cli.sdk_protocol.turns import SdkConversation
+from codeloop.frontdoor import Conversation, Responder
 from codeloop.hooks.hook_config import HookMatcher as _Matcher
 from codeloop.messages import Message, ResultMessage, parse_message
 from codeloop.options import Options
@@ -33,7 +33,7 @@ from codeloop.tools.function import FunctionTool
 from codeloop.types import new_uuid
 
 if TYPE_CHECKING:
-    from codeloop.session import Session
+    pass
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,7 @@ class Client:
         self._tools = list(tools)
         self._schema = checked_schema(output_schema) if output_schema is not None else None
         self._partial = include_partial_messages
-        self._conversation: Conversation | None = None
+        self._conversation: SdkConversation | None = None
         self._messages: asyncio.Queue[Message | BaseException] = asyncio.Queue()
         self._turn: asyncio.Task[None] | None = None
 
@@ -138,28 +138,32 @@ class Client:
         options = self.options
         if options.cwd is None:
             options = _with_cwd(options)
-        session = await build_session(options)
+        conversation = await Conversation.open(options, stream_events=self._partial)
         try:
-            self._conversation = self._converse(session)
+            self._conversation = self._converse(conversation)
         except BaseException:  # the MCP servers the builder started stop with it
-            await session.aclose()
+            await conversation.close()
             raise
 
-    def _converse(self, session: Session) -> Conversation:
-        """The built session with the caller's tools, callbacks and output schema."""
+    def _converse(self, conversation: Conversation) -> SdkConversation:
+        """The opened session with the caller's tools, callbacks and output schema."""
+        session = conversation.session
         policy = session.config.policy
         for function_tool in self._tools:
             session.builtin_tools[function_tool.name] = function_tool
         if self._tools:  # the caller's own functions: allowed unless a deny rule says no
             policy.add_rules("allow", [t.name for t in self._tools], "the Python API's tools")
         if self._can_use_tool is not None:
-            policy.ask_user = permission_prompt(_decider(self._can_use_tool), policy)
+            decide = _decider(self._can_use_tool)
+            conversation.respond(Responder(permission=permission_prompt(decide, policy)))
         if session.hooks is not None and self._hooks:
             session.hooks.add(_hook_config(self._hooks))
         structured = StructuredOutput(self._schema) if self._schema is not None else None
         if structured is not None:
             structured.attach(session)
-        return Conversation(session, self._emit, partial=self._partial, structured=structured)
+        return SdkConversation(
+            conversation, self._emit, partial=self._partial, structured=structured
+        )
 
     def _emit(self, data: dict[str, Any]) -> None:
         message = parse_message(data)
@@ -170,7 +174,7 @@ class Client:
     def session_id(self) -> str:
         return self._live().session.session_id
 
-    def _live(self) -> Conversation:
+    def _live(self) -> SdkConversation:
         if self._conversation is None:
             raise RuntimeError("the client is not connected: call connect() or query() first")
         return self._conversation
@@ -207,7 +211,7 @@ class Client:
 
     async def interrupt(self) -> None:
         if self._conversation is not None and self._conversation.running:
-            self._conversation.session.interrupt()
+            self._conversation.conversation.interrupt()
 
     async def set_permission_mode(self, mode: str) -> None:
         await self.connect()
@@ -230,7 +234,7 @@ class Client:
             await self.interrupt()
             await asyncio.gather(self._turn, return_exceptions=True)
         if self._conversation is not None:
-            await self._conversation.session.aclose()
+            await self._conversation.conversation.close()
             self._conversation = None
 
     async def __aenter__(self) -> Client:

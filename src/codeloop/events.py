@@ -10,7 +10,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from codeloop.types import Message, ModelRequest, ToolResultBlock, ToolUseBlock, Usage
+from codeloop.types import (
+    Message,
+    ModelRequest,
+    StreamEvent,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
 
 ContinueReason = Literal[
     "next_turn",
@@ -82,6 +89,15 @@ class SubAgent:
     built_in: bool = True
     # Names its sidechain transcript (`<session>/subagents/agent-<id>.jsonl`).
     agent_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelStreamed:
+    """One event of the main conversation's model stream as it arrived, for a face that shows
+    the raw stream (stream-json's --include-partial-messages); only when the session was
+    opened to stream them (Session.stream_events)."""
+
+    event: StreamEvent
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,6 +309,7 @@ class TodosChanged:
 Event = (
     RequestStart
     | RequestEnd
+    | ModelStreamed
     | TextDelta
     | ThinkingDelta
     | AssistantTurn

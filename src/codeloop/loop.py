@@ -34,6 +34,7 @@ from codeloop.events import (
     Event,
     LoopEnd,
     MediaRemoved,
+    ModelStreamed,
     Notice,
     RequestEnd,
     RequestStart,
@@ -49,6 +50,7 @@ from codeloop.model_switch import switched
 from codeloop.models.assembler import MessageAssembler
 from codeloop.models.base import (
     BlockDelta,
+    KeepAlive,
     MediaError,
     ModelError,
     ModelRequest,
@@ -118,6 +120,9 @@ class LoopParams:
     # The tool definitions to send, asked before each turn's request (MCP servers change
     # theirs, tool search loads more); None: every tool's spec.
     offered_tools: Callable[[], Awaitable[Sequence[ToolSpec]]] | None = None
+    # Each event of the model's stream goes out as it comes (ModelStreamed), before what the
+    # loop makes of it: a face showing the raw stream asks for it.
+    stream_events: bool = False
 
 
 @dataclass(frozen=True)
@@ -392,6 +397,8 @@ async def _stream(
             if isinstance(event, Stalled):
                 yield Notice("warning", f"the model has sent nothing for {event.seconds:g} s")
                 continue
+            if run.params.stream_events and not isinstance(event, KeepAlive):
+                yield ModelStreamed(event)
             block = assembler.feed(event)
             if isinstance(event, BlockDelta):
                 if event.kind == "text":

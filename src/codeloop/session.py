@@ -22,6 +22,7 @@ from codeloop.deps import CallModel, LoopDeps, TrimOnly
 from codeloop.events import (
     Event,
     LoopEnd,
+    ModelStreamed,
     Notice,
     RequestEnd,
     SubAgent,
@@ -141,6 +142,9 @@ class Session:
         self.subagent_runs: list[SubagentRun] = []
         # How the model's questions (AskUserQuestion) reach a person: a UI sets `.ask`.
         self.questions: QuestionChannel = QuestionChannel()
+        # The main conversation's raw model stream as events too (ModelStreamed), for a face
+        # that shows it; the front door sets it (frontdoor.Conversation).
+        self.stream_events = False
 
     async def start_servers(self) -> bool:
         """Wait for the MCP servers the builder started (the first prompt does otherwise);
@@ -242,8 +246,16 @@ class Session:
             self._observe(observer, observer.prompt, message)
         messages = (*self.messages, message, *added)
         budget = parse_budget_marker(prompt) or self.config.token_budget
-        params = self.run_params(messages, token_budget=budget, model=model or self.config.model)
+        params = self.run_params(
+            messages,
+            token_budget=budget,
+            model=model or self.config.model,
+            stream_events=self.stream_events,
+        )
         async for event in query_loop(params, self.run_deps()):
+            if isinstance(event, ModelStreamed):  # the face's alone: nothing keeps or observes it
+                yield event
+                continue
             if (failed := self._persist(event)) is not None:
                 yield failed
             if self.checkpoints is not None and isinstance(event, UserTurn | LoopEnd):

@@ -327,15 +327,86 @@ class ModelRequest:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+# --- the model's normalized stream (models/base: every provider's wire format becomes it) ---
+
+
+@dataclass(frozen=True, slots=True)
+class MessageStart:
+    id: str
+    model: str
+    usage: Usage
+    type: Literal["message_start"] = "message_start"
+
+
+@dataclass(frozen=True, slots=True)
+class BlockStart:
+    index: int
+    # The block as it opens: text/thinking empty, tool_use with id and name and empty input.
+    block: ContentBlock
+    type: Literal["block_start"] = "block_start"
+
+
+DeltaKind = Literal["text", "input_json", "thinking", "signature"]
+
+
+@dataclass(frozen=True, slots=True)
+class BlockDelta:
+    index: int
+    kind: DeltaKind
+    value: str
+    type: Literal["block_delta"] = "block_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class BlockStop:
+    index: int
+    type: Literal["block_stop"] = "block_stop"
+
+
+@dataclass(frozen=True, slots=True)
+class MessageDelta:
+    stop_reason: StopReason | None
+    usage: Usage
+    stop_sequence: str | None = None
+    type: Literal["message_delta"] = "message_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class MessageStop:
+    type: Literal["message_stop"] = "message_stop"
+
+
+@dataclass(frozen=True, slots=True)
+class KeepAlive:
+    """Bytes came that carry no content (a ping, a comment, part of an event): the stream is
+    alive, whatever the watchdog thought. Everything but the watchdog ignores it."""
+
+    type: Literal["keep_alive"] = "keep_alive"
+
+
+StreamEvent = (
+    MessageStart | BlockStart | BlockDelta | BlockStop | MessageDelta | MessageStop | KeepAlive
+)
+
+
 __all__ = [
+    "BlockDelta",
+    "BlockStart",
+    "BlockStop",
     "ContentBlock",
+    "DeltaKind",
     "ImageBlock",
+    "KeepAlive",
     "LastEncoded",
     "Message",
+    "MessageDelta",
+    "MessageStart",
+    "MessageStop",
     "ModelRequest",
     "RedactedThinkingBlock",
     "Role",
     "StopReason",
+    "StreamEvent",
     "TextBlock",
     "ThinkingBlock",
     "ToolResultBlock",

@@ -10,12 +10,10 @@ import os
 import signal
 import sys
 import time
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TextIO
 
 from codeloop.cli.args import unsupported_flags
 from codeloop.cli.render import renderer_for
-from codeloop.cli.render.json_lines import StreamJsonRenderer
 from codeloop.errors import UsageError
 from codeloop.events import Event, LoopEnd
 from codeloop.types import Message, TextBlock, Usage
@@ -24,7 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
     from codeloop.cli.headless_commands import Expanded
-    from codeloop.session import Session
+    from codeloop.frontdoor import Conversation
     from codeloop.structured_output import StructuredOutput
 
 
@@ -58,15 +56,17 @@ def _read_text(stdin: TextIO) -> str:
 
 
 async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
-    from codeloop.builder import build_session
     from codeloop.cli.args import session_options
+    from codeloop.frontdoor import Conversation
 
     structured = schema_output(args)
-    session = await build_session(session_options(args))
+    partial = args.output_format == "stream-json" and args.include_partial_messages
+    conversation = await Conversation.open(session_options(args), stream_events=partial)
+    session = conversation.session
     try:
-        fit_session(session, args, structured)
+        fit_session(conversation, args, structured)
     except BaseException:
-        await session.aclose()
+        await conversation.close()
         raise
 
     from codeloop.models.factory import DEFAULT_MODELS
@@ -83,9 +83,7 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
         structured=structured,
         partial=args.include_partial_messages,
     )
-    if isinstance(out, StreamJsonRenderer):
-        session.deps = replace(session.deps, call_model=out.tap(session.deps.call_model))
-    _install_interrupt(session)
+    _install_interrupt(conversation)
     end: LoopEnd | None = None
     try:
         for trigger in _setup_triggers(args):
@@ -95,11 +93,11 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
             async for event in session.start():
                 out.event(event)
             return 0
-        if not await session.start_servers():  # the init line lists them as they came up
+        if not await conversation.start_servers():  # the init line lists them as they came up
             print("codeloop: interrupted", file=sys.stderr)
             return 130
         if args.output_format == "stream-json":  # the init line lists every slash command
-            list_slash_commands(session)
+            conversation.list_commands()
         out.start()
         # The command registry loads for a `/` prompt only.
         expanded = await _expand(session, prompt) if prompt.startswith("/") else None
@@ -109,20 +107,19 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
         else:
             submit = expanded.submit if expanded is not None else None
             events = (
-                session.submit(prompt)
+                conversation.prompt(prompt)
                 if submit is None
-                else session.submit(
+                else conversation.prompt(
                     submit.prompt, attachments=submit.attachments, model=submit.model
                 )
             )
             end = await _rendered(events, out)
             # An agent team's lead: what its teammates send is its next prompt, until none
             # is working and nothing waits (teammates.py).
-            roster = session.workspace.roster
-            while (sent := await roster.lead_turn(session.abort_event)) is not None:
-                end = await _rendered(session.submit(sent), out) or end
+            while (sent := await conversation.teammate_prompt()) is not None:
+                end = await _rendered(conversation.prompt(sent), out) or end
     finally:
-        await session.aclose()
+        await conversation.close()
     assert end is not None
     return out.finish(end, time.monotonic() - started)
 
@@ -148,14 +145,6 @@ async def _expand(session: Any, prompt: str) -> Expanded:
     return expanded
 
 
-def list_slash_commands(session: Session) -> None:
-    """Every slash command (built-in, custom, MCP prompts) in the inventory, for the init
-    line of stream-json and of the SDK protocol."""
-    from codeloop.commands import default_registry
-
-    session.inventory["slash_commands"] = [c.name for c in default_registry().commands(session)]
-
-
 def schema_output(args: argparse.Namespace) -> StructuredOutput | None:
     """--json-schema, checked before anything starts."""
     if args.json_schema is None:
@@ -166,29 +155,16 @@ def schema_output(args: argparse.Namespace) -> StructuredOutput | None:
 
 
 def fit_session(
-    session: Session, args: argparse.Namespace, structured: StructuredOutput | None
+    conversation: Conversation, args: argparse.Namespace, structured: StructuredOutput | None
 ) -> None:
     """What the flags change on a built session: the tools offered (--tools), the structured
     answer's tool (--json-schema), and a warning for each flag codeloop does not act on."""
     if args.tools is not None:
-        keep_tools(session, args.tools)
+        conversation.keep_tools(args.tools)
     for flag in unsupported_flags(args):
         print(f"codeloop: warning: {flag} is not supported; ignored", file=sys.stderr)
     if structured is not None:
-        structured.attach(session)
-
-
-def keep_tools(session: Session, spec: str) -> None:
-    """--tools: "default" keeps every built-in tool, "" none, else the ones listed."""
-    if spec.strip() == "default":
-        return
-    names = [name.strip() for name in spec.replace(" ", ",").split(",") if name.strip()]
-    unknown = [name for name in names if name not in session.builtin_tools]
-    if unknown:
-        known = ", ".join(session.builtin_tools)
-        raise UsageError(f"--tools: unknown tool {unknown[0]!r} (tools: {known})")
-    for name in [n for n in session.builtin_tools if n not in names]:
-        del session.builtin_tools[name]
+        structured.attach(conversation.session)
 
 
 def _setup_triggers(args: argparse.Namespace) -> list[str]:
@@ -196,7 +172,7 @@ def _setup_triggers(args: argparse.Namespace) -> list[str]:
     return [*triggers, "maintenance"] if args.maintenance else triggers
 
 
-def _install_interrupt(session: Any) -> None:
+def _install_interrupt(conversation: Conversation) -> None:
     """First Ctrl+C stops the run cleanly (every tool call gets a result); a second exits now."""
     loop = asyncio.get_running_loop()
     pressed = False
@@ -204,12 +180,13 @@ def _install_interrupt(session: Any) -> None:
     def on_sigint() -> None:
         nonlocal pressed
         if pressed:
-            if session.transcript is not None:
+            transcript = conversation.session.transcript
+            if transcript is not None:
                 with contextlib.suppress(OSError):
-                    session.transcript.close()  # synced now: the exit would not wait
+                    transcript.close()  # synced now: the exit would not wait
             os._exit(130)
         pressed = True
-        session.interrupt()
+        conversation.interrupt()
 
     # Not the main thread, or a platform without signal handlers: Ctrl+C keeps its default.
     with contextlib.suppress(NotImplementedError, RuntimeError):

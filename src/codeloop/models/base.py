@@ -8,77 +8,22 @@ its failures into the errors below, so the loop never knows which server it talk
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Protocol
 
-from codeloop.types import ContentBlock, StopReason, Usage
-from codeloop.types import ModelRequest as ModelRequest  # the seam's request, where clients look
+from codeloop.types import BlockDelta as BlockDelta  # the seam's vocabulary, where clients look
+from codeloop.types import BlockStart as BlockStart
+from codeloop.types import BlockStop as BlockStop
+from codeloop.types import DeltaKind as DeltaKind
+from codeloop.types import KeepAlive as KeepAlive
+from codeloop.types import MessageDelta as MessageDelta
+from codeloop.types import MessageStart as MessageStart
+from codeloop.types import MessageStop as MessageStop
+from codeloop.types import ModelRequest as ModelRequest
+from codeloop.types import StreamEvent as StreamEvent
 from codeloop.types import ToolSpec as ToolSpec
 
 # What every request of a session repeats: its system prompt and its tools (encoded once).
 Prompt = tuple[str, tuple[ToolSpec, ...]]
-
-
-# --- normalized stream events ------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class MessageStart:
-    id: str
-    model: str
-    usage: Usage
-    type: Literal["message_start"] = "message_start"
-
-
-@dataclass(frozen=True, slots=True)
-class BlockStart:
-    index: int
-    # The block as it opens: text/thinking empty, tool_use with id and name and empty input.
-    block: ContentBlock
-    type: Literal["block_start"] = "block_start"
-
-
-DeltaKind = Literal["text", "input_json", "thinking", "signature"]
-
-
-@dataclass(frozen=True, slots=True)
-class BlockDelta:
-    index: int
-    kind: DeltaKind
-    value: str
-    type: Literal["block_delta"] = "block_delta"
-
-
-@dataclass(frozen=True, slots=True)
-class BlockStop:
-    index: int
-    type: Literal["block_stop"] = "block_stop"
-
-
-@dataclass(frozen=True, slots=True)
-class MessageDelta:
-    stop_reason: StopReason | None
-    usage: Usage
-    stop_sequence: str | None = None
-    type: Literal["message_delta"] = "message_delta"
-
-
-@dataclass(frozen=True, slots=True)
-class MessageStop:
-    type: Literal["message_stop"] = "message_stop"
-
-
-@dataclass(frozen=True, slots=True)
-class KeepAlive:
-    """Bytes came that carry no content (a ping, a comment, part of an event): the stream is
-    alive, whatever the watchdog thought. Everything but the watchdog ignores it."""
-
-    type: Literal["keep_alive"] = "keep_alive"
-
-
-StreamEvent = (
-    MessageStart | BlockStart | BlockDelta | BlockStop | MessageDelta | MessageStop | KeepAlive
-)
 
 
 # --- errors the loop can act on ----------------------------------------------------------

@@ -13,26 +13,24 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from codeloop._version import __version__
 from codeloop.cli.render.run_report import SUBTYPES, SessionView, StderrReport
-from codeloop.deps import CallModel
 from codeloop.events import (
     AssistantTurn,
     CompactBoundary,
     Compacting,
     Event,
     LoopEnd,
+    ModelStreamed,
     Notice,
     RequestEnd,
-    RequestStart,
     Retrying,
     SubAgent,
     UserTurn,
 )
-from codeloop.models.base import KeepAlive, ModelRequest, StreamEvent
 from codeloop.models.wire_events import anthropic_event
 from codeloop.store.transcript import assistant_message
 from codeloop.types import Message, block_to_dict, new_uuid
@@ -147,8 +145,8 @@ class JsonRenderer:
 
 
 class StreamJsonRenderer(JsonRenderer):
-    """`partial`: also each model stream's events as they arrive (--include-partial-messages),
-    through `tap`."""
+    """`partial`: also the main conversation's model stream, event by event as it arrives
+    (--include-partial-messages: the session streams them as ModelStreamed)."""
 
     def __init__(
         self,
@@ -160,9 +158,6 @@ class StreamJsonRenderer(JsonRenderer):
     ) -> None:
         super().__init__(session, emit, structured=structured)
         self.partial = partial
-        # The next model stream belongs to the main conversation: it follows a RequestStart
-        # of the main loop (sub-agents' and summaries' streams are not shown).
-        self._main_request = False
         session.observers.append(_SubagentLines(self))
 
     def start(self) -> None:
@@ -202,8 +197,17 @@ class StreamJsonRenderer(JsonRenderer):
             self.emit(_status(None, session_id))
         if isinstance(event, AssistantTurn | UserTurn):
             self.emit(message_line(event, session_id))
-        elif isinstance(event, RequestStart):
-            self._main_request = True
+        elif isinstance(event, ModelStreamed):
+            if self.partial:
+                self.emit(
+                    {
+                        "type": "stream_event",
+                        "uuid": new_uuid(),
+                        "session_id": session_id,
+                        "event": anthropic_event(event.event),
+                        "parent_tool_use_id": None,
+                    }
+                )
         elif isinstance(event, Retrying):
             self.emit(
                 {
@@ -251,28 +255,6 @@ class StreamJsonRenderer(JsonRenderer):
                 }
             )
         super().event(event)
-
-    def tap(self, call_model: CallModel) -> CallModel:
-        """`call_model`, with the main conversation's stream events emitted as they pass."""
-        if not self.partial:
-            return call_model
-
-        async def tapped(request: ModelRequest) -> AsyncIterator[StreamEvent]:
-            main, self._main_request = self._main_request, False
-            async for event in call_model(request):
-                if main and not isinstance(event, KeepAlive):
-                    self.emit(
-                        {
-                            "type": "stream_event",
-                            "uuid": new_uuid(),
-                            "session_id": self.session.session_id,
-                            "event": anthropic_event(event),
-                            "parent_tool_use_id": None,
-                        }
-                    )
-                yield event
-
-        return tapped
 
 
 class _SubagentLines:

@@ -22,12 +22,12 @@ import threading
 from typing import Any
 
 from codeloop.cli.args import session_options
-from codeloop.cli.headless import fit_session, list_slash_commands, schema_output
+from codeloop.cli.headless import fit_session, schema_output
 from codeloop.cli.render.json_lines import CLAUDE_CODE_VERSION, write_line
 from codeloop.cli.sdk_protocol.callbacks import callback_hooks, permission_prompt
 from codeloop.cli.sdk_protocol.channel import Channel, ControlError
 from codeloop.cli.sdk_protocol.initialize import from_initialize
-from codeloop.cli.sdk_protocol.turns import Conversation
+from codeloop.cli.sdk_protocol.turns import SdkConversation
 from codeloop.errors import CodeloopError, UsageError
 from codeloop.structured_output import StructuredOutput, checked_schema
 
@@ -51,7 +51,7 @@ class SdkServer:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.channel = Channel(write_line)
-        self.conversation: Conversation | None = None
+        self.conversation: SdkConversation | None = None
         self.prompts: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         self.failure: CodeloopError | None = None
         # What initialize asked for that the session took (its answer confirms each).
@@ -82,7 +82,7 @@ class SdkServer:
                 task.cancel()
             await asyncio.gather(reading, *self._handlers.values(), return_exceptions=True)
             if self.conversation is not None:
-                await self.conversation.session.aclose()
+                await self.conversation.conversation.close()
         if self.failure is not None:
             raise self.failure
         # A turn that failed (not one that was interrupted) is the process's failure too.
@@ -152,7 +152,7 @@ class SdkServer:
 
     # --- the session -----------------------------------------------------------------------
 
-    async def ensure_session(self, init: dict[str, Any] | None) -> Conversation | None:
+    async def ensure_session(self, init: dict[str, Any] | None) -> SdkConversation | None:
         """The conversation, built once, on first need (None once building failed); `init`
         is the SDK's initialize request, which must come before anything built the session."""
         async with self._building:
@@ -163,8 +163,8 @@ class SdkServer:
             self.conversation = await self._build(init)
             return self.conversation
 
-    async def _build(self, init: dict[str, Any] | None) -> Conversation | None:
-        from codeloop.builder import build_session
+    async def _build(self, init: dict[str, Any] | None) -> SdkConversation | None:
+        from codeloop.frontdoor import Conversation, Responder
 
         args = self.args
         try:
@@ -176,22 +176,25 @@ class SdkServer:
                 self.applied, schema = from_initialize(options, init)
                 if schema is not None:
                     structured = StructuredOutput(checked_schema(schema))
-            session = await build_session(options)
+            conversation = await Conversation.open(
+                options, stream_events=args.include_partial_messages
+            )
         except CodeloopError as exc:
             self.failure = exc
             self.prompts.put_nowait(_EOF)
             return None
+        session = conversation.session
         try:
-            fit_session(session, args, structured)
+            fit_session(conversation, args, structured)
         except CodeloopError as exc:
             self.failure = exc
             self.prompts.put_nowait(_EOF)
-            await session.aclose()
+            await conversation.close()
             return None
-        policy = session.config.policy
         prompt_tool = args.permission_prompt_tool
         if prompt_tool == "stdio":
-            policy.ask_user = permission_prompt(self._decide, policy)
+            policy = session.config.policy
+            conversation.respond(Responder(permission=permission_prompt(self._decide, policy)))
         elif prompt_tool:
             print(
                 f"codeloop: warning: --permission-prompt-tool {prompt_tool}: only stdio is "
@@ -203,9 +206,9 @@ class SdkServer:
             session.hooks.add(hooks)
         for text in warnings:
             print(f"codeloop: warning: {text}", file=sys.stderr)
-        list_slash_commands(session)  # initialize's answer lists them
-        return Conversation(
-            session,
+        conversation.list_commands()  # initialize's answer lists them
+        return SdkConversation(
+            conversation,
             write_line,
             partial=args.include_partial_messages,
             structured=structured,
@@ -272,7 +275,7 @@ class SdkServer:
         session = conversation.session
         if subtype == "interrupt":
             if conversation.running:
-                session.interrupt()
+                conversation.conversation.interrupt()
             return {"still_queued": []}
         if subtype == "set_permission_mode":
             return {"mode": conversation.set_permission_mode(request.get("mode"))}
@@ -332,7 +335,7 @@ def _agents(flag: str | None, given: Any) -> str | None:
     return json.dumps(merged) if merged or flag else None
 
 
-def _server_info(conversation: Conversation) -> dict[str, Any]:
+def _server_info(conversation: SdkConversation) -> dict[str, Any]:
     """initialize's answer: what this session offers (the SDK's get_server_info())."""
     session = conversation.session
     inventory = session.inventory
