@@ -300,6 +300,27 @@ def test_read_deny_holds_for_grep_glob_and_shell_commands(project: Path) -> None
     assert unknown.behavior == "ask" and "$F" in unknown.reason
 
 
+def test_a_read_deny_over_a_tree_too_large_to_check_fails_closed(project: Path) -> None:
+    """A rule whose files may be anywhere (`**/*.pem`) over a tree with more entries than the
+    check walks: the recursive read is refused, never allowed for want of looking."""
+    from codeloop.permissions.paths import WALK_LIMIT
+
+    policy = Policy("default", ["Bash"], ["Read(**/*.pem)"], roots=[project])
+    assert decide(policy, "Grep", project, pattern="x", path="src").behavior == "allow"
+    big = project / "vendor"
+    per_dir = 1000
+    for d in range(WALK_LIMIT // per_dir + 1):
+        folder = big / f"d{d}"
+        folder.mkdir(parents=True)
+        for f in range(per_dir):
+            os.close(os.open(folder / f"f{f}.txt", os.O_CREAT | os.O_WRONLY))
+    grep = decide(policy, "Grep", project, pattern="x", path="vendor")
+    assert grep.behavior == "deny" and "too large to check" in grep.reason
+    shell = decide(policy, "Bash", project, command="grep -rn hunter vendor")
+    assert shell.behavior == "deny" and "too large to check" in shell.reason
+    assert decide(policy, "Grep", project, pattern="x", path="src").behavior == "allow"
+
+
 def test_mcp_and_other_tool_rules(project: Path) -> None:
     policy = Policy("default", ["mcp__github"], ["mcp__github__delete_repo"], roots=[project])
     assert decide_other(policy, "mcp__github__create_issue", project).behavior == "allow"

@@ -180,8 +180,8 @@ def _ruled(
             return Decision(behavior, f"`{label}` matches a {behavior} rule", rule, fix=fix)
         for top in trees:
             if (hit := denied_under(behavior, "Read", top, book)) is not None:
-                why = f"`{label}` reads {hit[1]} under {top}, which a {behavior} rule covers"
-                return Decision(behavior, why, hit[0], fix=fix)
+                why = f"`{label}` over {top} {hit.reaches(behavior)}"
+                return Decision(behavior, why, hit.rule, fix=fix)
         for tool, targets in (("Read", named), ("Edit", written)):
             for path in targets:
                 if (rule := book.path_rule(behavior, tool, path)) is not None:

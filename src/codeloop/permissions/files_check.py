@@ -11,18 +11,14 @@ the agent or run code, are asked unless an Edit allow rule covers them.
 from __future__ import annotations
 
 import itertools
-import os
 import shlex
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from codeloop.permissions import paths
 from codeloop.permissions.decision import Behavior, Decision, Scope
 from codeloop.permissions.rules import EDIT_TOOLS, Rule, RuleBook
-from codeloop.store.data_paths import VCS_DIRS
-
-# How many entries a Grep's check walks looking for denied files under its root.
-REACH_LIMIT = 20_000
 
 
 def file_targets(name: str, args: Any, cwd: Path, home: Path) -> list[Path] | None:
@@ -53,12 +49,10 @@ def decide_files(name: str, targets: list[Path], scope: Scope) -> Decision:
             if (rule := book.path_rule(behavior, name, path)) is not None:
                 return Decision(behavior, f"{name} on {path}: a {behavior} rule covers it", rule)
         if name == "Grep" and (hit := denied_under(behavior, name, targets[0], book)):
-            rule, path = hit
             return Decision(
                 behavior,
-                f"Grep over {targets[0]} would read {path}, which a {behavior} rule covers; "
-                "search a narrower path",
-                rule,
+                f"Grep over {targets[0]} {hit.reaches(behavior)}; search a narrower path",
+                hit.rule,
             )
     if scope.mode == "bypassPermissions":
         return Decision("allow", "bypassPermissions")
@@ -105,13 +99,28 @@ def _read_verdict(name: str, targets: list[Path], scope: Scope, rule: Rule | Non
     return Decision("allow", "read-only tool", rule)
 
 
-def denied_under(
-    behavior: Behavior, name: str, root: Path, book: RuleBook
-) -> tuple[Rule, Path] | None:
+@dataclass(frozen=True)
+class Covered:
+    """What a recursive read of a tree reaches that a path rule covers: `path`, a file the
+    rule matches, or (`unchecked`) the whole tree, too large to look through (paths.walk), so
+    it counts as reaching one: a rule never fails open on a big tree."""
+
+    rule: Rule
+    path: Path
+    unchecked: bool = False
+
+    def reaches(self, behavior: Behavior) -> str:
+        if self.unchecked:
+            return (
+                f"would read {self.path}, a tree of more than {paths.WALK_LIMIT:,} entries, too "
+                f"large to check for files a {behavior} rule covers"
+            )
+        return f"would read {self.path}, which a {behavior} rule covers"
+
+
+def denied_under(behavior: Behavior, name: str, root: Path, book: RuleBook) -> Covered | None:
     """A file under `root` that a path rule for tool `name` covers: a recursive search of
-    `root` would read it. A bounded walk (VCS directories skipped): past REACH_LIMIT entries it
-    gives up and finds nothing."""
-    seen = 0
+    `root` would read it. Only the part of the tree a rule can match is walked."""
     for rule in book.path_rules(behavior, name):
         pattern = book.pattern(rule)
         top = pattern.literal_root()
@@ -121,15 +130,12 @@ def denied_under(
             start = root
         else:
             continue
-        for directory, dirs, files in os.walk(start):
-            dirs[:] = [d for d in dirs if d not in VCS_DIRS]
-            for entry in (*dirs, *files):
-                seen += 1
-                path = Path(directory, entry)
-                if pattern.matches(path, loose=True):
-                    return rule, path
-            if seen > REACH_LIMIT:
-                return None
+        try:
+            for entry in paths.walk(start):
+                if pattern.matches(Path(entry.path), loose=True):
+                    return Covered(rule, Path(entry.path))
+        except paths.TreeTooLarge:
+            return Covered(rule, start, unchecked=True)
     return None
 
 

@@ -21,6 +21,7 @@ case-folded, so a look-alike spelling or a case-insensitive file system cannot s
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
 import shlex
@@ -123,6 +124,8 @@ def _balanced(spec: str) -> bool:
 
 def fold(text: str) -> str:
     """The loose form deny and ask rules compare: NFKC, case-folded, invisible marks removed."""
+    if text.isascii():  # the common case, and the same result: ASCII has no Cf character
+        return text.lower()
     text = unicodedata.normalize("NFKC", text).casefold()
     return "".join(c for c in text if unicodedata.category(c) != "Cf")
 
@@ -287,6 +290,7 @@ class PathPattern:
         return self.anchor.joinpath(*literal)
 
 
+@functools.lru_cache(maxsize=256)
 def _glob_regex(pattern: str) -> re.Pattern[str]:
     out = ""
     i = 0
