@@ -145,11 +145,11 @@ class TerminalUI(Controller):
         finally:
             self.closing = True
             if self.ready:
-                self.session.interrupt()
+                self.conversation.interrupt()
             opening.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await opening
-            session_id = self.session.session_id if self.ready else None
+            session_id = self.conversation.session_id if self.ready else None
             await self.close()
             out = self.presenter.take_output()
             if out:
@@ -562,11 +562,12 @@ class TerminalUI(Controller):
         def _cycle_mode(event: KeyPressEvent) -> None:
             if not self.ready:
                 return
-            policy = self.session.config.policy
-            cycle = (*MODE_CYCLE, *(("auto",) if policy.auto is not None else ()))
+            auto = self.session.config.policy.auto is not None  # the settings may disable it
+            cycle = (*MODE_CYCLE, *(("auto",) if auto else ()))
             cycle = (*cycle, "bypassPermissions") if self._bypass else cycle
-            index = cycle.index(policy.mode) if policy.mode in cycle else -1
-            policy.mode = cycle[(index + 1) % len(cycle)]
+            mode = self.conversation.mode
+            index = cycle.index(mode) if mode in cycle else -1
+            self.conversation.set_mode(cycle[(index + 1) % len(cycle)])
             self._refresh_status()
 
         @kb.add("c-o")
@@ -591,7 +592,7 @@ class TerminalUI(Controller):
     def _interrupt(self) -> None:
         """Esc: stop the turn; what was queued comes back into the input to edit."""
         if self.ready:
-            self.session.interrupt()
+            self.conversation.interrupt()
         if self.queued:
             while not self.queue.empty():
                 self.queue.get_nowait()

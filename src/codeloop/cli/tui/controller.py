@@ -1,7 +1,8 @@
 """What both interactive frontends (the terminal UI and the plain line mode) do the same way:
-build the session (and rebuild it for /clear, /resume, /model), run what the user typed — a
-slash command from the shared registry, or a prompt with its @-mentioned files — and feed
-every event to the presenter. The frontends differ only in how they draw and ask."""
+open the conversation through the front door (and open another for /clear, /resume, /model),
+run what the user typed — a slash command from the shared registry, or a prompt with its
+@-mentioned files — and feed every event to the presenter. The frontends differ only in how
+they draw and ask."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from codeloop.cli.tui.presenter import Presenter
 from codeloop.commands import CommandContext, CommandError, Registry, Submit, parse, run_command
 
 if TYPE_CHECKING:
+    from codeloop.frontdoor import Conversation
     from codeloop.mcp.server_config import ServerConfig
     from codeloop.options import Options
     from codeloop.permissions.policy import Answer, PermissionRequest
@@ -27,7 +29,7 @@ class Controller(ABC):
         self.options = options
         self.registry = registry
         self.presenter = presenter
-        self._session: Session | None = None
+        self._conversation: Conversation | None = None
         self.closing = False
         self.exit_status = 0
 
@@ -54,23 +56,29 @@ class Controller(ABC):
     @abstractmethod
     def exit(self) -> None: ...
 
-    # --- the session ----------------------------------------------------------------------
+    # --- the conversation -----------------------------------------------------------------
+
+    @property
+    def conversation(self) -> Conversation:
+        """What the UI drives: prompts, interrupts, the mode."""
+        if self._conversation is None:
+            raise RuntimeError("the session is not open yet")
+        return self._conversation
 
     @property
     def session(self) -> Session:
-        if self._session is None:
-            raise RuntimeError("the session is not open yet")
-        return self._session
+        """The session behind it, for what shows its state (footer, presenter, commands)."""
+        return self.conversation.session
 
     @property
     def ready(self) -> bool:
-        return self._session is not None
+        return self._conversation is not None
 
     async def open(self) -> None:
         if not self.options.strict_mcp_config:
             await self._approve_project_servers()
-        self._session = await self._build(self.options)
-        self._show_startup(self._session)
+        self._conversation = await self._open(self.options)
+        self._show_startup(self._conversation.session)
 
     async def _approve_project_servers(self) -> None:
         """The first time the project's `.mcp.json` brings a server, ask before it starts;
@@ -104,9 +112,10 @@ class Controller(ABC):
             self.presenter.note("info", f"Your answer about the project's MCP servers: {path}")
 
     async def reopen(self, changes: Mapping[str, Any]) -> None:
-        """A new session from the same options: `{}` a fresh one, `resume` an earlier one,
-        `model` another model (with `resume`: this conversation, continued)."""
-        old = self.session
+        """A new conversation from the same options, in the mode this one is in: `{}` a fresh
+        session, `resume` an earlier one, `model` another model (with `resume`: this
+        conversation, continued)."""
+        old = self.conversation
         options = dataclasses.replace(
             self.options,
             resume=changes.get("resume"),
@@ -114,22 +123,21 @@ class Controller(ABC):
             fork_session=False,
             session_id=None,
             model=changes.get("model", self.options.model),
-            permission_mode=old.config.policy.mode,
+            permission_mode=old.mode,
         )
-        new = await self._build(options)
+        new = await self._open(options)
         self.options = dataclasses.replace(options, resume=None)
-        self._session = new
-        await old.aclose()
+        self._conversation = new
+        await old.close()
 
-    async def _build(self, options: Options) -> Session:
+    async def _open(self, options: Options) -> Conversation:
         await asyncio.to_thread(_load_modules)
-        from codeloop.builder import build_session
+        from codeloop.frontdoor import Conversation, Responder
 
         # On the UI's loop: the MCP servers the builder starts live there.
-        session = await build_session(options)
-        session.config.policy.ask_user = self.ask
-        await session.start_servers()  # MCP: their prompts are commands from the start
-        return session
+        conversation = await Conversation.open(options, Responder(permission=self.ask))
+        await conversation.start_servers()  # MCP: their prompts are commands from the start
+        return conversation
 
     def _show_startup(self, session: Session) -> None:
         if session.messages:
@@ -183,7 +191,7 @@ class Controller(ABC):
         presenter.begin(shown)
         self.flush()
         try:
-            async for event in self.session.submit(
+            async for event in self.conversation.prompt(
                 submit.prompt,
                 attachments=submit.attachments,
                 model=submit.model,
@@ -200,9 +208,9 @@ class Controller(ABC):
         self.flush()
 
     async def close(self) -> None:
-        if self._session is not None:
-            session, self._session = self._session, None
-            await session.aclose()
+        if self._conversation is not None:
+            conversation, self._conversation = self._conversation, None
+            await conversation.close()
 
 
 def _cwd(options: Options) -> Path:
@@ -224,7 +232,8 @@ def _awaiting_approval(options: Options) -> list[ServerConfig]:
 
 
 def _load_modules() -> None:
-    """Off the UI's thread: the builder's modules (most of a session's), then the renderer's
-    (rich), so neither the prompt nor the first answer waits for them."""
+    """Off the UI's thread: the front door's and the builder's modules (most of a session's),
+    then the renderer's (rich), so neither the prompt nor the first answer waits for them."""
     import codeloop.builder
-    import codeloop.cli.tui.render  # noqa: F401
+    import codeloop.cli.tui.render
+    import codeloop.frontdoor  # noqa: F401

@@ -58,7 +58,7 @@ class PlainUI(Controller):
                     break
                 await self.handle(text)
         finally:
-            session_id = self.session.session_id
+            session_id = self.conversation.session_id
             await self.close()
             print(f"Session saved. Resume it with: codeloop -r {session_id}")
         return 0
