@@ -11,15 +11,9 @@ import sys
 from collections.abc import Callable, Sequence
 
 from codeloop._version import __version__
-from codeloop.cli.args import (
-    Parser,
-    add_mcp_flags,
-    add_permission_flags,
-    add_sdk_flags,
-    positive_amount,
-    positive_int,
-)
+from codeloop.cli.args import add_mcp_flags, add_sdk_flags
 from codeloop.errors import CodeloopError
+from codeloop.frontdoor.flags import Parser, add_permission_flags, positive_amount, positive_int
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 
