@@ -1,5 +1,45 @@
+"""`codeloop`, above every face: the console script and `python -m codeloop` start here. It
+picks the face the command line asks for (`codeloop batch ...`: the batch runner; anything
+else: the command line's own faces, codeloop.cli.main) and turns what escapes it into one line
+and an exit status, never a traceback. A face is imported only once it is the one to run, so
+start-up pays for that face alone."""
+
+from __future__ import annotations
+
 import sys
+from collections.abc import Sequence
 
-from codeloop.cli.main import main
+from codeloop.errors import CodeloopError
 
-sys.exit(main())
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _run(sys.argv[1:] if argv is None else list(argv))
+    except CodeloopError as exc:  # the user's to fix: one line, and its exit status
+        print(f"codeloop: {exc}", file=sys.stderr)
+        return exc.exit_status
+    except KeyboardInterrupt:  # Ctrl+C before the run installed its own handler
+        print("codeloop: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader of our output went away (`codeloop ... | head`)
+        sys.stderr.close()
+        return 141
+    except Exception as exc:  # a bug in codeloop: say so, and keep the details
+        from codeloop.cli.bugs import report_bug
+
+        print(report_bug(exc), file=sys.stderr)
+        return 1
+
+
+def _run(argv: list[str]) -> int:
+    if argv[:1] == ["batch"]:
+        from codeloop.batch.cli import run_batch
+
+        return run_batch(argv[1:])
+    from codeloop.cli.main import run_cli
+
+    return run_cli(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

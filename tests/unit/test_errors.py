@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from codeloop.__main__ import main
+from codeloop.batch import cli as batch_cli
 from codeloop.cli import headless
-from codeloop.cli.main import main
 from codeloop.errors import CodeloopError, ConfigError, SessionError, SessionNotFound, UsageError
 
 
@@ -27,15 +28,25 @@ def test_a_user_error_is_one_line_with_its_status(
     assert capsys.readouterr().err == "codeloop: no session to continue in /somewhere\n"
 
 
+# Every face the command line runs, `codeloop batch` (dispatched above the others) included.
+FACES = [(headless, "run_headless", ["-p", "hi"]), (batch_cli, "run_batch", ["batch", "t.jsonl"])]
+
+
+@pytest.mark.parametrize(("face", "run", "argv"), FACES, ids=["headless", "batch"])
 def test_an_unexpected_exception_is_a_bug_report_not_a_usage_error(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    face: object,
+    run: str,
+    argv: list[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     def broken(*_: object) -> int:
         raise ValueError("list index out of range in a place nobody expected")
 
     monkeypatch.setenv("CODELOOP_HOME", str(tmp_path))
-    monkeypatch.setattr(headless, "run_headless", broken)
-    assert main(["-p", "hi"]) == 1
+    monkeypatch.setattr(face, run, broken)
+    assert main(argv) == 1
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith("codeloop: internal error (ValueError: list index out of range")
     assert "bug in codeloop" in line

@@ -75,7 +75,7 @@ def test_a_headless_run_of_a_hosted_model_loads_only_what_its_first_request_need
         code = (
             "import contextlib, io, os\n"
             f"os.environ.update({env!r})\n"
-            "from codeloop.cli.main import main\n"
+            "from codeloop.__main__ import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             "    main(['-p', 'hi', '--model', 'anthropic:claude-sonnet-4-5'])\n"
         )

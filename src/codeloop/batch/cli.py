@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from codeloop.cli.args import Parser, add_permission_flags, positive_amount, positive_int
+from codeloop.frontdoor.flags import Parser, add_permission_flags, positive_amount, positive_int
 
 DESCRIPTION = """\
 Run many tasks, each headless in its own workspace (a clone of its repository at its ref),

@@ -1,4 +1,5 @@
-"""One task, start to end, in this process: its workspace, a headless session, its result.
+"""One task, start to end, in this process: its workspace, a headless conversation through the
+front door, its result.
 
 The same coroutine runs under the local worker pool and inside a Ray task. Whatever goes
 wrong — a repository that cannot be cloned, a model that is not configured, a crash — ends as
@@ -24,7 +25,7 @@ from codeloop.models.retry import RateLimiter
 from codeloop.system.procs import GitError
 
 if TYPE_CHECKING:
-    from codeloop.session import Session
+    from codeloop.frontdoor import Conversation
 
 
 @dataclass(frozen=True)
@@ -40,12 +41,13 @@ class RunConfig:
     keep_workspaces: bool = True
 
 
-async def open_session(
+async def open_conversation(
     task: Task, cwd: Path, config: RunConfig, limiter: RateLimiter | None
-) -> Session:
-    """The batch's only contact with how sessions are assembled: a headless session in `cwd`
-    whose model calls wait on the batch's shared limiter."""
-    from codeloop.builder import build_session
+) -> Conversation:
+    """The batch's only contact with how sessions are assembled: through the front door, a
+    headless session in `cwd` whose model calls wait on the batch's shared limiter. Nobody
+    answers what it asks: a call the rules leave to a person is denied."""
+    from codeloop.frontdoor import Conversation
     from codeloop.options import Options
 
     options = Options(
@@ -61,7 +63,7 @@ async def open_session(
         env={**os.environ, **config.env} if config.env else None,
         limiter=limiter,
     )
-    return await build_session(options)
+    return await Conversation.open(options)
 
 
 def new_result(task: Task, config: RunConfig) -> Result:
@@ -127,15 +129,16 @@ async def _run(
     if stop.is_set():
         result["status"] = "interrupted"
         return
-    session = await open_session(task, ws.path, config, limiter)
-    result["model"] = session.config.model
-    result["session_id"] = session.session_id
+    conversation = await open_conversation(task, ws.path, config, limiter)
+    result["model"] = conversation.model
+    result["session_id"] = conversation.session_id
+    session = conversation.session  # read only: what the result reports
     if session.transcript is not None:
         result["transcript"] = str(session.transcript.path)
     end: LoopEnd | None = None
-    interrupter = asyncio.ensure_future(_interrupt_on(stop, session))
+    interrupter = asyncio.ensure_future(_interrupt_on(stop, conversation))
     try:
-        async for event in session.submit(task.prompt):
+        async for event in conversation.prompt(task.prompt):
             if isinstance(event, Retrying):
                 result["retries"] += 1
             elif isinstance(event, Notice) and event.level != "info":
@@ -144,7 +147,7 @@ async def _run(
                 end = event
     finally:
         interrupter.cancel()
-        await session.aclose()
+        await conversation.close()
         result["turns"] = session.turns
         result["usage"] = session.usage.to_dict()
         result["cost_usd"] = round(session.cost_usd, 6)
@@ -161,6 +164,6 @@ async def _run(
         await asyncio.to_thread(workspace.remove, ws.path)
 
 
-async def _interrupt_on(stop: asyncio.Event, session: Session) -> None:
+async def _interrupt_on(stop: asyncio.Event, conversation: Conversation) -> None:
     await stop.wait()
-    session.interrupt()
+    conversation.interrupt()

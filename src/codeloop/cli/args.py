@@ -1,89 +1,16 @@
-"""Pieces every codeloop command line shares: one-line usage errors, checked numbers, and the
-permission flags (the same for one headless run and for every task of a batch)."""
+"""The `codeloop` command line's own flags (MCP servers, what the Agent SDKs pass) and the
+session they ask for; what it shares with `codeloop batch` is in frontdoor.flags."""
 
 from __future__ import annotations
 
 import argparse
 import os
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
+
+from codeloop.frontdoor.flags import positive_int
 
 if TYPE_CHECKING:
     from codeloop.options import Options
-
-# Claude Code's modes; manual is its alias for default (settings_apply).
-PERMISSION_MODES = (
-    "default",
-    "acceptEdits",
-    "plan",
-    "bypassPermissions",
-    "dontAsk",
-    "auto",
-    "manual",
-)
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        """One line, not the whole usage: the mistake and where to look."""
-        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
-
-
-def positive_amount(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an amount: {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError("must be more than 0")
-    return value
-
-
-def add_permission_flags(group: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    """--permission-mode, --settings, --sandbox, --allowedTools and --disallowedTools."""
-    group.add_argument(
-        "--permission-mode",
-        choices=PERMISSION_MODES,
-        default=None,
-        help="permission mode (default: the settings' defaultMode, else default)",
-    )
-    group.add_argument(
-        "--settings",
-        metavar="FILE_OR_JSON",
-        help="a settings file, or inline JSON, applied above every settings file",
-    )
-    group.add_argument(
-        "--sandbox",
-        action="store_true",
-        help="run Bash under bubblewrap: files read-only outside the workspace, no network",
-    )
-    group.add_argument(
-        "--allowedTools",
-        "--allowed-tools",
-        dest="allowed_tools",
-        action="append",
-        default=[],
-        metavar="TOOLS",
-        help='tools allowed without asking, e.g. "Bash Edit" (repeatable)',
-    )
-    group.add_argument(
-        "--disallowedTools",
-        "--disallowed-tools",
-        dest="disallowed_tools",
-        action="append",
-        default=[],
-        metavar="TOOLS",
-        help="tools never allowed (repeatable)",
-    )
 
 
 def add_mcp_flags(parser: argparse.ArgumentParser) -> None:

@@ -1,4 +1,5 @@
-"""`codeloop` command line: parse flags, then hand over to the frontend that fits.
+"""`codeloop` command line (below codeloop.__main__, which picks this face or batch): parse
+flags, then hand over to the frontend that fits.
 
 Only argparse is imported up front; everything heavier loads once we know what to run, so
 `codeloop --help` and a headless run both start fast.
@@ -7,19 +8,11 @@ Only argparse is imported up front; everything heavier loads once we know what t
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable, Sequence
 
 from codeloop._version import __version__
-from codeloop.cli.args import (
-    Parser,
-    add_mcp_flags,
-    add_permission_flags,
-    add_sdk_flags,
-    positive_amount,
-    positive_int,
-)
-from codeloop.errors import CodeloopError
+from codeloop.cli.args import add_mcp_flags, add_sdk_flags
+from codeloop.frontdoor.flags import Parser, add_permission_flags, positive_amount, positive_int
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 
@@ -283,31 +276,10 @@ def _session_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--session-id", metavar="UUID", help="the id of the new session (a UUID)")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        return _main(argv)
-    except CodeloopError as exc:  # the user's to fix: one line, and its exit status
-        print(f"codeloop: {exc}", file=sys.stderr)
-        return exc.exit_status
-    except KeyboardInterrupt:  # Ctrl+C before the run installed its own handler
-        print("codeloop: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:  # the reader of our output went away (`codeloop ... | head`)
-        sys.stderr.close()
-        return 141
-    except Exception as exc:  # a bug in codeloop: say so, and keep the details
-        from codeloop.cli.bugs import report_bug
-
-        print(report_bug(exc), file=sys.stderr)
-        return 1
-
-
-def _main(argv: Sequence[str] | None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["batch"]:
-        from codeloop.batch.cli import run_batch
-
-        return run_batch(argv[1:])
+def run_cli(argv: Sequence[str]) -> int:
+    """Run what `argv` asks for: a subcommand, the SDK protocol, the interactive UI or `-p`.
+    What escapes is codeloop.__main__'s to report (it also runs `codeloop batch`)."""
+    argv = list(argv)
     if argv[:1] == ["plugin"]:
         from codeloop.cli.plugin import run_plugin
 
@@ -363,7 +335,3 @@ def _streams_input(argv: Sequence[str]) -> bool:
         a == "--input-format=stream-json" or (a == "--input-format" and b == "stream-json")
         for a, b in pairs
     )
-
-
-if __name__ == "__main__":
-    sys.exit(main())

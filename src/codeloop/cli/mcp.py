@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from codeloop.cli.args import Parser
+from codeloop.frontdoor.flags import Parser
 from codeloop.mcp.server_config import TRANSPORTS, ConfigError, ServerConfig, parse_server
 from codeloop.mcp.sources import SCOPES, Scope, add_server, declared_servers, effective
 from codeloop.system.jsonfile import JsonFileError

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from codeloop.cli.args import Parser
+from codeloop.frontdoor.flags import Parser
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -18,8 +18,8 @@ from codeloop.checkpoints import CheckpointError, Checkpoints, Limits
 from codeloop.checkpoints.journal import JOURNAL, Journal
 from codeloop.checkpoints.rewinding import REWIND_TRIGGER, Rewound, messages_from, rewind
 from codeloop.checkpoints.wording import changed_line, report, summary
-from codeloop.cli.args import Parser, positive_int
 from codeloop.errors import SessionError
+from codeloop.frontdoor.flags import Parser, positive_int
 from codeloop.settings.settings_files import load_settings
 from codeloop.store.session_store import SessionStore
 from codeloop.store.transcript import TranscriptWriter, claim

@@ -12,11 +12,11 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from codeloop.cli.args import Parser
 from codeloop.context.budget import saved_path
 from codeloop.context.microcompact import FOLDED_PREFIX, describe_target
 from codeloop.errors import SessionError
 from codeloop.events import ResultRecord
+from codeloop.frontdoor.flags import Parser
 from codeloop.store.session_store import SessionStore, SessionSummary
 from codeloop.store.timeline import (
     CompactionEntry,
