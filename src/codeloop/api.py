@@ -20,20 +20,17 @@ import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, overload
+from typing import Any, overload
 
-from codeloop.cli.sdk_protocol.callbacks import callback_command, permission_prompt
-from codeloop.cli.sdk_protocol.turns import SdkConversation
 from codeloop.frontdoor import Conversation, Responder
 from codeloop.hooks.hook_config import HookMatcher as _Matcher
 from codeloop.messages import Message, ResultMessage, parse_message
 from codeloop.options import Options
+from codeloop.protocol.callbacks import callback_command, permission_prompt
+from codeloop.protocol.turns import SdkConversation
 from codeloop.structured_output import StructuredOutput, checked_schema
 from codeloop.tools.function import FunctionTool
 from codeloop.types import new_uuid
-
-if TYPE_CHECKING:
-    pass
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """What the in-process API yields: the Claude Agent SDK's message types, with its names and
-fields, read from the very objects stream-json prints (cli/render/json_lines.py). Code written
+fields, read from the very objects stream-json prints (protocol/json_lines.py). Code written
 against the SDK's messages (`isinstance(m, ResultMessage)`, `m.total_cost_usd`, `block.text`)
 reads codeloop's unchanged."""
 

@@ -1,18 +1,20 @@
 """One renderer per output format of `codeloop -p` (text, json, stream-json), behind one small
 interface: `start()` before the prompt, `event(e)` for each event, `finish(end, elapsed)` for
 the exit status. What every format writes to stderr (retries, warnings, compaction) is
-`StderrReport`'s. The json shapes are Claude Code's, so the programs that read its output read
-ours unchanged.
+`StderrReport`'s. The json shapes are Claude Code's (codeloop.protocol.json_lines, shared with
+the SDK protocol and the Python API), so the programs that read its output read ours unchanged.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+import json
+import sys
+from typing import Any, Protocol
 
-from codeloop.cli.render.json_lines import JsonRenderer, StreamJsonRenderer, StructuredResult
-from codeloop.cli.render.run_report import SessionView
 from codeloop.cli.render.text_renderer import TextRenderer
 from codeloop.events import Event, LoopEnd
+from codeloop.protocol.json_lines import JsonRenderer, StreamJsonRenderer, StructuredResult
+from codeloop.protocol.run_report import SessionView
 
 
 class Renderer(Protocol):
@@ -21,6 +23,12 @@ class Renderer(Protocol):
     def event(self, event: Event) -> None: ...
 
     def finish(self, end: LoopEnd, elapsed: float) -> int: ...
+
+
+def write_line(obj: dict[str, Any]) -> None:
+    """One JSON object as a line of stdout, flushed: the program reading it sees it now."""
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
 
 
 def renderer_for(
@@ -32,9 +40,9 @@ def renderer_for(
     partial: bool = False,
 ) -> Renderer:
     """`structured`: the --json-schema answer, for the result; `partial`: stream-json also
-    shows the model's stream events (the caller routes the model calls through `tap`)."""
+    shows the model's stream events (the session yields them as ModelStreamed)."""
     if fmt == "json":
-        return JsonRenderer(session, structured=structured)
+        return JsonRenderer(session, write_line, structured=structured)
     if fmt == "stream-json":
-        return StreamJsonRenderer(session, structured=structured, partial=partial)
+        return StreamJsonRenderer(session, write_line, structured=structured, partial=partial)
     return TextRenderer(session, verbose=verbose)

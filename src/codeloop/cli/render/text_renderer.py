@@ -7,7 +7,6 @@ import json
 import sys
 
 from codeloop.cli.live import LiveText
-from codeloop.cli.render.run_report import SessionView, StderrReport
 from codeloop.events import (
     AssistantTurn,
     Event,
@@ -20,6 +19,7 @@ from codeloop.events import (
     TextDelta,
     ToolStarted,
 )
+from codeloop.protocol.run_report import SessionView, StderrReport
 
 
 class TextRenderer:

@@ -23,12 +23,13 @@ from typing import Any
 
 from codeloop.cli.args import session_options
 from codeloop.cli.headless import fit_session, schema_output
-from codeloop.cli.render.json_lines import CLAUDE_CODE_VERSION, write_line
-from codeloop.cli.sdk_protocol.callbacks import callback_hooks, permission_prompt
+from codeloop.cli.render import write_line
 from codeloop.cli.sdk_protocol.channel import Channel, ControlError
 from codeloop.cli.sdk_protocol.initialize import from_initialize
-from codeloop.cli.sdk_protocol.turns import SdkConversation
 from codeloop.errors import CodeloopError, UsageError
+from codeloop.protocol.callbacks import callback_hooks, permission_prompt
+from codeloop.protocol.json_lines import CLAUDE_CODE_VERSION
+from codeloop.protocol.turns import SdkConversation
 from codeloop.structured_output import StructuredOutput, checked_schema
 
 _EOF = None

@@ -2,22 +2,19 @@
 happen (init, each message, retries, compactions, warnings, partial messages), then the same
 result.
 
-The objects go to a sink (stdout by default): the Agent SDK frontend and the in-process API
-(api.py) take the very same objects, so every consumer reads one encoding. A renderer serves
-any number of prompts: `start()` opens each one (stream-json prints its init line there) and
-`finish()` closes it with that prompt's result.
+The objects go to a sink (`emit`): `-p` and the Agent SDK frontend write them to stdout, the
+in-process API (api.py) takes the very same objects, so every consumer reads one encoding. A
+renderer serves any number of prompts: `start()` opens each one (stream-json prints its init
+line there) and `finish()` closes it with that prompt's result.
 """
 
 from __future__ import annotations
 
-import json
 import re
-import sys
 from collections.abc import Callable
 from typing import Any, Protocol
 
 from codeloop._version import __version__
-from codeloop.cli.render.run_report import SUBTYPES, SessionView, StderrReport
 from codeloop.events import (
     AssistantTurn,
     CompactBoundary,
@@ -32,6 +29,7 @@ from codeloop.events import (
     UserTurn,
 )
 from codeloop.models.wire_events import anthropic_event
+from codeloop.protocol.run_report import SUBTYPES, SessionView, StderrReport
 from codeloop.store.transcript import assistant_message
 from codeloop.types import Message, block_to_dict, new_uuid
 
@@ -41,11 +39,6 @@ CLAUDE_CODE_VERSION = "2.1.0"
 # Runs that ended on the model API's failure: Claude Code reports them as subtype "success"
 # with is_error set and the HTTP status, so that SDKs tell them from the agent's own limits.
 API_ERROR_ENDS = frozenset({"model_error", "prompt_too_long", "image_error"})
-
-
-def write_line(obj: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
-    sys.stdout.flush()
 
 
 class StructuredResult(Protocol):
@@ -62,7 +55,7 @@ class JsonRenderer:
     def __init__(
         self,
         session: SessionView,
-        emit: Emit = write_line,
+        emit: Emit,
         *,
         structured: StructuredResult | None = None,
     ) -> None:
@@ -151,7 +144,7 @@ class StreamJsonRenderer(JsonRenderer):
     def __init__(
         self,
         session: SessionView,
-        emit: Emit = write_line,
+        emit: Emit,
         *,
         structured: StructuredResult | None = None,
         partial: bool = False,

@@ -10,10 +10,10 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from codeloop.cli.render.json_lines import Emit, StreamJsonRenderer
 from codeloop.errors import UsageError
 from codeloop.events import LoopEnd
 from codeloop.frontdoor import Conversation
+from codeloop.protocol.json_lines import Emit, StreamJsonRenderer
 from codeloop.structured_output import StructuredOutput
 from codeloop.types import new_uuid
 
