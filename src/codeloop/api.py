@@ -152,7 +152,7 @@ class Client:
             policy.add_rules("allow", [t.name for t in self._tools], "the Python API's tools")
         if self._can_use_tool is not None:
             decide = _decider(self._can_use_tool)
-            conversation.respond(Responder(permission=permission_prompt(decide, policy)))
+            conversation.respond(Responder(permission=permission_prompt(decide, conversation)))
         if session.hooks is not None and self._hooks:
             session.hooks.add(_hook_config(self._hooks))
         structured = StructuredOutput(self._schema) if self._schema is not None else None

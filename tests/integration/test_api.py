@@ -3,6 +3,7 @@ against the CLI (tests/sdk/): the fake model server behind it, no subprocess."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,52 @@ async def test_can_use_tool_allows_with_changed_input(tmp_path: Path) -> None:
     with FakeModelServer([turn(write), turn("Done.")]) as server:
         [m async for m in query("Write.", options(server, tmp_path), can_use_tool=decide)]
     assert target.read_text() == "changed"
+
+
+async def test_an_allow_that_sets_the_mode_holds_for_the_calls_after_it(tmp_path: Path) -> None:
+    asked: list[str] = []
+
+    def decide(name: str, tool_input: dict[str, Any], context: Any) -> PermissionResultAllow:
+        asked.append(tool_input["file_path"])
+        update = {"type": "setMode", "mode": "acceptEdits", "destination": "session"}
+        return PermissionResultAllow(updated_permissions=[update])
+
+    first, second = tmp_path / "work" / "a.txt", tmp_path / "work" / "b.txt"
+    writes = [tool_use("Write", {"file_path": str(p), "content": p.name}) for p in (first, second)]
+    with FakeModelServer([turn(writes[0]), turn(writes[1]), turn("Both.")]) as server:
+        opts = options(server, tmp_path)
+        messages = [m async for m in query("Write two.", opts, can_use_tool=decide)]
+    assert asked == [str(first)]  # the second write came under acceptEdits
+    assert first.read_text() == "a.txt" and second.read_text() == "b.txt"
+    assert isinstance(messages[-1], ResultMessage) and not messages[-1].is_error
+
+
+@pytest.mark.parametrize(
+    ("mode", "settings"),
+    [
+        ("bogus", None),
+        ("manual", None),  # an alias set_permission_mode takes, not one of the SDK's modes
+        ("auto", json.dumps({"disableAutoMode": "disable"})),
+    ],
+)
+async def test_an_allow_that_sets_a_mode_the_session_cannot_take_is_a_denial(
+    tmp_path: Path, mode: str, settings: str | None
+) -> None:
+    def decide(name: str, tool_input: dict[str, Any], context: Any) -> PermissionResultAllow:
+        return PermissionResultAllow(updated_permissions=[{"type": "setMode", "mode": mode}])
+
+    target = tmp_path / "work" / "notes.txt"
+    write = tool_use("Write", {"file_path": str(target), "content": "x"})
+    with FakeModelServer([turn(write), turn("Okay."), turn(write), turn("Still no.")]) as server:
+        async with Client(options(server, tmp_path, settings=settings), can_use_tool=decide) as c:
+            for prompt in ("Write.", "Again."):
+                await c.query(prompt)
+                [m async for m in c.receive_response()]
+    assert not target.exists()
+    for request in (server.requests[1], server.requests[3]):  # the mode stayed "default"
+        (denied,) = tool_results(request)
+        why = f"the permission callback's updatedPermissions: mode {mode!r}"
+        assert denied.get("is_error") and why in result_text(denied)
 
 
 @pytest.mark.parametrize("failure", ["raises", "answers nonsense"])

@@ -1,5 +1,6 @@
 """The SDK's callbacks as codeloop's own seams, in the Agent SDK's wire shapes: a permission
-callback becomes the policy's `ask_user`, hook callbacks become hooks of type "callback".
+callback becomes the front door's permission answer (the policy's `ask_user`), hook callbacks
+become hooks of type "callback".
 
 Both frontends use them: the CLI side of the protocol, whose callbacks are control requests
 to the SDK, and the in-process API (api.py), whose callbacks are Python functions answering in
@@ -13,15 +14,11 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from codeloop.errors import UsageError
+from codeloop.frontdoor import Conversation
 from codeloop.hooks.hook_config import HookCallback, HookCommand, HookMatcher, HooksConfig
 from codeloop.hooks.hook_events import EVENTS
-from codeloop.permissions.policy import (
-    PERMISSION_MODES,
-    Answer,
-    AskUser,
-    PermissionRequest,
-    Policy,
-)
+from codeloop.permissions.policy import PERMISSION_MODES, Answer, AskUser, PermissionRequest
 
 # (tool name, input, the request's other fields) -> the SDK's answer:
 # {"behavior": "allow", "updatedInput": {...}, "updatedPermissions": [...]} or
@@ -37,9 +34,10 @@ HOOK_TIMEOUT = 60.0
 
 
 def permission_prompt(
-    decide: Decide, policy: Policy, *, timeout: float = PERMISSION_TIMEOUT
+    decide: Decide, conversation: Conversation, *, timeout: float = PERMISSION_TIMEOUT
 ) -> AskUser:
-    """The policy's `ask_user`: each call that would be asked goes to `decide`."""
+    """The conversation's permission answer: each call that would be asked goes to `decide`,
+    and the permission updates its answer carries apply to `conversation`."""
 
     async def ask(request: PermissionRequest) -> Answer:
         fields: dict[str, Any] = {
@@ -56,12 +54,12 @@ def permission_prompt(
             return Answer("deny", f"the permission callback did not answer within {timeout:g} s")
         except Exception as exc:
             return Answer("deny", f"Tool permission request failed: {_said(exc)}")
-        return to_answer(answer, request, policy)
+        return to_answer(answer, request, conversation)
 
     return ask
 
 
-def to_answer(answer: Any, request: PermissionRequest, policy: Policy) -> Answer:
+def to_answer(answer: Any, request: PermissionRequest, conversation: Conversation) -> Answer:
     """The SDK's allow / deny object as the policy's Answer (permission updates applied)."""
     if not isinstance(answer, Mapping):
         return Answer("deny", f"the permission callback answered {type(answer).__name__}")
@@ -70,7 +68,7 @@ def to_answer(answer: Any, request: PermissionRequest, policy: Policy) -> Answer
         updated = answer.get("updatedInput")
         if updated is not None and not isinstance(updated, dict):
             return Answer("deny", "the permission callback's updatedInput is not an object")
-        problem = apply_updates(policy, answer.get("updatedPermissions"))
+        problem = apply_updates(conversation, answer.get("updatedPermissions"))
         if problem:
             return Answer("deny", f"the permission callback's updatedPermissions: {problem}")
         if updated is None or updated == request.input:
@@ -87,11 +85,12 @@ def suggestions(request: PermissionRequest) -> list[dict[str, Any]]:
     return request.decision.suggested_updates("session")
 
 
-def apply_updates(policy: Policy, updates: Any) -> str | None:
+def apply_updates(conversation: Conversation, updates: Any) -> str | None:
     """An allow's `updatedPermissions`, for the rest of the session (codeloop keeps them in
     no settings file, whatever their destination); a problem with them, or None."""
     if updates is None:
         return None
+    policy = conversation.session.config.policy
     if not isinstance(updates, list):
         return "expected a list"
     for update in updates:
@@ -106,9 +105,12 @@ def apply_updates(policy: Policy, updates: Any) -> str | None:
             policy.add_rules(behavior, [t for t in texts if t], "the SDK's permission update")
         elif kind == "setMode":
             mode = update.get("mode")
-            if mode not in PERMISSION_MODES or (mode == "auto" and policy.auto is None):
+            if mode not in PERMISSION_MODES:  # the SDK's own names only, no alias
                 return f"mode {mode!r}"
-            policy.mode = mode
+            try:
+                conversation.set_mode(mode)
+            except UsageError:  # auto mode, which the settings disable
+                return f"mode {mode!r}"
         # removeRules and directory changes: nothing codeloop keeps for a session to undo.
     return None
 

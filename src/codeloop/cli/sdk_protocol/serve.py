@@ -194,8 +194,8 @@ class SdkServer:
             return None
         prompt_tool = args.permission_prompt_tool
         if prompt_tool == "stdio":
-            policy = session.config.policy
-            conversation.respond(Responder(permission=permission_prompt(self._decide, policy)))
+            ask = permission_prompt(self._decide, conversation)
+            conversation.respond(Responder(permission=ask))
         elif prompt_tool:
             print(
                 f"codeloop: warning: --permission-prompt-tool {prompt_tool}: only stdio is "
@@ -354,7 +354,7 @@ def _server_info(conversation: SdkConversation) -> dict[str, Any]:
         "account": {},
         "pid": os.getpid(),
         "claude_code_version": CLAUDE_CODE_VERSION,
-        "current_permission_mode": session.config.policy.mode,
+        "current_permission_mode": conversation.conversation.mode,
         "hook_on_failure_supported": True,
     }
 
