@@ -1,0 +1,4 @@
+"""Language servers, as Claude Code's plugins configure them (`lspServers`): their configuration
+(config.py), one running server (server.py), the session's servers started lazily by file
+(servers.py), results written out for the model (answers.py) and the diagnostics an edit brought
+(diagnostics.py). The protocol library (pygls, lsprotocol) loads only when a server starts."""
