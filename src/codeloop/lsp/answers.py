@@ -12,7 +12,7 @@ from urllib.parse import unquote, urlparse
 from lsprotocol import types as lsp
 
 from codeloop.lsp.places import characters, relative, utf16_units
-from codeloop.lsp.server import LanguageServer
+from codeloop.lsp.server import LanguageServer, ServerFailed
 from codeloop.lsp.servers import LanguageServers
 
 # What the server must have said it supports for each operation.
@@ -48,8 +48,27 @@ async def answer(
     query: str | None = None,
 ) -> str:
     """What the server says, as text. Raises NoServer, ServerFailed, Unsupported or
-    PositionError."""
+    PositionError. A server that dies on the question (it crashed a moment before, or
+    because of it) is started again, within its restarts, and asked once more."""
     server = await servers.server_for(path)
+    try:
+        return await _answer(servers, server, operation, path, line, character, query)
+    except ServerFailed:
+        if server.running:
+            raise
+    server = await servers.server_for(path)
+    return await _answer(servers, server, operation, path, line, character, query)
+
+
+async def _answer(
+    servers: LanguageServers,
+    server: LanguageServer,
+    operation: str,
+    path: Path,
+    line: int,
+    character: int,
+    query: str | None,
+) -> str:
     if not server.supports(CAPABILITIES[operation]):
         raise Unsupported(f"The language server {server.config.name} does not support {operation}.")
     server.open(path, servers.language(path))
@@ -103,6 +122,15 @@ async def answer(
         )
         return view.document_symbols(path, found or [])
     if operation == "workspaceSymbol":
+        if not server.loaded and server.supports("document_symbol_provider"):
+            # A question about the file waits until the server has loaded the workspace;
+            # pyright answers workspace/symbol with nothing until then.
+            await ask(
+                lambda c: c.text_document_document_symbol_async(
+                    lsp.DocumentSymbolParams(text_document=document)
+                )
+            )
+            server.loaded = True
         found = await ask(
             lambda c: c.workspace_symbol_async(lsp.WorkspaceSymbolParams(query=query or ""))
         )

@@ -6,7 +6,7 @@ languages is left out with a note; a field codeloop does not know is named once 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -57,8 +57,8 @@ def plugin_lsp_servers(
     servers: Mapping[str, Any], roots: Mapping[str, tuple[Path, Path | None]]
 ) -> tuple[list[ServerConfig], list[str]]:
     """Plugins' servers (named `plugin:<plugin>:<server>`, as extensions/loader.py gives them),
-    with `${CLAUDE_PLUGIN_ROOT}` and `${CLAUDE_PLUGIN_DATA}` filled in; and a note for each
-    one left out or field ignored."""
+    with `${CLAUDE_PLUGIN_ROOT}` and `${CLAUDE_PLUGIN_DATA}` filled in and set in their
+    environment; and a note for each one left out or field ignored."""
     configs: list[ServerConfig] = []
     notes: list[str] = []
     for scoped, raw in servers.items():
@@ -67,8 +67,8 @@ def plugin_lsp_servers(
             continue
         values = {f"${{{name}}}": value for name, value in variables.items()}
         config = _server(scoped, _expanded(raw, values), f"lspServers: {scoped}", notes)
-        if config is not None:
-            configs.append(config)
+        if config is not None:  # started with them in its environment, as MCP servers are
+            configs.append(replace(config, env={**variables, **config.env}))
     return configs, notes
 
 

@@ -25,7 +25,7 @@ from pygls.lsp.client import LanguageClient
 
 from codeloop._version import __version__
 from codeloop.lsp.config import ServerConfig
-from codeloop.system.procs import child_env, kill_group
+from codeloop.system.procs import DRAIN_SECONDS, child_env, kill_group, process_running
 from codeloop.system.reaper import REAPER
 
 # How much of the server's stderr (and log messages) is kept for the message when it fails.
@@ -73,10 +73,14 @@ class LanguageServer:
         self._news = asyncio.Event()
         self.capabilities: lsp.ServerCapabilities | None = None
         self._drain: asyncio.Future[None] | None = None
+        # Whether the server has answered a question about a file: it has loaded the workspace.
+        self.loaded = False
 
     @property
     def running(self) -> bool:
-        return self._process is not None and self._process.returncode is None
+        """Whether the process runs: asyncio may learn late that it died (kill -9)."""
+        process = self._process
+        return process is not None and process.returncode is None and process_running(process.pid)
 
     @property
     def pid(self) -> int | None:
@@ -213,12 +217,27 @@ class LanguageServer:
             raise ServerFailed(
                 self._failure(f"did not answer the {what} within {within:g} s")
             ) from None
-        except RuntimeError as exc:  # pygls: the process exited with the request pending
-            raise ServerFailed(self._failure(f"stopped ({exc})")) from None
+        except RuntimeError:  # pygls: the process exited with the request pending
+            raise ServerFailed(self._failure(await self._ended())) from None
         except Exception as exc:  # an error response (JsonRpcException) or a broken stream
             if not self.running:
-                raise ServerFailed(self._failure("stopped")) from None
+                raise ServerFailed(self._failure(await self._ended())) from None
             raise ServerFailed(f"{self.config.name} answered with an error: {exc}") from None
+
+    async def _ended(self) -> str:
+        """How a process that stopped ended, once its last words are read (so that the
+        message carries them)."""
+        process = self._process
+        with contextlib.suppress(TimeoutError):
+            if self._drain is not None:
+                await asyncio.wait_for(asyncio.shield(self._drain), DRAIN_SECONDS)
+            if process is not None:
+                await asyncio.wait_for(process.wait(), DRAIN_SECONDS)
+        if process is None or process.returncode is None:
+            return "stopped answering"
+        if process.returncode < 0:
+            return f"was killed by signal {-process.returncode}"
+        return f"exited with status {process.returncode}"
 
     def _failure(self, what: str) -> str:
         tail = self.stderr_tail()
