@@ -93,6 +93,9 @@ def _server(name: str, raw: Any, where: str, notes: list[str]) -> ServerConfig |
     args = raw.get("args", [])
     env = raw.get("env", {})
     folder = raw.get("workspaceFolder")
+    for key, value, kind in (("args", args, list), ("env", env, dict)):
+        if not isinstance(value, kind):
+            notes.append(f"{where}: {key} is not {'a list' if kind is list else 'an object'}")
     return ServerConfig(
         name=name,
         command=command,
@@ -104,10 +107,10 @@ def _server(name: str, raw: Any, where: str, notes: list[str]) -> ServerConfig |
         initialization_options=raw.get("initializationOptions"),
         settings=raw.get("settings"),
         workspace_folder=Path(folder) if isinstance(folder, str) and folder else None,
-        startup_timeout=_seconds(raw.get("startupTimeout"), DEFAULT_STARTUP_SECONDS),
-        shutdown_timeout=_seconds(raw.get("shutdownTimeout"), DEFAULT_SHUTDOWN_SECONDS),
+        startup_timeout=_seconds(raw, "startupTimeout", DEFAULT_STARTUP_SECONDS, where, notes),
+        shutdown_timeout=_seconds(raw, "shutdownTimeout", DEFAULT_SHUTDOWN_SECONDS, where, notes),
         restart_on_crash=raw.get("restartOnCrash", True) is not False,
-        max_restarts=_count(raw.get("maxRestarts"), DEFAULT_MAX_RESTARTS),
+        max_restarts=_count(raw, "maxRestarts", DEFAULT_MAX_RESTARTS, where, notes),
     )
 
 
@@ -116,16 +119,26 @@ def _extension(ext: str) -> str:
     return ext if ext.startswith(".") else f".{ext}"
 
 
-def _seconds(value: Any, default: float) -> float:
-    """Claude Code's timeouts are milliseconds."""
+def _seconds(
+    raw: Mapping[str, Any], key: str, default: float, where: str, notes: list[str]
+) -> float:
+    """A timeout: Claude Code's are milliseconds."""
+    value = raw.get(key)
     if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
         return float(value) / 1000
+    if value is not None:
+        notes.append(
+            f"{where}: {key} {value!r} is not a number of milliseconds; using {default:g} s"
+        )
     return default
 
 
-def _count(value: Any, default: int) -> int:
+def _count(raw: Mapping[str, Any], key: str, default: int, where: str, notes: list[str]) -> int:
+    value = raw.get(key)
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
+    if value is not None:
+        notes.append(f"{where}: {key} {value!r} is not a count; using {default}")
     return default
 
 
