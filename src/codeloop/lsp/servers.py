@@ -5,6 +5,8 @@ within its `maxRestarts`, and stopped with the session."""
 from __future__ import annotations
 
 import asyncio
+import importlib
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +68,7 @@ class LanguageServers:
     async def server_for(self, path: Path) -> LanguageServer:
         """The running server for `path`, started now if it is not (again, after a crash, while
         its restarts last). NoServer when none handles it; ServerFailed when it cannot run."""
+        await _load_protocol()
         from codeloop.lsp.server import ServerFailed
 
         slot = self._slot(path)
@@ -134,6 +137,14 @@ class LanguageServers:
         self._closed = True
         servers = [s.server for s in self._slots if s.server is not None]
         await asyncio.gather(*(server.stop() for server in servers), return_exceptions=True)
+
+
+async def _load_protocol() -> None:
+    """Import the protocol library (pygls, lsprotocol, cattrs: most of a second on a busy
+    machine) in a thread, the first time: the session's event loop goes on meanwhile (a Read
+    that starts a server in the background must not hold up the next request)."""
+    if "codeloop.lsp.server" not in sys.modules:
+        await asyncio.to_thread(importlib.import_module, "codeloop.lsp.server")
 
 
 def session_servers(

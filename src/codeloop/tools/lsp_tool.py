@@ -77,6 +77,11 @@ class LspTool(Tool[LspInput]):
     def is_read_only(self, args: LspInput) -> bool:
         return True
 
+    def warm(self) -> None:
+        """The protocol library and the operations load in the preload thread, not in the
+        first call."""
+        import codeloop.lsp.answers  # noqa: F401
+
     async def call(self, args: LspInput, ctx: ToolContext) -> ToolResult:
         from codeloop.lsp.answers import PositionError, Unsupported, answer
         from codeloop.lsp.server import ServerFailed
