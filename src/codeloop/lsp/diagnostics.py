@@ -112,7 +112,10 @@ class EditDiagnostics:
             return
         pending = _Pending(server, path, count, server.version(path), before)
         self._pending[path] = pending
-        await server.published_after(uri, count, pending.version, self.wait)
+        if server.published or not server.silent:
+            fresh = await server.published_after(uri, count, pending.version, self.wait)
+            # A server that has never published a diagnostic does not hold up every edit.
+            server.silent = not fresh and not server.published
 
     def take(self) -> str:
         """The new problems of the edited files whose diagnostics have come (a reminder), or

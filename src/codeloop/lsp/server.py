@@ -75,6 +75,8 @@ class LanguageServer:
         self._drain: asyncio.Future[None] | None = None
         # Whether the server has answered a question about a file: it has loaded the workspace.
         self.loaded = False
+        # An edit waited in vain and the server has never published a diagnostic.
+        self.silent = False
 
     @property
     def running(self) -> bool:
