@@ -398,3 +398,51 @@ def test_no_server_outlives_a_kill_9_of_codeloop(tmp_path: Path) -> None:
     while group_running(pid) and time.monotonic() < deadline:
         time.sleep(0.05)  # the reaper's watchdog kills it once it sees codeloop's pipe close
     assert not group_running(pid)
+
+
+def test_a_second_language_typescript_answers_and_reports_after_an_edit(tmp_path: Path) -> None:
+    project = tmp_path / "web"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "shapes.ts").write_text(
+        "export function area(radius: number): number {\n  return Math.PI * radius * radius;\n}\n"
+    )
+    (project / "src" / "main.ts").write_text(
+        'import { area } from "./shapes";\n\nconsole.log(area(2));\n'
+    )
+    (project / "tsconfig.json").write_text(
+        '{"compilerOptions": {"strict": true}, "include": ["src"]}'
+    )
+    plugin = make_plugin(
+        tmp_path,
+        lambda p: {
+            "typescript": {
+                "command": wrapper(p, "tsls", f'"{TYPESCRIPT}" "$@"'),
+                "args": ["--stdio"],
+                "extensionToLanguage": {".ts": "typescript"},
+            }
+        },
+    )
+    main = str(project / "src" / "main.ts")
+    scenario = Scenario(
+        turns=(
+            turn(
+                lsp("findReferences", "src/shapes.ts", 1, 17), tool_use("Read", {"file_path": main})
+            ),
+            turn(
+                tool_use(
+                    "Edit", {"file_path": main, "old_string": "area(2)", "new_string": "area('2')"}
+                )
+            ),
+            turn("done"),
+        )
+    )
+    result, bodies = run(tmp_path, project, plugin, scenario, "--permission-mode", "acceptEdits")
+    assert result.returncode == 0, result.stderr
+    references, _ = results(bodies[1])
+    assert references.startswith("Found 3 references across 2 files:"), references
+    assert "src/shapes.ts:\n  Line 1:17:" in references and "Line 3:13:" in references
+    edited = json.dumps(bodies[2]["messages"][-1], ensure_ascii=False)
+    assert "src/main.ts:" in edited and "✘ [Line 3:18] Argument of type 'string'" in edited
+    assert "[2345] (typescript)" in edited
+    (pid,) = pids(plugin)
+    assert not group_running(pid)

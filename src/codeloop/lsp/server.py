@@ -28,6 +28,8 @@ from codeloop.lsp.config import ServerConfig
 from codeloop.system.procs import DRAIN_SECONDS, child_env, kill_group, process_running
 from codeloop.system.reaper import REAPER
 
+# How long the diagnostics of a server that gives no versions must rest to count as settled.
+SETTLE_SECONDS = 0.3
 # How much of the server's stderr (and log messages) is kept for the message when it fails.
 STDERR_TAIL_LINES = 20
 T = TypeVar("T")
@@ -311,15 +313,31 @@ class LanguageServer:
         return entry.version is None or entry.version >= version
 
     async def published_after(self, uri: str, count: int, version: int, within: float) -> bool:
-        """Wait until `fresh(uri, count, version)`; False if not within `within` seconds."""
+        """Wait until `fresh(uri, count, version)`; False if not within `within` seconds. A
+        server that does not say which version its diagnostics are for (typescript-language-
+        server) may first publish what it found before the change: its publications are
+        awaited until they pause for SETTLE_SECONDS."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + within
         while not self.fresh(uri, count, version):
-            left = deadline - loop.time()
-            if left <= 0 or not self.running:
+            if not await self._next_news(deadline - loop.time()):
                 return False
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._news.wait(), left)
+        while self.published[uri].version is None:
+            seen = self.published[uri].count
+            if not await self._next_news(min(SETTLE_SECONDS, deadline - loop.time())):
+                break
+            if self.published[uri].count == seen:
+                continue  # news of another file
+        return True
+
+    async def _next_news(self, within: float) -> bool:
+        """Wait for the server's next publication; False if none within `within` seconds."""
+        if within <= 0 or not self.running:
+            return False
+        try:
+            await asyncio.wait_for(self._news.wait(), within)
+        except TimeoutError:
+            return False
         return True
 
     async def stop(self) -> None:
