@@ -446,3 +446,16 @@ def test_a_second_language_typescript_answers_and_reports_after_an_edit(tmp_path
     assert "[2345] (typescript)" in edited
     (pid,) = pids(plugin)
     assert not group_running(pid)
+
+
+def test_the_lsp_command_lists_the_servers_and_their_state(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    plugin = make_plugin(tmp_path, lambda p: {"pyright": pyright_server(p)})
+    (listed,), _ = run_all(
+        project, tmp_path, Scenario(turns=()), [["-p", "/lsp", "--plugin-dir", str(plugin)]]
+    )
+    (none,), _ = run_all(project, tmp_path, Scenario(turns=()), [["-p", "/lsp"]])
+    assert listed.returncode == 0, listed.stderr
+    assert "plugin:lsp-kit:pyright  .py  not started" in listed.stdout
+    assert "No language servers in this session" in none.stdout
+    assert pids(plugin) == []
