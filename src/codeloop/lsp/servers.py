@@ -114,6 +114,9 @@ class LanguageServers:
             slot.server = None
             slot.failure = str(exc)  # a server that cannot start is not tried on every call
             raise
+        if self._closed:  # the session ended while it started: nothing would stop it
+            await server.stop()
+            raise ServerFailed("the session is ending: its language servers are stopped")
         return server
 
     def running(self) -> list[LanguageServer]:
