@@ -7,16 +7,17 @@ that none of them outlives codeloop."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import psutil  # type: ignore[import-untyped]
 import pytest
 
 from codeloop.system.procs import group_running
@@ -264,7 +265,9 @@ def test_errors_are_clear_and_name_the_cause(tmp_path: Path) -> None:
         lsp("hover", "slow.hang"),
         lsp("goToImplementation", "main.py", 4, 7),
     )
-    result, bodies = run(tmp_path, project, plugin, Scenario(turns=(calls, turn("done"))))
+    write = turn(tool_use("Write", {"file_path": str(project / "new.crash"), "content": "y\n"}))
+    scenario = Scenario(turns=(calls, write, turn("done")))
+    result, bodies = run(tmp_path, project, plugin, scenario, "--permission-mode", "acceptEdits")
     assert result.returncode == 0, result.stderr
     blocks = [b for b in bodies[1]["messages"][-1]["content"] if b["type"] == "tool_result"]
     assert all(b.get("is_error") for b in blocks), blocks
@@ -278,6 +281,10 @@ def test_errors_are_clear_and_name_the_cause(tmp_path: Path) -> None:
     assert "crashing" in crashed and "boom: no runtime" in crashed
     assert "silent" in silent and "did not answer the initialize within 1.5 s" in silent
     assert "does not support goToImplementation" in unsupported
+    # An edit the server cannot check says so, with why.
+    (written,) = results(bodies[2])
+    assert "Edits are not checked by the language server" in written
+    assert "boom: no runtime" in written
     assert "Traceback" not in result.stderr
     started = pids(plugin)
     assert len(started) == 3  # pyright, the crashing one, the silent one
@@ -394,9 +401,9 @@ def test_no_server_outlives_a_kill_9_of_codeloop(tmp_path: Path) -> None:
         finally:
             if proc.poll() is None:
                 proc.kill()
-    deadline = time.monotonic() + 10
-    while group_running(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)  # the reaper's watchdog kills it once it sees codeloop's pipe close
+    # The reaper's watchdog kills the group once codeloop's pipe closes.
+    with contextlib.suppress(psutil.NoSuchProcess):
+        psutil.Process(pid).wait(timeout=10)
     assert not group_running(pid)
 
 

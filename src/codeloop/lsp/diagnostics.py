@@ -59,6 +59,9 @@ class EditDiagnostics:
         self.wait = wait
         self._pending: dict[Path, _Pending] = {}
         self._opening: set[asyncio.Task[None]] = set()
+        # Why a server could not check an edit, each told once (with the next result).
+        self._failures: list[str] = []
+        self._told: set[str] = set()
 
     def fork(self) -> EditDiagnostics:
         return self
@@ -84,8 +87,8 @@ class EditDiagnostics:
         try:
             server = await self.servers.server_for(path)
             server.open(path, self.servers.language(path))
-        except (NoServer, ServerFailed):
-            return  # the LSP tool says why when it is called
+        except (NoServer, ServerFailed) as exc:
+            self._failed(str(exc))
 
     async def _edited(self, path: Path) -> None:
         from codeloop.lsp.server import ServerFailed
@@ -93,7 +96,8 @@ class EditDiagnostics:
 
         try:
             server = await self.servers.server_for(path)
-        except (NoServer, ServerFailed):
+        except (NoServer, ServerFailed) as exc:
+            self._failed(str(exc))
             return
         uri = path.as_uri()
         entry = server.published.get(uri)
@@ -108,7 +112,8 @@ class EditDiagnostics:
         count = entry.count if entry is not None else 0
         try:
             server.open(path, self.servers.language(path))
-        except ServerFailed:
+        except ServerFailed as exc:
+            self._failed(str(exc))
             return
         pending = _Pending(server, path, count, server.version(path), before)
         self._pending[path] = pending
@@ -116,6 +121,11 @@ class EditDiagnostics:
             fresh = await server.published_after(uri, count, pending.version, self.wait)
             # A server that has never published a diagnostic does not hold up every edit.
             server.silent = not fresh and not server.published
+
+    def _failed(self, why: str) -> None:
+        if why not in self._told:
+            self._told.add(why)
+            self._failures.append(why)
 
     def take(self) -> str:
         """The new problems of the edited files whose diagnostics have come (a reminder), or
@@ -140,7 +150,13 @@ class EditDiagnostics:
                     new.append(diagnostic)
             if new:
                 reports.append((path, new))
-        return system_reminder(self._written(reports)) if reports else ""
+        parts = [self._written(reports)] if reports else []
+        if self._failures:
+            parts.append(
+                "Edits are not checked by the language server: " + "\n".join(self._failures)
+            )
+            self._failures.clear()
+        return system_reminder("\n\n".join(parts)) if parts else ""
 
     def _written(self, reports: list[tuple[Path, list[lsp.Diagnostic]]]) -> str:
         lines = ["<new-diagnostics>The language server reports new problems after your edit:"]
