@@ -466,3 +466,17 @@ def test_the_lsp_command_lists_the_servers_and_their_state(tmp_path: Path) -> No
     assert "plugin:lsp-kit:pyright  .py  not started" in listed.stdout
     assert "No language servers in this session" in none.stdout
     assert pids(plugin) == []
+
+
+def test_a_file_with_500_new_errors_does_not_flood_the_window(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    plugin = make_plugin(tmp_path, lambda p: {"pyright": pyright_server(p)})
+    content = "".join(f"x{i}: int = 'not a number {i}'\n" for i in range(500))
+    write = tool_use("Write", {"file_path": str(project / "many.py"), "content": content})
+    scenario = Scenario(turns=(turn(write), turn("done")))
+    result, bodies = run(tmp_path, project, plugin, scenario, "--permission-mode", "acceptEdits")
+    assert result.returncode == 0, result.stderr
+    (written,) = results(bodies[1])
+    assert written.count("[reportAssignmentType] (Pyright)") == 10
+    assert "✘ [Line 1:" in written and "... and 490 more" in written, written
+    assert len(written) < 5000

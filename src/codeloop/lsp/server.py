@@ -15,7 +15,7 @@ import collections
 import contextlib
 import logging
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -32,6 +32,7 @@ from codeloop.system.reaper import REAPER
 SETTLE_SECONDS = 0.3
 # How much of the server's stderr (and log messages) is kept for the message when it fails.
 STDERR_TAIL_LINES = 20
+MAX_LINE_CHARS = 500
 T = TypeVar("T")
 # pygls logs what it does not handle as warnings; with no handler of codeloop's they would be
 # printed on the terminal by logging's last resort.
@@ -63,9 +64,13 @@ class Published:
 class LanguageServer:
     """Started by `start`, used by one session (and its sub-agents), ended by `stop`."""
 
-    def __init__(self, config: ServerConfig, root: Path) -> None:
+    def __init__(
+        self, config: ServerConfig, root: Path, env: Mapping[str, str] | None = None
+    ) -> None:
         self.config = config
-        self.root = config.workspace_folder or root
+        # A relative workspaceFolder is the session's folder's.
+        self.root = root / config.workspace_folder if config.workspace_folder else root
+        self._env = os.environ if env is None else env
         self._client: LanguageClient | None = None
         self._process: asyncio.subprocess.Process | None = None
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
@@ -108,7 +113,7 @@ class LanguageServer:
                 self.config.command,
                 *self.config.args,
                 cwd=str(self.root),
-                env=child_env({**os.environ, **self.config.env}),
+                env=child_env({**self._env, **self.config.env}),
                 start_new_session=True,
             )
         except OSError as exc:
@@ -203,9 +208,15 @@ class LanguageServer:
     async def _drain_stderr(self, process: asyncio.subprocess.Process) -> None:
         """Read stderr to its end (a full pipe would stall the server), keeping its tail."""
         assert process.stderr is not None
-        with contextlib.suppress(OSError, ValueError):
-            async for line in process.stderr:
-                self._stderr.append(line.decode(errors="replace").rstrip())
+        partial = ""
+        with contextlib.suppress(OSError):
+            # In blocks, not lines: a line longer than the stream's limit must not stop it.
+            while block := await process.stderr.read(65536):
+                *lines, partial = (partial + block.decode(errors="replace")).split("\n")
+                self._stderr.extend(line.rstrip()[:MAX_LINE_CHARS] for line in lines)
+                partial = partial[-MAX_LINE_CHARS:]
+        if partial.strip():
+            self._stderr.append(partial.rstrip())
 
     async def request(self, make: Callable[[LanguageClient], Awaitable[T]], within: float) -> T:
         """One request, with the open documents synced first; ServerFailed if the server is

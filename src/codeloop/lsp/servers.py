@@ -42,8 +42,11 @@ class LanguageServers:
         root: Path,
         *,
         request_timeout: float = DEFAULT_REQUEST_SECONDS,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.root = root
+        # The session's environment (its settings' `env` included), which servers start with.
+        self.env = env
         self.request_timeout = request_timeout
         self._slots = [_Slot(config) for config in configs]
         self._closed = False
@@ -106,7 +109,7 @@ class LanguageServers:
                 )
                 raise ServerFailed(slot.failure)
         slot.starts += 1
-        server = LanguageServer(config, self.root)
+        server = LanguageServer(config, self.root, self.env)
         slot.server = server
         try:
             await server.start()
