@@ -295,6 +295,8 @@ def test_an_edit_that_brings_a_type_error_tells_the_model_pyrights_message(
     tmp_path: Path,
 ) -> None:
     project = make_project(tmp_path)
+    # A problem that was there before: never told as the edit's.
+    (project / "main.py").write_text(MAIN + 'count: int = "zero"\n')
     plugin = make_plugin(tmp_path, lambda p: {"pyright": pyright_server(p)})
     broken = "print(area('2.0'), describe(1.0), other.area(3))"
     fixed = "print(area(2.0), describe(1.0), other.area(3))"
@@ -335,6 +337,7 @@ def test_an_edit_that_brings_a_type_error_tells_the_model_pyrights_message(
     assert "main.py" in after_edit
     assert "Argument of type" in after_edit and "[reportArgumentType] (Pyright)" in after_edit
     assert "✘ [Line 4:12]" in after_edit
+    assert "reportAssignmentType" not in after_edit
     # The fix brings nothing new, and the problem that was fixed is not told again.
     assert "new-diagnostics" not in json.dumps(bodies[3]["messages"][-1])
     (pid,) = pids(plugin)

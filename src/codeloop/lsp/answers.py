@@ -11,7 +11,7 @@ from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
 
-from codeloop.lsp.places import characters, relative, utf16_units
+from codeloop.lsp.places import characters, read_text, relative, utf16_units
 from codeloop.lsp.server import LanguageServer, ServerFailed
 from codeloop.lsp.servers import LanguageServers
 
@@ -189,10 +189,10 @@ def _more(count: int) -> list[str]:
 
 
 def _lines(path: Path) -> list[str]:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError as exc:
-        raise PositionError(f"cannot read {path}: {exc.strerror or exc}") from None
+    text = read_text(path)
+    if text is None:
+        raise PositionError(f"cannot read {path}")
+    return text.splitlines()
 
 
 def _position(lines: Sequence[str], line: int, character: int) -> lsp.Position:
@@ -236,12 +236,8 @@ class _View:
 
     def _line(self, uri: str, line: int) -> str:
         if uri not in self._files:
-            parsed = urlparse(uri)
-            try:
-                text = Path(unquote(parsed.path)).read_text(encoding="utf-8", errors="replace")
-                self._files[uri] = text.splitlines()
-            except OSError:
-                self._files[uri] = []
+            text = read_text(Path(unquote(urlparse(uri).path)))
+            self._files[uri] = (text or "").splitlines()
         lines = self._files[uri]
         return lines[line] if 0 <= line < len(lines) else ""
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from codeloop.context.lazy_memory import touched_file
 from codeloop.context.memory import system_reminder
-from codeloop.lsp.places import characters, relative
+from codeloop.lsp.places import characters, read_text, relative
 from codeloop.lsp.servers import LanguageServers
 
 if TYPE_CHECKING:
@@ -74,19 +74,23 @@ class EditDiagnostics:
             if tool_name in EDIT_TOOLS:
                 await self._edited(path)
             elif path not in self._pending:
-                task = asyncio.ensure_future(self._open(path))
+                # What the model read: the server is to judge the file before any edit, even
+                # one made while it starts.
+                text = read_text(path)
+                task = asyncio.ensure_future(self._open(path, text))
                 self._opening.add(task)
                 task.add_done_callback(self._opening.discard)
         return self.take()
 
-    async def _open(self, path: Path) -> None:
+    async def _open(self, path: Path, text: str | None) -> None:
         """A file read: the server holds it, and says what is wrong with it already."""
         from codeloop.lsp.server import ServerFailed
         from codeloop.lsp.servers import NoServer
 
         try:
             server = await self.servers.server_for(path)
-            server.open(path, self.servers.language(path))
+            if text is not None and not server.is_open(path):
+                server.open(path, self.servers.language(path), text)
         except (NoServer, ServerFailed) as exc:
             self._failed(str(exc))
 
@@ -100,6 +104,9 @@ class EditDiagnostics:
             self._failed(str(exc))
             return
         uri = path.as_uri()
+        if server.is_open(path) and uri not in server.published and not server.silent:
+            # Opened when it was read, not judged yet: what was wrong before comes first.
+            await server.published_after(uri, 0, 1, self.wait)
         entry = server.published.get(uri)
         earlier = self._pending.get(path)
         before = (
@@ -196,7 +203,4 @@ def _line(diagnostic: lsp.Diagnostic, texts: list[str]) -> str:
 
 
 def _lines_of(path: Path) -> list[str]:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return []
+    return (read_text(path) or "").splitlines()

@@ -25,6 +25,7 @@ from pygls.lsp.client import LanguageClient
 
 from codeloop._version import __version__
 from codeloop.lsp.config import ServerConfig
+from codeloop.lsp.places import read_text
 from codeloop.system.procs import DRAIN_SECONDS, child_env, kill_group, process_running
 from codeloop.system.reaper import REAPER
 
@@ -264,11 +265,12 @@ class LanguageServer:
             raise ServerFailed(self._failure("is not running"))
         return self._client
 
-    def open(self, path: Path, language: str) -> bool:
-        """Have the server hold `path` as it is on disk now; True when that was news to it
-        (opened, or changed since it was last sent)."""
+    def open(self, path: Path, language: str, text: str | None = None) -> bool:
+        """Have the server hold `path` as it is on disk now (or as `text`, what it held when
+        it was read); True when that was news to it (opened, or changed since it was last
+        sent)."""
         client = self._live_client()
-        text = _read(path)
+        text = read_text(path) if text is None else text
         if text is None:
             return False
         uri = path.as_uri()
@@ -376,10 +378,3 @@ def _section(settings: Any, section: str | None) -> Any:
     for key in (section or "").split(".") if section else ():
         value = value.get(key) if isinstance(value, dict) else None
     return value
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
