@@ -11,8 +11,9 @@ from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
 
+from codeloop.lsp.errors import PositionError, ServerFailed, Unsupported
 from codeloop.lsp.places import characters, read_text, relative, utf16_units
-from codeloop.lsp.server import LanguageServer, ServerFailed
+from codeloop.lsp.server import LanguageServer
 from codeloop.lsp.servers import LanguageServers
 
 # What the server must have said it supports for each operation.
@@ -29,14 +30,6 @@ CAPABILITIES = {
 }
 # At most this many locations or symbols are listed; the rest are counted.
 MAX_ITEMS = 200
-
-
-class PositionError(Exception):
-    """The line or column is not in the file."""
-
-
-class Unsupported(Exception):
-    """The server does not do this operation."""
 
 
 async def answer(

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codeloop.context.lazy_memory import touched_file
 from codeloop.context.memory import system_reminder
+from codeloop.lsp.errors import LspError
 from codeloop.lsp.places import characters, read_text, relative
 from codeloop.lsp.servers import LanguageServers
 
@@ -58,7 +60,8 @@ class EditDiagnostics:
         self.servers = servers
         self.wait = wait
         self._pending: dict[Path, _Pending] = {}
-        self._opening: set[asyncio.Task[None]] = set()
+        # Files being opened in the background as they were read, by path.
+        self._opening: dict[Path, asyncio.Task[None]] = {}
         # Why a server could not check an edit, each told once (with the next result).
         self._failures: list[str] = []
         self._told: set[str] = set()
@@ -78,29 +81,29 @@ class EditDiagnostics:
                 # one made while it starts.
                 text = read_text(path)
                 task = asyncio.ensure_future(self._open(path, text))
-                self._opening.add(task)
-                task.add_done_callback(self._opening.discard)
+                self._opening[path] = task
+                task.add_done_callback(functools.partial(self._opened, path))
         return self.take()
+
+    def _opened(self, path: Path, task: asyncio.Task[None]) -> None:
+        if self._opening.get(path) is task:
+            del self._opening[path]
 
     async def _open(self, path: Path, text: str | None) -> None:
         """A file read: the server holds it, and says what is wrong with it already."""
-        from codeloop.lsp.server import ServerFailed
-        from codeloop.lsp.servers import NoServer
-
         try:
             server = await self.servers.server_for(path)
             if text is not None and not server.is_open(path):
                 server.open(path, self.servers.language(path), text)
-        except (NoServer, ServerFailed) as exc:
+        except LspError as exc:
             self._failed(str(exc))
 
     async def _edited(self, path: Path) -> None:
-        from codeloop.lsp.server import ServerFailed
-        from codeloop.lsp.servers import NoServer
-
+        if (opening := self._opening.get(path)) is not None:
+            await asyncio.shield(opening)  # the text that was read goes first
         try:
             server = await self.servers.server_for(path)
-        except (NoServer, ServerFailed) as exc:
+        except LspError as exc:
             self._failed(str(exc))
             return
         uri = path.as_uri()
@@ -119,7 +122,7 @@ class EditDiagnostics:
         count = entry.count if entry is not None else 0
         try:
             server.open(path, self.servers.language(path))
-        except ServerFailed as exc:
+        except LspError as exc:
             self._failed(str(exc))
             return
         pending = _Pending(server, path, count, server.version(path), before)

@@ -25,6 +25,7 @@ from pygls.lsp.client import LanguageClient
 
 from codeloop._version import __version__
 from codeloop.lsp.config import ServerConfig
+from codeloop.lsp.errors import ServerFailed
 from codeloop.lsp.places import read_text
 from codeloop.system.procs import DRAIN_SECONDS, child_env, kill_group, process_running
 from codeloop.system.reaper import REAPER
@@ -38,11 +39,6 @@ T = TypeVar("T")
 # pygls logs what it does not handle as warnings; with no handler of codeloop's they would be
 # printed on the terminal by logging's last resort.
 logging.getLogger("pygls").addHandler(logging.NullHandler())
-
-
-class ServerFailed(Exception):
-    """The server could not start, crashed, or did not answer; the message says which, with
-    the tail of what it wrote on stderr."""
 
 
 @dataclass

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codeloop.lsp.config import ServerConfig, plugin_lsp_servers
+from codeloop.lsp.errors import NoServer, ServerFailed
 from codeloop.system.env_values import milliseconds
 
 if TYPE_CHECKING:  # the protocol library loads with the first server
@@ -20,10 +21,6 @@ if TYPE_CHECKING:  # the protocol library loads with the first server
 
 # How long a request may wait for its answer; CODELOOP_LSP_TIMEOUT_MS changes it.
 DEFAULT_REQUEST_SECONDS = 30.0
-
-
-class NoServer(Exception):
-    """No configured server handles the file; the message names the languages there are."""
 
 
 @dataclass
@@ -71,9 +68,7 @@ class LanguageServers:
     async def server_for(self, path: Path) -> LanguageServer:
         """The running server for `path`, started now if it is not (again, after a crash, while
         its restarts last). NoServer when none handles it; ServerFailed when it cannot run."""
-        await _load_protocol()
-        from codeloop.lsp.server import ServerFailed
-
+        await load_protocol()
         slot = self._slot(path)
         if slot is None:
             known = sorted({e for s in self._slots for e in s.config.extension_to_language})
@@ -94,7 +89,7 @@ class LanguageServers:
             return await self._start(slot)
 
     async def _start(self, slot: _Slot) -> LanguageServer:
-        from codeloop.lsp.server import LanguageServer, ServerFailed
+        from codeloop.lsp.server import LanguageServer
 
         config = slot.config
         crashed = slot.server
@@ -145,12 +140,13 @@ class LanguageServers:
         await asyncio.gather(*(server.stop() for server in servers), return_exceptions=True)
 
 
-async def _load_protocol() -> None:
+async def load_protocol() -> None:
     """Import the protocol library (pygls, lsprotocol, cattrs: most of a second on a busy
-    machine) in a thread, the first time: the session's event loop goes on meanwhile (a Read
-    that starts a server in the background must not hold up the next request)."""
-    if "codeloop.lsp.server" not in sys.modules:
-        await asyncio.to_thread(importlib.import_module, "codeloop.lsp.server")
+    machine) with the modules that use it, in a thread, the first time: the session's event
+    loop goes on meanwhile (a Read that starts a server in the background must not hold up the
+    next request, nor an LSP call the calls beside it)."""
+    if "codeloop.lsp.answers" not in sys.modules:
+        await asyncio.to_thread(importlib.import_module, "codeloop.lsp.answers")
 
 
 def session_servers(

@@ -83,9 +83,11 @@ class LspTool(Tool[LspInput]):
         import codeloop.lsp.answers  # noqa: F401
 
     async def call(self, args: LspInput, ctx: ToolContext) -> ToolResult:
-        from codeloop.lsp.answers import PositionError, Unsupported, answer
-        from codeloop.lsp.server import ServerFailed
-        from codeloop.lsp.servers import NoServer
+        from codeloop.lsp.errors import LspError
+        from codeloop.lsp.servers import load_protocol
+
+        await load_protocol()
+        from codeloop.lsp.answers import answer
 
         servers = self.services.language_servers
         if servers is None:
@@ -97,6 +99,6 @@ class LspTool(Tool[LspInput]):
             text = await answer(
                 servers, args.operation, path, args.line, args.character, args.query
             )
-        except (NoServer, ServerFailed, PositionError, Unsupported) as exc:
+        except LspError as exc:
             return ToolResult.error(str(exc))
         return ToolResult(text)
