@@ -133,3 +133,24 @@ def test_args_and_env_of_the_wrong_shape_are_named(tmp_path: Path) -> None:
     (server,), notes = plugin_lsp_servers({"plugin:kit:py": raw}, {"kit": (tmp_path, None)})
     assert server.args == () and dict(server.env) == {"CLAUDE_PLUGIN_ROOT": str(tmp_path)}
     assert [n.rsplit(": ", 1)[1] for n in notes] == ["args is not a list", "env is not an object"]
+
+
+def test_servers_without_the_lsp_extra_are_named_with_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+
+    from codeloop.lsp import servers
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "pygls" else real(name, *a)
+    )
+    warnings: list[str] = []
+    declared = {"plugin:kit:py": PYRIGHT}
+    assert (
+        servers.session_servers(declared, {"kit": (tmp_path, None)}, {}, tmp_path, warnings) is None
+    )
+    assert warnings == [
+        "language servers (plugin:kit:py) need the lsp extra: pip install 'codeloop[lsp]'"
+    ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import importlib.util
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -19,6 +20,9 @@ from codeloop.system.env_values import milliseconds
 if TYPE_CHECKING:  # the protocol library loads with the first server
     from codeloop.lsp.server import LanguageServer
 
+# The protocol library: the `lsp` extra.
+PROTOCOL_PACKAGES = ("pygls", "lsprotocol")
+INSTALL_HINT = "pip install 'codeloop[lsp]'"
 # How long a request may wait for its answer; CODELOOP_LSP_TIMEOUT_MS changes it.
 DEFAULT_REQUEST_SECONDS = 30.0
 
@@ -161,6 +165,10 @@ def session_servers(
     configs, notes = plugin_lsp_servers(declared, plugin_roots)
     warnings += notes
     if not configs:
+        return None
+    if any(importlib.util.find_spec(name) is None for name in PROTOCOL_PACKAGES):
+        names = ", ".join(c.name for c in configs)
+        warnings.append(f"language servers ({names}) need the lsp extra: {INSTALL_HINT}")
         return None
     timeout = milliseconds(
         env, "CODELOOP_LSP_TIMEOUT_MS", int(DEFAULT_REQUEST_SECONDS * 1000), warnings
