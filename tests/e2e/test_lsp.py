@@ -483,3 +483,23 @@ def test_a_file_with_500_new_errors_does_not_flood_the_window(tmp_path: Path) ->
     assert written.count("[reportAssignmentType] (Pyright)") == 10
     assert "✘ [Line 1:" in written and "... and 490 more" in written, written
     assert len(written) < 5000
+
+
+def test_an_open_file_changed_by_bash_is_what_the_server_answers_about(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    plugin = make_plugin(tmp_path, lambda p: {"pyright": pyright_server(p)})
+    prepend = "sed -i '1i import os' pkg/shapes.py"  # def area moves from line 4 to line 5
+    scenario = Scenario(
+        turns=(
+            turn(lsp("hover", "pkg/shapes.py", 4, 5)),  # the server holds shapes.py open
+            turn(tool_use("Bash", {"command": prepend})),
+            turn(lsp("goToDefinition", "main.py", 4, 7)),
+            turn("done"),
+        )
+    )
+    result, bodies = run(
+        tmp_path, project, plugin, scenario, "--permission-mode", "bypassPermissions"
+    )
+    assert result.returncode == 0, result.stderr
+    assert "def area(radius: float) -> float" in results(bodies[1])[0]
+    assert results(bodies[3]) == ["Defined in pkg/shapes.py:5:5"]
