@@ -503,3 +503,24 @@ def test_an_open_file_changed_by_bash_is_what_the_server_answers_about(tmp_path:
     assert result.returncode == 0, result.stderr
     assert "def area(radius: float) -> float" in results(bodies[1])[0]
     assert results(bodies[3]) == ["Defined in pkg/shapes.py:5:5"]
+
+
+def test_sub_agents_share_the_sessions_servers(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    plugin = make_plugin(tmp_path, lambda p: {"pyright": pyright_server(p)})
+    agent = {"description": "look", "prompt": "find area", "subagent_type": "general-purpose"}
+    scenario = Scenario(
+        turns=(
+            turn(lsp("hover", "main.py", 1, 24)),
+            turn(tool_use("Agent", agent)),
+            turn(lsp("goToDefinition", "main.py", 4, 7)),  # the sub-agent's call
+            turn("It is in pkg/shapes.py."),
+            turn("done"),
+        )
+    )
+    result, bodies = run(tmp_path, project, plugin, scenario)
+    assert result.returncode == 0, result.stderr
+    assert "LSP" in [t["name"] for t in bodies[2]["tools"]]  # offered to the sub-agent
+    assert results(bodies[3]) == ["Defined in pkg/shapes.py:4:5"]
+    (pid,) = pids(plugin)  # one server for both
+    assert not group_running(pid)
