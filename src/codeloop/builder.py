@@ -76,6 +76,7 @@ from codeloop.store.resume import Opened, open_transcript
 from codeloop.store.session_store import SessionStore
 from codeloop.store.transcript import TranscriptWriter
 from codeloop.subagents import DEFAULT_MAX_PARALLEL_AGENTS, VERIFIER, AgentRunner, run_agent
+from codeloop.system.env_values import milliseconds
 from codeloop.teams.task_list import TaskList
 from codeloop.teams.teammates import spawn_teammate
 from codeloop.telemetry import StartType, start_telemetry
@@ -105,6 +106,7 @@ from codeloop.workspace.background import BackgroundShells
 
 if TYPE_CHECKING:
     from codeloop.checkpoints import Checkpoints
+    from codeloop.lsp.servers import LanguageServers
     from codeloop.mcp.server_manager import McpManager
 
 
@@ -153,7 +155,9 @@ async def _assemble(options: Options, cwd: Path, git: GitProbe) -> Session:
     listing = ext.skills.listing(settings.skill_overrides)
     with_skill = _offers_skill_tool(ext, listing, cwd)
     services = ToolServices(  # filled once the session exists (_connect_tools)
-        search_endpoint=settings.web_search_url, server_search=client.provider == "anthropic"
+        search_endpoint=settings.web_search_url,
+        server_search=client.provider == "anthropic",
+        language_servers=_language_servers(ext, env, cwd, warnings),
     )
     tools = _tools(options, settings, ext, main, roots, skills, with_skill, services, warnings)
     tools = switched_tools(tools, env)  # the task list, agent teams
@@ -221,6 +225,7 @@ async def _assemble(options: Options, cwd: Path, git: GitProbe) -> Session:
         _connect_hooks(hooks, session, client.stream, model)
         _connect_auto_mode(session, hooks, settings, prompt.memory.text())
         _connect_tools(services, session, client, env)
+        _connect_language_servers(services, session, env, warnings)
         session.memory_files = tuple(prompt.memory.files)
         _describe(session, ext, settings, memory)
         if telemetry.observer is not None:
@@ -538,6 +543,41 @@ def _connect_skills(
     if "Skill" in tools and workspace.instructions is not None:  # nested and `paths:` skills
         discovery = SkillDiscovery(runtime, workspace.cwd)
         workspace.instructions = InstructionSeams((workspace.instructions, discovery))
+
+
+def _language_servers(
+    ext: Extensions, env: Mapping[str, str], cwd: Path, warnings: list[str | Notice]
+) -> LanguageServers | None:
+    """The language servers plugins configure (None: none, and nothing of them loads)."""
+    if not ext.lsp_servers:
+        return None
+    from codeloop.lsp.servers import session_servers
+
+    notes: list[str] = []
+    roots = {p.name: (p.root, p.data_dir) for p in ext.plugins}
+    servers = session_servers(ext.lsp_servers, roots, env, cwd, notes)
+    warnings += notes
+    return servers
+
+
+def _connect_language_servers(
+    services: ToolServices, session: Session, env: Mapping[str, str], warnings: list[str | Notice]
+) -> None:
+    """The session stops the servers; an edit of a file they handle tells the model the
+    problems it brought (lsp/diagnostics.py)."""
+    servers = services.language_servers
+    if servers is None:
+        return
+    from codeloop.lsp.diagnostics import DEFAULT_WAIT_SECONDS, EditDiagnostics
+
+    session.language_servers = servers
+    notes: list[str] = []
+    wait = milliseconds(env, "CODELOOP_LSP_DIAGNOSTICS_MS", int(DEFAULT_WAIT_SECONDS * 1000), notes)
+    warnings += notes
+    edits = EditDiagnostics(servers, wait=wait / 1000)
+    workspace = session.workspace
+    parts = (workspace.instructions, edits) if workspace.instructions is not None else (edits,)
+    workspace.instructions = InstructionSeams(parts)
 
 
 def _connect_hooks(hooks: HookRunner, session: Session, call_model: CallModel, model: str) -> None:

@@ -48,6 +48,7 @@ from codeloop.usage.record import RequestLog
 if TYPE_CHECKING:
     from codeloop.checkpoints import Checkpoints
     from codeloop.checkpoints.rewinding import Rewound
+    from codeloop.lsp.servers import LanguageServers
     from codeloop.mcp.server_manager import McpManager
     from codeloop.settings.settings_files import Settings
 
@@ -95,6 +96,8 @@ class Session:
         self.builtin_tools = dict(tools)
         # The MCP servers' tools lie over the built-ins and change as the servers do.
         self.mcp = mcp
+        # The language servers plugins configure (the builder sets them): stopped on close.
+        self.language_servers: LanguageServers | None = None
         self.tools: Mapping[str, AnyTool] = (
             ChainMap(mcp.tools, self.builtin_tools) if mcp else self.builtin_tools
         )
@@ -599,6 +602,8 @@ class Session:
                 self._observe(observer, observer.close)
         finally:
             try:
+                if self.language_servers is not None:  # no language server outlives it
+                    await self.language_servers.aclose()
                 await self.workspace.roster.aclose()  # nor a teammate
                 await self.workspace.shells.aclose()  # no background process outlives it
             finally:

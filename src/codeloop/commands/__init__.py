@@ -190,10 +190,25 @@ async def run_command(command: Command, ctx: CommandContext, args: str) -> Ran:
 def default_registry() -> Registry:
     """The built-in commands, the custom command files and the MCP servers' prompts: what
     every frontend offers."""
-    from codeloop.commands import add_dir, builtin, custom, mcp_prompts, rewind, servers, usage
+    from codeloop.commands import (
+        add_dir,
+        builtin,
+        custom,
+        language_servers,
+        mcp_prompts,
+        rewind,
+        servers,
+        usage,
+    )
 
     registry = Registry()
-    commands = (add_dir.COMMAND, rewind.COMMAND, servers.COMMAND, usage.COMMAND)
+    commands = (
+        add_dir.COMMAND,
+        rewind.COMMAND,
+        servers.COMMAND,
+        language_servers.COMMAND,
+        usage.COMMAND,
+    )
     for command in (*builtin.COMMANDS, *commands):
         registry.add(command)
     registry.add_provider(custom.provide)

@@ -28,6 +28,8 @@ class Extensions:
     hooks: HooksConfig  # the plugins'
     # Plugin MCP servers by scoped name (plugin:<plugin>:<server>), for the MCP support.
     mcp_servers: Mapping[str, Mapping[str, Any]]
+    # Plugin language servers by scoped name (plugin:<plugin>:<server>), for lsp/config.py.
+    lsp_servers: Mapping[str, Any]
     bin_dirs: tuple[Path, ...]
     notes: tuple[str, ...] = field(default_factory=tuple)
     # Notes that matter whatever the verbosity (an output style that does not exist...).
@@ -100,6 +102,11 @@ def load_extensions(
         for name, config in plugin.mcp_servers(notes).items():
             if isinstance(config, dict):
                 servers[f"plugin:{plugin.name}:{name}"] = config
+    language_servers = {
+        f"plugin:{plugin.name}:{name}": config
+        for plugin in plugins
+        for name, config in plugin.lsp_servers(warnings).items()
+    }
     notes += [*agents.notes, *skills.notes, *style_notes]
     return Extensions(
         plugins=tuple(plugins),
@@ -109,6 +116,7 @@ def load_extensions(
         styles=tuple(styles),
         hooks=hooks,
         mcp_servers=servers,
+        lsp_servers=language_servers,
         bin_dirs=tuple(p.bin_dir for p in plugins if p.bin_dir is not None),
         notes=tuple(notes),
         warnings=tuple(warnings),

@@ -5,7 +5,8 @@ Installed plugins (plugin_store.py) load when enabled (`enabledPlugins` in any s
 else the manifest's `defaultEnabled`, true by default), and `--plugin-dir` adds one for the
 session. Their parts join the project's own, namespaced by the plugin's name: skill
 `my-plugin:review`, agent `my-plugin:reviewer`; their hooks run with CLAUDE_PLUGIN_ROOT and
-CLAUDE_PLUGIN_DATA; their MCP server configs are kept for the MCP support to start.
+CLAUDE_PLUGIN_DATA; their MCP and language server configs are kept for the MCP and LSP
+support to start.
 """
 
 from __future__ import annotations
@@ -123,6 +124,25 @@ class Plugin:
             raw = raw["mcpServers"]
         return dict(raw) if isinstance(raw, dict) else {}
 
+    def lsp_servers(self, notes: list[str]) -> dict[str, Any]:
+        """The plugin's language server configs (`lspServers` in the manifest: inline, a path,
+        or a list of both; else .lsp.json), for the LSP support (lsp/config.py)."""
+        declared = self.manifest.get("lspServers", self.entry.get("lspServers"))
+        if declared is None:
+            declared = ".lsp.json" if (self.root / ".lsp.json").is_file() else []
+        servers: dict[str, Any] = {}
+        for item in declared if isinstance(declared, list) else [declared]:
+            raw = item
+            if isinstance(item, str):
+                raw = _json_file(_inside(self.root, item), notes)
+            if isinstance(raw, dict) and isinstance(raw.get("lspServers"), dict):
+                raw = raw["lspServers"]
+            if isinstance(raw, dict):
+                servers.update(raw)
+            elif not isinstance(item, str) or raw is not None:
+                notes.append(f"plugin {self.name}: lspServers: expected an object or a path")
+        return servers
+
 
 def read_plugin(
     root: Path,
@@ -182,6 +202,22 @@ def _json_file(path: Path, notes: list[str]) -> Any:
     except json.JSONDecodeError as exc:
         notes.append(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}")
     return None
+
+
+def plugin_variables(
+    scoped: str, roots: Mapping[str, tuple[Path, Path | None]]
+) -> dict[str, str] | None:
+    """CLAUDE_PLUGIN_ROOT (and CLAUDE_PLUGIN_DATA) of the plugin a server scoped
+    `plugin:<plugin>:<server>` comes from (None: no such plugin in `roots`, its root and data
+    folder by name)."""
+    plugin = scoped.split(":")[1] if scoped.count(":") >= 2 else ""
+    if plugin not in roots:
+        return None
+    root, data = roots[plugin]
+    values = {"CLAUDE_PLUGIN_ROOT": str(root)}
+    if data is not None:
+        values["CLAUDE_PLUGIN_DATA"] = str(data)
+    return values
 
 
 def component_folders(plugins: Sequence[Plugin], attribute: str) -> list[tuple[str, Path]]:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from codeloop.errors import UsageError
+from codeloop.extensions.plugins import plugin_variables
 from codeloop.mcp.server_config import ConfigError, ServerConfig, parse_server, parse_servers
 from codeloop.settings.settings_files import Settings, user_dirs
 from codeloop.system.jsonfile import JsonFileError, read_json_object, write_json_atomic
@@ -195,15 +196,12 @@ def plugin_servers(
     configs: list[ServerConfig] = []
     warnings: list[str] = []
     for scoped, raw in servers.items():
-        plugin = scoped.split(":")[1] if scoped.count(":") >= 2 else ""
-        if plugin not in roots:
+        values = plugin_variables(scoped, roots)
+        if values is None:
             continue
-        root, data = roots[plugin]
-        values = {"CLAUDE_PLUGIN_ROOT": str(root)}
-        if data is not None:
-            values["CLAUDE_PLUGIN_DATA"] = str(data)
+        plugin, root = scoped.split(":")[1], values["CLAUDE_PLUGIN_ROOT"]
         try:
-            config, notes = parse_server(scoped, raw, scope=f"plugin:{plugin}", source=str(root))
+            config, notes = parse_server(scoped, raw, scope=f"plugin:{plugin}", source=root)
         except ConfigError as exc:
             warnings.append(f"{exc}; not started")
             continue

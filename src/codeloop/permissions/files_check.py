@@ -23,7 +23,7 @@ from codeloop.permissions.rules import EDIT_TOOLS, Rule, RuleBook
 
 def file_targets(name: str, args: Any, cwd: Path, home: Path) -> list[Path] | None:
     """The paths a file tool reads or writes, resolved; None for tools without paths."""
-    if name in ("Read", "Write", "Edit", "MultiEdit"):
+    if name in ("Read", "Write", "Edit", "MultiEdit", "LSP"):
         return [paths.resolve(str(args.file_path), cwd, home)]
     if name == "NotebookEdit":
         return [paths.resolve(str(args.notebook_path), cwd, home)]

@@ -34,7 +34,8 @@ from urllib.parse import urlsplit
 
 from codeloop.tool_names import canonical
 
-READ_TOOLS = frozenset({"Read", "Grep", "Glob", "NotebookRead"})
+# LSP reads the file it is given (hover shows its code): Read rules cover it too.
+READ_TOOLS = frozenset({"Read", "Grep", "Glob", "NotebookRead", "LSP"})
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_\-*]+")
 

@@ -122,13 +122,33 @@ def group_running(pgid: int) -> bool:
     for entry in proc.iterdir():
         if not entry.name.isdigit():
             continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+        fields = _stat(entry)
+        if fields is not None and int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
             return True
     return False
+
+
+def process_running(pid: int) -> bool:
+    """Whether process `pid` still runs: on Linux a zombie (dead, not yet waited for) does
+    not, whoever is to wait for it and however late."""
+    if not Path("/proc/self/stat").exists():
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    fields = _stat(Path("/proc") / str(pid))
+    return fields is not None and fields[0] not in ("Z", "X")
+
+
+def _stat(entry: Path) -> list[str] | None:
+    """A process's /proc stat fields after its name: state, parent, group... (None: gone)."""
+    try:
+        return (entry / "stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
 
 
 async def kill_group(pgid: int, grace: float = KILL_GRACE_SECONDS) -> None:

@@ -52,6 +52,7 @@ ON_DEMAND: tuple[tuple[str, str], ...] = (
     ("TaskList", "codeloop.tools.task_tools:TaskListTool"),
     ("TeamCreate", "codeloop.tools.team:TeamCreateTool"),
     ("SendMessage", "codeloop.tools.team:SendMessageTool"),
+    ("LSP", "codeloop.tools.lsp_tool:LspTool"),
 )
 # Claude Code's task list tools, which take TodoWrite's place where they are offered.
 TASK_TOOLS = ("TaskCreate", "TaskGet", "TaskUpdate", "TaskList")
@@ -228,7 +229,8 @@ def _stored(name: str) -> AnyTool:
 def default_tools(
     overrides: Mapping[str, ToolFactory] | None = None, services: ToolServices | None = None
 ) -> dict[str, AnyTool]:
-    """The built-in tools, and WebSearch when the services have a search backend; `overrides`
+    """The built-in tools, WebSearch when the services have a search backend, LSP when they
+    have language servers; `overrides`
     builds some differently (e.g. Bash in a sandbox); `services` is what the tools that need
     the session act through (tools/services.py)."""
     specs = _stored_specs()
@@ -239,6 +241,8 @@ def default_tools(
         tools[name] = LazyTool(specs[name], factory)
     if services.can_search:
         tools["WebSearch"] = service_tool("WebSearch", services)
+    if services.language_servers is not None:
+        tools["LSP"] = service_tool("LSP", services)
     return tools
 
 

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from codeloop.tools.questions import QuestionChannel
+
+if TYPE_CHECKING:
+    from codeloop.lsp.servers import LanguageServers
 
 
 class SideModel(Protocol):
@@ -51,6 +54,8 @@ class ToolServices:
     # Whether an allow rule names this host for WebFetch (`WebFetch(domain:HOST)`): the one
     # way to reach a loopback, private or link-local address.
     host_allowed: Callable[[str], bool] | None = None
+    # The language servers plugins configure (the LSP tool's; None: no server configured).
+    language_servers: LanguageServers | None = None
 
     @property
     def can_search(self) -> bool:
