@@ -1,0 +1,229 @@
+"""The ACP agent one editor connection talks to (the SDK's `Agent` protocol): it answers
+`initialize` without building anything, opens sessions through the front door, and hands each
+session's requests to its LiveSession."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import logging
+from pathlib import Path
+from typing import Any
+
+from acp import PROTOCOL_VERSION, RequestError, schema
+from acp.helpers import update_agent_thought_text, update_available_commands
+from acp.interfaces import Client
+
+from codeloop._version import __version__
+from codeloop.acp_agent.live import LiveSession
+from codeloop.acp_agent.mcp_servers import EditorServer, server_configs
+from codeloop.acp_agent.prompt_content import Block
+from codeloop.errors import CodeloopError, UsageError
+from codeloop.frontdoor import Conversation, Responder
+from codeloop.options import Options
+
+log = logging.getLogger("codeloop.acp")
+
+MODE_NAMES = {
+    "default": ("Default", "Asks before edits and commands"),
+    "acceptEdits": ("Accept edits", "Edits in the project run without asking"),
+    "plan": ("Plan", "Reads and plans; changes nothing"),
+    "bypassPermissions": ("Bypass permissions", "Nothing is asked"),
+    "auto": ("Auto", "A classifier decides what would be asked"),
+    "dontAsk": ("Don't ask", "What would be asked is denied"),
+}
+
+
+class AcpAgent:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.client: Client | None = None
+        self.client_capabilities = schema.ClientCapabilities()
+        self.sessions: dict[str, LiveSession] = {}
+        self._background: set[asyncio.Task[None]] = set()
+
+    def on_connect(self, conn: Client) -> None:
+        self.client = conn
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: schema.ClientCapabilities | None = None,
+        client_info: schema.Implementation | None = None,
+        **kwargs: Any,
+    ) -> schema.InitializeResponse:
+        """What codeloop speaks; answered at once (no session, no key, no network needed)."""
+        if client_capabilities is not None:
+            self.client_capabilities = client_capabilities
+        return schema.InitializeResponse(
+            protocol_version=PROTOCOL_VERSION,
+            agent_capabilities=schema.AgentCapabilities(
+                load_session=False,
+                prompt_capabilities=schema.PromptCapabilities(
+                    image=True, audio=False, embedded_context=True
+                ),
+                mcp_capabilities=schema.McpCapabilities(http=True, sse=True),
+            ),
+            auth_methods=[],
+            agent_info=schema.Implementation(
+                name="codeloop", title="codeloop", version=__version__
+            ),
+        )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> schema.AuthenticateResponse:
+        return schema.AuthenticateResponse()
+
+    async def new_session(
+        self,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[EditorServer] | None = None,
+        **kwargs: Any,
+    ) -> schema.NewSessionResponse:
+        live, warnings = await self._open(cwd, additional_directories, mcp_servers)
+        self._after_answer(live, warnings)
+        return schema.NewSessionResponse(session_id=live.session_id, modes=self._modes(live))
+
+    async def set_session_mode(
+        self, session_id: str, mode_id: str, **kwargs: Any
+    ) -> schema.SetSessionModeResponse:
+        live = self._live(session_id)
+        try:
+            live.set_mode(mode_id)
+        except UsageError as exc:
+            raise _invalid(str(exc)) from None
+        await live.mode_set()
+        return schema.SetSessionModeResponse()
+
+    async def prompt(
+        self, session_id: str, prompt: list[Block], **kwargs: Any
+    ) -> schema.PromptResponse:
+        return await self._live(session_id).prompt(prompt)
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        live = self.sessions.get(session_id)
+        if live is None:  # a notification: nobody to answer
+            log.warning("session/cancel for an unknown session %s", session_id)
+            return
+        live.cancel()
+
+    async def close_all(self) -> None:
+        """The editor went away: every session stops (running prompts first)."""
+        for task in list(self._background):
+            task.cancel()
+        sessions, self.sessions = list(self.sessions.values()), {}
+        await asyncio.gather(*(live.close() for live in sessions))
+
+    async def _open(
+        self,
+        cwd: str,
+        additional_directories: list[str] | None,
+        mcp_servers: list[EditorServer] | None,
+        **fields: Any,
+    ) -> tuple[LiveSession, list[str]]:
+        root = _project_dir(cwd)
+        servers, warnings = server_configs(mcp_servers or [])
+        options = self._options(root, additional_directories or [], servers, **fields)
+        if self.client is None:
+            raise RequestError.internal_error({"message": "no editor connection"})
+        live_box: list[LiveSession] = []
+
+        async def ask(request: Any) -> Any:
+            return await live_box[0].ask(request)
+
+        try:
+            conversation = await Conversation.open(options, Responder(permission=ask))
+        except CodeloopError as exc:
+            raise RequestError(-32603, str(exc), {"message": str(exc)}) from None
+        live = LiveSession(conversation, self.client, root)
+        live_box.append(live)
+        self.sessions[live.session_id] = live
+        return live, warnings
+
+    def _options(
+        self, cwd: Path, add_dirs: list[str], servers: list[Any], **fields: Any
+    ) -> Options:
+        """The session the flags `codeloop acp` was started with describe, in the editor's
+        folder, with the editor's servers."""
+        from codeloop.cli.args import session_options
+
+        try:
+            options = session_options(self.args)
+        except CodeloopError as exc:
+            raise _invalid(str(exc)) from None
+        return dataclasses.replace(
+            options,
+            cwd=cwd,
+            add_dirs=[*options.add_dirs, *add_dirs],
+            mcp_servers=[*options.mcp_servers, *servers],
+            continue_conversation=False,
+            resume=None,
+            **fields,
+        )
+
+    def _after_answer(self, live: LiveSession, warnings: list[str]) -> None:
+        """Right after the answer (the editor knows the session id by then): the slash
+        commands, and what could not be set up."""
+
+        async def tell() -> None:
+            await asyncio.sleep(0)
+            await live.send([update_available_commands(_commands(live))])
+            await live.send(update_agent_thought_text(w) for w in warnings)
+
+        task = asyncio.get_running_loop().create_task(tell())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def _modes(self, live: LiveSession) -> schema.SessionModeState:
+        current = live.conversation.mode
+        policy = live.conversation.session.config.policy
+        offered = ["default", "acceptEdits", "plan", "bypassPermissions"]
+        if policy.auto is not None:
+            offered.append("auto")
+        if current not in offered:
+            offered.append(current)
+        return schema.SessionModeState(
+            current_mode_id=current,
+            available_modes=[
+                schema.SessionMode(id=m, name=MODE_NAMES[m][0], description=MODE_NAMES[m][1])
+                for m in offered
+            ],
+        )
+
+    def _live(self, session_id: str) -> LiveSession:
+        live = self.sessions.get(session_id)
+        if live is None:
+            raise _invalid(f"no session {session_id} in this connection")
+        return live
+
+
+def _commands(live: LiveSession) -> list[schema.AvailableCommand]:
+    from codeloop.commands import default_registry
+
+    return [
+        schema.AvailableCommand(
+            name=c.name,
+            description=c.description,
+            input=(
+                schema.AvailableCommandInput(
+                    root=schema.UnstructuredCommandInput(hint=c.argument_hint)
+                )
+                if c.argument_hint
+                else None
+            ),
+        )
+        for c in default_registry().commands(live.conversation.session)
+        if not c.interactive_only
+    ]
+
+
+def _project_dir(cwd: str) -> Path:
+    root = Path(cwd)
+    if not root.is_absolute() or not root.is_dir():
+        raise _invalid(f"cwd {cwd!r} is not an absolute path to a directory")
+    return root
+
+
+def _invalid(message: str) -> RequestError:
+    return RequestError(-32602, f"Invalid params: {message}", {"message": message})

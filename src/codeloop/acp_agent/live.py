@@ -1,0 +1,169 @@
+"""One ACP session: a front-door Conversation, the editor connection its updates go to, and
+the answers to what its prompts ask (permissions, through `session/request_permission`)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from acp import RequestError, schema
+from acp.helpers import update_agent_thought_text, update_current_mode
+from acp.interfaces import Client
+
+from codeloop.acp_agent.permissions import CANCELLED, answer_for, options_for
+from codeloop.acp_agent.prompt_content import Block, to_prompt
+from codeloop.acp_agent.updates import (
+    Update,
+    UpdateTranslator,
+    kind_of,
+    locations_of,
+    planned_diff,
+    prompt_usage,
+    stop_reason,
+    title_of,
+)
+from codeloop.events import LoopEnd
+from codeloop.frontdoor import Conversation
+from codeloop.permissions.policy import Answer, PermissionRequest
+from codeloop.types import ToolUseBlock
+
+log = logging.getLogger("codeloop.acp")
+
+# How a run ended that is a failure the editor must show, not a stop reason.
+FAILURES = frozenset({"model_error", "prompt_too_long", "image_error", "blocking_limit"})
+# How a run ended early for a reason the user should read (a hook, the budget).
+EXPLAINED = frozenset({"hook_stopped", "stop_hook_prevented", "max_budget"})
+# How long a running prompt may take to stop when the editor goes away.
+CLOSE_GRACE_SECONDS = 10.0
+
+
+class LiveSession:
+    def __init__(self, conversation: Conversation, client: Client, cwd: Path) -> None:
+        self.conversation = conversation
+        self.client = client
+        self.cwd = cwd
+        self.translator = UpdateTranslator(cwd)
+        self._writing = asyncio.Lock()
+        self._cancelled = asyncio.Event()
+        self._busy = False
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._shown_mode = conversation.mode
+
+    @property
+    def session_id(self) -> str:
+        return self.conversation.session_id
+
+    async def send(self, updates: Iterable[Update]) -> None:
+        """Updates in order, one writer per session: whoever sends after this call returns
+        (a permission request) comes after them. Once the editor is gone they are dropped, so
+        a running turn still ends and its transcript stays whole."""
+        async with self._writing:
+            for update in updates:
+                try:
+                    await self.client.session_update(self.session_id, update)
+                except (ConnectionError, RuntimeError) as exc:
+                    log.debug("update dropped: %s", exc)
+
+    async def ask(self, request: PermissionRequest) -> Answer:
+        """The policy's question to the user, as the editor's permission request, after the
+        call's `tool_call`; a `session/cancel` while it waits is a rejection."""
+        tool_use = ToolUseBlock(request.tool_use_id, request.tool_name, request.input)
+        await self.send(self.translator.announce(tool_use))
+        tool_call = schema.ToolCallUpdate(
+            tool_call_id=request.tool_use_id,
+            title=title_of(request.tool_name, request.input, self.cwd),
+            kind=kind_of(request.tool_name),
+            status="pending",
+            content=planned_diff(request.tool_name, request.input, self.cwd) or None,
+            locations=locations_of(request.tool_name, request.input, self.cwd) or None,
+            raw_input=dict(request.input),
+        )
+        asking = asyncio.ensure_future(
+            self.client.request_permission(
+                session_id=self.session_id, tool_call=tool_call, options=options_for(request)
+            )
+        )
+        cancelled = asyncio.ensure_future(self._cancelled.wait())
+        try:
+            await asyncio.wait({asking, cancelled}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            cancelled.cancel()
+        if not asking.done():
+            asking.cancel()
+            return Answer("deny", CANCELLED)
+        try:
+            response = asking.result()
+        except (RequestError, ConnectionError, RuntimeError) as exc:
+            return Answer("deny", f"The editor could not be asked for permission: {exc}")
+        answer = answer_for(response.outcome, request)
+        if answer.kind != "deny":
+            await self.send(self.translator.running(request.tool_use_id))
+        return answer
+
+    async def prompt(self, blocks: Sequence[Block]) -> schema.PromptResponse:
+        if self._busy:
+            message = f"a prompt is already running in session {self.session_id}"
+            raise RequestError(-32600, f"Invalid request: {message}", {"message": message})
+        content = to_prompt(blocks, self.cwd)
+        self._busy = True
+        self._idle.clear()
+        self._cancelled.clear()
+        try:
+            await self.send(update_agent_thought_text(note) for note in content.notes)
+            end: LoopEnd | None = None
+            events = self.conversation.prompt(content.text, attachments=content.attachments)
+            async for event in events:
+                await self.send(self.translator.feed(event))
+                await self._show_mode()
+                if isinstance(event, LoopEnd):
+                    end = event
+        finally:
+            self._busy = False
+            self._idle.set()
+        return await self._response(end)
+
+    async def _response(self, end: LoopEnd | None) -> schema.PromptResponse:
+        if end is None or end.reason in FAILURES:
+            message = (end.error if end is not None else None) or "the run ended without an answer"
+            reason = end.reason if end is not None else "no_end"
+            raise RequestError(-32603, message, {"message": message, "reason": reason})
+        if end.reason in EXPLAINED and end.error:
+            await self.send([update_agent_thought_text(f"Stopped: {end.error}")])
+        return schema.PromptResponse(
+            stop_reason=stop_reason(end, self.translator.last_stop), usage=prompt_usage(end)
+        )
+
+    def cancel(self) -> None:
+        """`session/cancel`: the running prompt ends (every tool call gets its result) and
+        answers `cancelled`; a permission request still open counts as a rejection."""
+        self._cancelled.set()
+        self.conversation.interrupt()
+
+    def set_mode(self, mode_id: str) -> str:
+        return self.conversation.set_mode(mode_id)
+
+    async def _show_mode(self) -> None:
+        """The editor follows mode changes the session made itself (an accepted plan)."""
+        mode = self.conversation.mode
+        if mode != self._shown_mode:
+            self._shown_mode = mode
+            await self.send([update_current_mode(mode)])
+
+    async def mode_set(self) -> None:
+        """After `session/set_mode`: the editor's mode picker shows the new one."""
+        self._shown_mode = self.conversation.mode
+        await self.send([update_current_mode(self._shown_mode)])
+
+    async def close(self) -> None:
+        """The running prompt stops first (its tool calls get their results, the transcript
+        keeps them); then the session's servers, shells and hooks."""
+        if self._busy:
+            self.cancel()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._idle.wait(), CLOSE_GRACE_SECONDS)
+        with contextlib.suppress(Exception):
+            await self.conversation.close()
