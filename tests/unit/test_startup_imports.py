@@ -44,7 +44,8 @@ def test_httpx_command_line_tool_is_still_importable_after() -> None:
 # What a one-turn headless run with no MCP server, no slash command, no extension file and no
 # tool call never needs: each loads with its first use (the local model's module, pydantic and
 # the tools, the MCP manager, Bash's permission checker, parser and git grammar, the
-# slash-command registry, the frontmatter parser of agents, skills and output styles).
+# slash-command registry, the frontmatter parser of agents, skills and output styles, the ACP
+# face and its SDK).
 NOT_AT_START = (
     "codeloop.models.local",
     "pydantic",
@@ -55,6 +56,9 @@ NOT_AT_START = (
     "codeloop.shell.git_check",
     "codeloop.commands",
     "codeloop.extensions.frontmatter",
+    # The ACP face and its SDK: `codeloop acp` only.
+    "codeloop.acp_agent",
+    "acp",
 )
 
 

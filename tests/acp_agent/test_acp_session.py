@@ -1,0 +1,362 @@
+"""`codeloop acp` end to end: the official Python SDK's client side acts as the editor
+(tests/acp_agent/editor.py) against a real `codeloop acp` process, the fake model server
+behind it."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.needs import module
+
+module("acp", "needs the acp extra (pip install -e '.[dev,acp]')")
+
+import acp  # noqa: E402
+from acp import RequestError, schema  # noqa: E402
+
+from codeloop.testing.fake_server import FakeModelServer  # noqa: E402
+from codeloop.testing.scenario import text, thinking, tool_use, turn  # noqa: E402
+from tests.acp_agent.editor import Editor, acp_env, codeloop_acp, spawned  # noqa: E402
+from tests.mcp_servers import PY_SERVER  # noqa: E402
+from tests.sdk.drive import sent_text, tool_results  # noqa: E402
+
+# A 1x1 PNG.
+PIXEL = "".join(
+    (
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQ",
+        "AAAABJRU5ErkJggg==",
+    )
+)
+
+
+def project(tmp_path: Path) -> Path:
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    return work
+
+
+def assert_told_in_order(editor: Editor) -> None:
+    """Every tool call: its `tool_call` before anything else about it, and one at most."""
+    for call_id, entries in editor.calls().items():
+        first = entries[0]
+        assert first[0] == "update" and first[1].session_update == "tool_call", call_id
+        starts = [e for e in entries if e[0] == "update" and e[1].session_update == "tool_call"]
+        assert len(starts) == 1, call_id
+
+
+def final_status(entries: list[Any]) -> str | None:
+    statuses = [e[1].status for e in entries if e[0] == "update" and e[1].status is not None]
+    return statuses[-1] if statuses else None
+
+
+async def test_an_editor_session_reads_runs_and_edits_with_permission(tmp_path: Path) -> None:
+    """The issue's first acceptance point: text, Read, a read-only Bash, an Edit that asks."""
+    work = project(tmp_path)
+    target = work / "greeting.txt"
+    target.write_text("hello\nworld\n")
+    script = [
+        turn(
+            "Let me look at the file.",
+            tool_use("Read", {"file_path": str(target)}),
+            tool_use("Bash", {"command": "ls"}),
+        ),
+        turn(
+            tool_use(
+                "Edit", {"file_path": str(target), "old_string": "world", "new_string": "editor"}
+            )
+        ),
+        turn("Changed world to editor."),
+    ]
+    editor = Editor()
+    with FakeModelServer(script) as server:
+        async with codeloop_acp(editor, acp_env(server, tmp_path), work) as (conn, _):
+            new = await conn.new_session(cwd=str(work), mcp_servers=[])
+            answer = await conn.prompt(
+                session_id=new.session_id, prompt=[acp.text_block("Greet the editor.")]
+            )
+    assert answer.stop_reason == "end_turn"
+    assert (
+        "Let me look at the file." in editor.text() and "Changed world to editor." in editor.text()
+    )
+    assert target.read_text() == "hello\neditor\n"
+    assert_told_in_order(editor)
+    starts = {u.tool_call_id: u for u in editor.updates("tool_call")}
+    kinds = {u.kind for u in starts.values()}
+    assert kinds == {"read", "execute", "edit"}
+    for call_id, entries in editor.calls().items():
+        assert final_status(entries) == "completed", (starts[call_id].title, entries)
+    (edit_id,) = [i for i, u in starts.items() if u.kind == "edit"]
+    assert starts[edit_id].locations == [schema.ToolCallLocation(path=str(target))]
+    diffs = [
+        item
+        for u in editor.updates()
+        if getattr(u, "tool_call_id", None) == edit_id
+        for item in u.content or []
+        if item.type == "diff"
+    ]
+    assert diffs and all(d.path == str(target) for d in diffs)
+    assert any("editor" in d.new_text and "world" in (d.old_text or "") for d in diffs)
+    (asked,) = editor.asks()
+    tool_call, options = asked
+    assert tool_call.tool_call_id == edit_id
+    assert {o.kind for o in options} >= {"allow_once", "reject_once"}
+    # The permission request came after the call's tool_call.
+    entries = editor.calls()[edit_id]
+    assert [e[0] for e in entries].index("ask") > 0
+    assert editor.updates("available_commands_update")
+
+
+async def test_initialize_says_what_codeloop_speaks(tmp_path: Path) -> None:
+    async with spawned(Editor(), acp_env(None, tmp_path), tmp_path) as (conn, _):
+        init = await conn.initialize(protocol_version=1)
+    assert init.protocol_version == 1
+    assert init.agent_capabilities is not None
+    prompts = init.agent_capabilities.prompt_capabilities
+    mcp = init.agent_capabilities.mcp_capabilities
+    assert prompts is not None and mcp is not None
+    assert (prompts.image, prompts.audio, prompts.embedded_context) == (True, False, True)
+    assert (mcp.http, mcp.sse) == (True, True)
+    assert init.agent_info is not None and init.agent_info.name == "codeloop"
+
+
+async def test_rejections_and_cancelled_requests_reach_the_model(tmp_path: Path) -> None:
+    work = project(tmp_path)
+    first, second = work / "one.txt", work / "two.txt"
+    script = [
+        turn(tool_use("Write", {"file_path": str(first), "content": "1"})),
+        turn(tool_use("Write", {"file_path": str(second), "content": "2"})),
+        turn("Neither was written."),
+    ]
+    answers = iter(["reject_once", None])  # None: the editor cancels the request
+    editor = Editor(pick=lambda tool_call, options: next(answers))
+    with FakeModelServer(script) as server:
+        async with codeloop_acp(editor, acp_env(server, tmp_path), work) as (conn, _):
+            new = await conn.new_session(cwd=str(work), mcp_servers=[])
+            answer = await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("Write.")])
+    assert answer.stop_reason == "end_turn"
+    assert not first.exists() and not second.exists()
+    (rejected,) = tool_results(server.requests[1])
+    (cancelled,) = tool_results(server.requests[2])
+    assert rejected["is_error"] and "rejected" in json.dumps(rejected)
+    assert cancelled["is_error"] and "cancelled the permission request" in json.dumps(cancelled)
+    for entries in editor.calls().values():
+        assert final_status(entries) == "failed"
+
+
+async def test_allow_always_keeps_the_rule_the_terminal_keeps(tmp_path: Path) -> None:
+    work = project(tmp_path)
+    (work / ".git").mkdir()
+    script = [
+        turn(tool_use("Write", {"file_path": str(work / "a.txt"), "content": "a"})),
+        turn(tool_use("Write", {"file_path": str(work / "b.txt"), "content": "b"})),
+        turn("Both written."),
+    ]
+    editor = Editor(
+        pick=lambda tool_call, options: next(
+            o.option_id for o in options if o.kind == "allow_always"
+        )
+    )
+    with FakeModelServer(script) as server:
+        async with codeloop_acp(editor, acp_env(server, tmp_path), work) as (conn, _):
+            new = await conn.new_session(cwd=str(work), mcp_servers=[])
+            await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("Write both.")])
+    assert (work / "a.txt").read_text() == "a" and (work / "b.txt").read_text() == "b"
+    assert len(editor.asks()) == 1  # the second Write matched the kept rule
+    kept = json.loads((work / ".codeloop" / "settings.local.json").read_text())
+    assert kept["permissions"]["allow"] == ["Write"]
+
+
+async def test_modes_switch_what_is_asked(tmp_path: Path) -> None:
+    work = project(tmp_path)
+    target = work / "a.txt"
+    script = [
+        turn(tool_use("Write", {"file_path": str(target), "content": "plan"})),
+        turn("Plan mode refused it."),
+        turn(tool_use("Write", {"file_path": str(target), "content": "edits"})),
+        turn("Written."),
+    ]
+    editor = Editor()
+    with FakeModelServer(script) as server:
+        async with codeloop_acp(editor, acp_env(server, tmp_path), work) as (conn, _):
+            new = await conn.new_session(cwd=str(work), mcp_servers=[])
+            assert new.modes is not None and new.modes.current_mode_id == "default"
+            ids = {m.id for m in new.modes.available_modes}
+            assert {"default", "acceptEdits", "plan", "bypassPermissions"} <= ids
+            await conn.set_session_mode(session_id=new.session_id, mode_id="plan")
+            await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("Try.")])
+            assert not target.exists()
+            await conn.set_session_mode(session_id=new.session_id, mode_id="acceptEdits")
+            await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("Again.")])
+            with pytest.raises(RequestError) as bad:
+                await conn.set_session_mode(session_id=new.session_id, mode_id="yolo")
+    assert bad.value.code == -32602 and "yolo" in str(bad.value.data)
+    assert target.read_text() == "edits"
+    assert editor.asks() == []
+    modes = [u.current_mode_id for u in editor.updates("current_mode_update")]
+    assert modes == ["plan", "acceptEdits"]
+
+
+async def test_thinking_plans_and_stop_reasons(tmp_path: Path) -> None:
+    work = project(tmp_path)
+    todos = [
+        {"content": "Read the code", "status": "completed", "activeForm": "Reading"},
+        {"content": "Fix the bug", "status": "in_progress", "activeForm": "Fixing"},
+    ]
+    script = [
+        # --max-turns 1: each prompt gets one model turn, so each is one turn of the script.
+        turn(thinking("Let me plan.", "sig"), tool_use("TodoWrite", {"todos": todos})),
+        turn("I can't help with that.", stop_reason="refusal"),
+        turn(tool_use("Bash", {"command": "ls"})),
+    ]
+    editor = Editor()
+    with FakeModelServer(script) as server:
+        async with codeloop_acp(editor, acp_env(server, tmp_path), work, "--max-turns", "1") as (
+            conn,
+            _,
+        ):
+            new = await conn.new_session(cwd=str(work), mcp_servers=[])
+            session = new.session_id
+            planned = await conn.prompt(session_id=session, prompt=[acp.text_block("Plan.")])
+            refused = await conn.prompt(session_id=session, prompt=[acp.text_block("Bad.")])
+            limited = await conn.prompt(session_id=session, prompt=[acp.text_block("List.")])
+    assert planned.stop_reason == "max_turn_requests"
+    assert refused.stop_reason == "refusal"
+    assert limited.stop_reason == "max_turn_requests"
+    assert "Let me plan." in "".join(u.content.text for u in editor.updates("agent_thought_chunk"))
+    (plan,) = editor.updates("plan")
+    assert [(e.content, e.status) for e in plan.entries] == [
+        ("Read the code", "completed"),
+        ("Fix the bug", "in_progress"),
+    ]
+    assert all(u.title != "TodoWrite" for u in editor.updates("tool_call"))
+
+
+async def test_images_and_the_editors_file_content_reach_the_model(tmp_path: Path) -> None:
+    work = project(tmp_path)
+    notes = work / "notes.md"
+    notes.write_text("on disk\n")
+    editor = Editor()
+    with FakeModelServer([turn("Seen.")]) as server:
+        async with codeloop_acp(editor, acp_env(server, tmp_path), work) as (conn, _):
+            new = await conn.new_session(cwd=str(work), mcp_servers=[])
+            blocks: list[Any] = [
+                acp.text_block("Look at "),
+                acp.resource_block(
+                    acp.embedded_text_resource(notes.as_uri(), "unsaved in the editor\n")
+                ),
+                acp.image_block(PIXEL, "image/png"),
+            ]
+            answer = await conn.prompt(session_id=new.session_id, prompt=blocks)
+            with pytest.raises(RequestError) as audio:
+                await conn.prompt(
+                    session_id=new.session_id, prompt=[acp.audio_block(PIXEL, "audio/wav")]
+                )
+    assert answer.stop_reason == "end_turn"
+    assert audio.value.code == -32602 and "audio" in str(audio.value.data)
+    (request,) = server.requests
+    sent = request.body["messages"][-1]["content"]
+    assert any(b["type"] == "image" and b["source"]["data"] == PIXEL for b in sent)
+    text_sent = sent_text(request)
+    assert "unsaved in the editor" in text_sent and "on disk" not in text_sent
+    assert "@notes.md" in text_sent
+    base64.b64decode(PIXEL)
+
+
+async def test_an_mcp_server_the_editor_passes_serves_its_tools(tmp_path: Path) -> None:
+    work = project(tmp_path)
+    script = [turn(tool_use("mcp__ed__echo", {"text": "from the editor"})), turn("Echoed.")]
+    editor = Editor()
+    server_of_editor = schema.McpServerStdio(
+        name="ed", command=PY_SERVER[0], args=[*PY_SERVER[1:], "--name", "ed"], env=[]
+    )
+    with FakeModelServer(script) as server:
+        async with codeloop_acp(editor, acp_env(server, tmp_path), work) as (conn, _):
+            new = await conn.new_session(cwd=str(work), mcp_servers=[server_of_editor])
+            answer = await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("Echo.")])
+    assert answer.stop_reason == "end_turn"
+    (result,) = tool_results(server.requests[1])
+    assert not result.get("is_error") and "from the editor" in json.dumps(result)
+    ((tool_call, _),) = editor.asks()  # MCP tools ask, whoever started the server
+    assert tool_call.title == "ed: echo"
+
+
+async def test_cancel_ends_a_streaming_answer(tmp_path: Path) -> None:
+    work = project(tmp_path)
+    script = [turn(text("Starting", delay_after=60), text(" and never finishing.")), turn("Yes?")]
+    editor = Editor()
+    with FakeModelServer(script) as server:
+        async with codeloop_acp(editor, acp_env(server, tmp_path), work) as (conn, _):
+            new = await conn.new_session(cwd=str(work), mcp_servers=[])
+            running = asyncio.ensure_future(
+                conn.prompt(session_id=new.session_id, prompt=[acp.text_block("Go.")])
+            )
+            await editor.wait_for("agent_message_chunk")
+            await conn.cancel(session_id=new.session_id)
+            # Far sooner than the 60 s the model's stream stalls for.
+            cancelled = await asyncio.wait_for(running, 30)
+            after = await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("Still?")])
+    assert cancelled.stop_reason == "cancelled"
+    assert after.stop_reason == "end_turn" and editor.text().endswith("Yes?")
+
+
+async def test_cancel_stops_a_long_command(tmp_path: Path) -> None:
+    psutil = pytest.importorskip("psutil")
+    work = project(tmp_path)
+    script = [turn(tool_use("Bash", {"command": "sleep 300"})), turn("Stopped.")]
+    editor = Editor()
+    with FakeModelServer(script) as server:
+        async with codeloop_acp(
+            editor, acp_env(server, tmp_path), work, "--permission-mode", "bypassPermissions"
+        ) as (conn, process):
+            new = await conn.new_session(cwd=str(work), mcp_servers=[])
+            running = asyncio.ensure_future(
+                conn.prompt(session_id=new.session_id, prompt=[acp.text_block("Wait.")])
+            )
+            await editor.wait_for("tool_call")
+            sleeping = await _child_running(psutil, process.pid, "sleep")
+            await conn.cancel(session_id=new.session_id)
+            answer = await asyncio.wait_for(running, 30)
+            assert not sleeping.is_running() or sleeping.status() == psutil.STATUS_ZOMBIE
+    assert answer.stop_reason == "cancelled"
+    (entries,) = editor.calls().values()
+    assert final_status(entries) == "failed"
+
+
+async def _child_running(psutil: Any, pid: int, name: str) -> Any:
+    """The descendant of `pid` running `name`, once it runs (polled: it is another process)."""
+    while True:
+        for child in psutil.Process(pid).children(recursive=True):
+            if child.name() == name:
+                return child
+        await asyncio.sleep(0.05)
+
+
+async def test_bad_requests_are_answered_and_the_agent_keeps_serving(tmp_path: Path) -> None:
+    work = project(tmp_path)
+    editor = Editor()
+    with FakeModelServer([turn("Still here.")]) as server:
+        async with codeloop_acp(editor, acp_env(server, tmp_path), work) as (conn, _):
+            with pytest.raises(RequestError) as unknown:
+                await conn._conn.send_request("session/teleport", {"sessionId": "x"})
+            with pytest.raises(RequestError) as malformed:
+                await conn._conn.send_request("session/new", {"cwd": 7})
+            with pytest.raises(RequestError) as relative:
+                await conn.new_session(cwd="work", mcp_servers=[])
+            with pytest.raises(RequestError) as no_session:
+                await conn.prompt(session_id="nope", prompt=[acp.text_block("Hi.")])
+            await conn.cancel(session_id="nope")  # a notification: nothing to answer
+            new = await conn.new_session(cwd=str(work), mcp_servers=[])
+            with pytest.raises(RequestError) as empty:
+                await conn.prompt(session_id=new.session_id, prompt=[])
+            answer = await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("Hi.")])
+    assert unknown.value.code == -32601
+    assert malformed.value.code == -32602
+    assert relative.value.code == -32602 and "'work'" in str(relative.value.data)
+    assert no_session.value.code == -32602 and "nope" in str(no_session.value.data)
+    assert empty.value.code == -32602
+    assert answer.stop_reason == "end_turn" and editor.text() == "Still here."
