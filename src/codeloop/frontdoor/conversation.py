@@ -17,7 +17,7 @@ from codeloop.models.aliases import resolve_alias
 from codeloop.models.factory import split_spec
 from codeloop.permissions.policy import PERMISSION_MODES, AskUser, PermissionMode
 from codeloop.tools.questions import AskQuestions
-from codeloop.types import ImageBlock, TextBlock
+from codeloop.types import ImageBlock, Message, TextBlock
 
 if TYPE_CHECKING:
     from codeloop.checkpoints.restore import Change
@@ -98,6 +98,11 @@ class Conversation:
     @property
     def model(self) -> str:
         return self._session.config.model
+
+    def history(self) -> tuple[Message, ...]:
+        """The conversation so far, as the model sees it (a resumed session's included): what
+        a face replays when it shows a session it opened."""
+        return self._session.messages
 
     @property
     def mode(self) -> PermissionMode:
