@@ -360,3 +360,50 @@ async def test_bad_requests_are_answered_and_the_agent_keeps_serving(tmp_path: P
     assert no_session.value.code == -32602 and "nope" in str(no_session.value.data)
     assert empty.value.code == -32602
     assert answer.stop_reason == "end_turn" and editor.text() == "Still here."
+
+
+async def test_load_replays_the_conversation_in_a_new_process(tmp_path: Path) -> None:
+    work = project(tmp_path)
+    notes = work / "notes.txt"
+    notes.write_text("remember 42\n")
+    script = [
+        turn("Reading.", tool_use("Read", {"file_path": str(notes)})),
+        turn("The number is 42."),
+        turn("Still 42."),
+    ]
+    first, second = Editor(), Editor()
+    with FakeModelServer(script) as server:
+        async with codeloop_acp(first, acp_env(server, tmp_path), work) as (conn, _):
+            new = await conn.new_session(cwd=str(work), mcp_servers=[])
+            await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("Which number?")])
+        # The first process is gone (stdin closed); a new one continues the session.
+        async with codeloop_acp(second, acp_env(server, tmp_path), work) as (conn, _):
+            loaded = await conn.load_session(
+                cwd=str(work), session_id=new.session_id, mcp_servers=[]
+            )
+            second.log.append(("loaded",))
+            answer = await conn.prompt(
+                session_id=new.session_id, prompt=[acp.text_block("And now?")]
+            )
+            with pytest.raises(RequestError) as unknown:
+                await conn.load_session(cwd=str(work), session_id="not-a-session", mcp_servers=[])
+    assert loaded.modes is not None and answer.stop_reason == "end_turn"
+    before = second.log[: second.log.index(("loaded",))]
+    replayed = [e[1] for e in before if e[0] == "update"]
+    kinds = [u.session_update for u in replayed]
+    assert "user_message_chunk" in kinds
+    assert kinds.index("user_message_chunk") < kinds.index("agent_message_chunk")
+    said = [u.content.text for u in replayed if u.session_update == "user_message_chunk"]
+    assert said == ["Which number?"]
+    answered = "".join(
+        u.content.text for u in replayed if u.session_update == "agent_message_chunk"
+    )
+    assert answered == "Reading.The number is 42."
+    (start,) = [u for u in replayed if u.session_update == "tool_call"]
+    assert (start.kind, start.title) == ("read", "Read notes.txt")
+    done = [u for u in replayed if u.session_update == "tool_call_update"]
+    assert done[-1].tool_call_id == start.tool_call_id and done[-1].status == "completed"
+    # The continued conversation carries the old one.
+    assert "The number is 42." in sent_text(server.requests[2])
+    assert second.text().endswith("Still 42.")
+    assert unknown.value.code in (-32602, -32603) and "not-a-session" in str(unknown.value.data)

@@ -59,7 +59,7 @@ class AcpAgent:
         return schema.InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=schema.AgentCapabilities(
-                load_session=False,
+                load_session=True,
                 prompt_capabilities=schema.PromptCapabilities(
                     image=True, audio=False, embedded_context=True
                 ),
@@ -84,6 +84,31 @@ class AcpAgent:
         live, warnings = await self._open(cwd, additional_directories, mcp_servers)
         self._after_answer(live, warnings)
         return schema.NewSessionResponse(session_id=live.session_id, modes=self._modes(live))
+
+    async def load_session(
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[EditorServer] | None = None,
+        additional_directories: list[str] | None = None,
+        **kwargs: Any,
+    ) -> schema.LoadSessionResponse:
+        """A stored session (from the terminal, `-p` or an editor) continued here: its whole
+        conversation is replayed to the editor before the answer."""
+        live = self.sessions.get(session_id)
+        warnings: list[str] = []
+        if live is None:
+            live, warnings = await self._open(
+                cwd, additional_directories, mcp_servers, resume=session_id
+            )
+            if live.session_id != session_id:  # busy elsewhere: codeloop forked a copy
+                del self.sessions[live.session_id]
+                await live.close()
+                message = f"session {session_id} is open in another codeloop; close it there first"
+                raise RequestError(-32603, message, {"message": message})
+        await live.send(live.translator.replay(live.conversation.history()))
+        self._after_answer(live, warnings)
+        return schema.LoadSessionResponse(modes=self._modes(live))
 
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kwargs: Any
@@ -152,14 +177,13 @@ class AcpAgent:
             options = session_options(self.args)
         except CodeloopError as exc:
             raise _invalid(str(exc)) from None
+        changes: dict[str, Any] = {"continue_conversation": False, "resume": None, **fields}
         return dataclasses.replace(
             options,
             cwd=cwd,
             add_dirs=[*options.add_dirs, *add_dirs],
             mcp_servers=[*options.mcp_servers, *servers],
-            continue_conversation=False,
-            resume=None,
-            **fields,
+            **changes,
         )
 
     def _after_answer(self, live: LiveSession, warnings: list[str]) -> None:

@@ -22,11 +22,19 @@ from acp.helpers import (
     update_agent_thought_text,
     update_plan,
     update_tool_call,
+    update_user_message,
 )
 
 from codeloop import events
 from codeloop.tool_names import canonical
-from codeloop.types import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock
+from codeloop.types import (
+    ImageBlock,
+    Message,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
 
 Update = (
     schema.UserMessageChunk
@@ -248,6 +256,33 @@ class UpdateTranslator:
                 raw_output=_capped(result.text),
             )
         )
+        return updates
+
+    def replay(self, history: Sequence[Message]) -> list[Update]:
+        """A stored conversation as the editor would have seen it live: the user's prompts,
+        the answers and thinking, each tool call with its result (session/load)."""
+        updates: list[Update] = []
+        calls: dict[str, ToolUseBlock] = {}
+        for message in history:
+            if message.is_meta:
+                continue
+            if message.role == "assistant":
+                self.message_id = message.uuid
+            for block in message.content:
+                match block:
+                    case TextBlock(text=text) if message.role == "user":
+                        updates.append(update_user_message(text_block(text)))
+                    case ImageBlock(media_type=mime, data=data) if message.role == "user":
+                        updates.append(update_user_message(image_block(data, mime)))
+                    case TextBlock(text=text):
+                        updates.append(self._chunk(update_agent_message(text_block(text))))
+                    case ThinkingBlock(thinking=thought):
+                        updates.append(self._chunk(update_agent_thought_text(thought)))
+                    case ToolUseBlock():
+                        calls[block.id] = block
+                        updates.extend(self.announce(block))
+                    case ToolResultBlock(tool_use_id=call_id) if call_id in calls:
+                        updates.extend(self.finished(events.ToolFinished(calls[call_id], block)))
         return updates
 
     def feed(self, event: events.Event) -> list[Update]:
