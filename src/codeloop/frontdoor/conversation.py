@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from codeloop.checkpoints.restore import Change
     from codeloop.options import Options
     from codeloop.session import Session
+    from codeloop.workspace.tool_workspace import EditorFiles
 
 # Claude Code's other names for modes codeloop runs as default.
 MODE_ALIASES: Mapping[str, PermissionMode] = {"manual": "default"}
@@ -85,6 +86,11 @@ class Conversation:
             session.config.policy.ask_user = responder.permission
         if responder.questions is not None:
             session.questions.ask = responder.questions
+
+    def edit_in(self, files: EditorFiles) -> None:
+        """From now on Read, Edit and Write (the session's and its sub-agents') read and write
+        the text files `files` serves (an editor's buffers) instead of the disk."""
+        self._session.workspace.files = files
 
     @property
     def session(self) -> Session:

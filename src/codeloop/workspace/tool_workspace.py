@@ -31,6 +31,20 @@ class ResultLimits:
     unanswered_tokens: int = 140_000
 
 
+class EditorFiles(Protocol):
+    """The text files an editor holds open (ACP's fs/*): what Read, Edit and Write see and
+    change instead of the disk, so the model reads the unsaved buffer and its edits land
+    there. The decisions (read first, unchanged since, inside the roots) stay the tools'."""
+
+    async def read_text(self, path: Path) -> str | None:
+        """The editor's text of `path`; None: read the disk."""
+        ...
+
+    async def write_text(self, path: Path, text: str) -> bool:
+        """Give the editor `path`'s new text (OSError: it refused); False: write the disk."""
+        ...
+
+
 class Spill(Protocol):
     """Saves a result too big for the window and returns the preview that replaces it."""
 
@@ -80,10 +94,13 @@ class Workspace:
     member: Member | None = None
     # One writer at a time across the session's agents (write_lock.py).
     write_lock: WriteLock = field(default_factory=WriteLock)
+    # An editor's buffers, when an editor drives the session and serves them (None: the disk).
+    files: EditorFiles | None = None
 
     def fork(self) -> Workspace:
         """A sub-agent's workspace: its own cwd, read state, loaded instructions and to-do list;
-        the same environment, result limits, background shells, task list and write lock."""
+        the same environment, result limits, background shells, task list, write lock and
+        editor."""
         own = self.instructions.fork() if self.instructions is not None else None
         return Workspace(
             self.cwd,
@@ -97,6 +114,7 @@ class Workspace:
             tasks=self.tasks,
             roster=self.roster,
             write_lock=self.write_lock,
+            files=self.files,
         )
 
     def resolve(self, path: str) -> Path:
