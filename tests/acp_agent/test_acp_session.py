@@ -407,3 +407,40 @@ async def test_load_replays_the_conversation_in_a_new_process(tmp_path: Path) ->
     assert "The number is 42." in sent_text(server.requests[2])
     assert second.text().endswith("Still 42.")
     assert unknown.value.code in (-32602, -32603) and "not-a-session" in str(unknown.value.data)
+
+
+async def test_the_model_reads_and_edits_the_editors_unsaved_buffer(tmp_path: Path) -> None:
+    """With fs/* declared, Read sees the editor's buffer (not the disk) and Edit and Write
+    land in the editor; without them, the disk as before."""
+    work = project(tmp_path)
+    code = work / "app.py"
+    code.write_text("print('saved')\n")
+    new_file = work / "new.py"
+    script = [
+        turn(tool_use("Read", {"file_path": str(code)})),
+        turn(
+            tool_use(
+                "Edit",
+                {"file_path": str(code), "old_string": "unsaved", "new_string": "edited"},
+            ),
+            tool_use("Write", {"file_path": str(new_file), "content": "x = 1\n"}),
+        ),
+        turn("Edited the buffer."),
+    ]
+    editor = Editor(buffers={str(code): "print('unsaved')\n"})
+    with FakeModelServer(script) as server:
+        async with codeloop_acp(
+            editor, acp_env(server, tmp_path), work, "--permission-mode", "acceptEdits", fs=True
+        ) as (conn, _):
+            new = await conn.new_session(cwd=str(work), mcp_servers=[])
+            answer = await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("Go.")])
+    assert answer.stop_reason == "end_turn"
+    (read,) = tool_results(server.requests[1])
+    assert "unsaved" in json.dumps(read) and "saved')" not in json.dumps(read).replace(
+        "unsaved", ""
+    )
+    edited, written = tool_results(server.requests[2])
+    assert not edited.get("is_error") and not written.get("is_error"), (edited, written)
+    assert editor.written == [(str(code), "print('edited')\n"), (str(new_file), "x = 1\n")]
+    # The disk is the editor's to save.
+    assert code.read_text() == "print('saved')\n" and not new_file.exists()

@@ -16,6 +16,7 @@ from acp.helpers import update_agent_thought_text, update_available_commands
 from acp.interfaces import Client
 
 from codeloop._version import __version__
+from codeloop.acp_agent.client_files import ClientFiles
 from codeloop.acp_agent.live import LiveSession
 from codeloop.acp_agent.mcp_servers import EditorServer, server_configs
 from codeloop.acp_agent.prompt_content import Block
@@ -163,6 +164,15 @@ class AcpAgent:
             raise RequestError(-32603, str(exc), {"message": str(exc)}) from None
         live = LiveSession(conversation, self.client, root)
         live_box.append(live)
+        fs = self.client_capabilities.fs
+        if fs is not None and (fs.read_text_file or fs.write_text_file):
+            files = ClientFiles(
+                self.client,
+                live.session_id,
+                read=bool(fs.read_text_file),
+                write=bool(fs.write_text_file),
+            )
+            conversation.edit_in(files)
         self.sessions[live.session_id] = live
         return live, warnings
 
