@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from codeloop.checkpoints.restore import Change
     from codeloop.options import Options
     from codeloop.session import Session
-    from codeloop.workspace.tool_workspace import EditorFiles
+    from codeloop.workspace.tool_workspace import EditorFiles, EditorTerminals
 
 # Claude Code's other names for modes codeloop runs as default.
 MODE_ALIASES: Mapping[str, PermissionMode] = {"manual": "default"}
@@ -91,6 +91,11 @@ class Conversation:
         """From now on Read, Edit and Write (the session's and its sub-agents') read and write
         the text files `files` serves (an editor's buffers) instead of the disk."""
         self._session.workspace.files = files
+
+    def run_in(self, terminals: EditorTerminals) -> None:
+        """From now on Bash's foreground commands (not sandboxed ones, not background ones)
+        run in `terminals` (an editor's), where the user watches them."""
+        self._session.workspace.terminals = terminals
 
     @property
     def session(self) -> Session:

@@ -5,10 +5,11 @@ tools, the context manager and compaction all hold one, so it sits below every o
 
 from __future__ import annotations
 
+import asyncio
 import os.path
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from codeloop.teams.task_list import Member, TaskList
 from codeloop.teams.team_mail import Roster
@@ -42,6 +43,27 @@ class EditorFiles(Protocol):
 
     async def write_text(self, path: Path, text: str) -> bool:
         """Give the editor `path`'s new text (OSError: it refused); False: write the disk."""
+        ...
+
+
+class EditorTerminals(Protocol):
+    """Terminals an editor runs commands in (ACP's terminal/*), so the user watches Bash's
+    commands there; the command line, its environment and what is done with the result stay
+    Bash's."""
+
+    async def run(
+        self,
+        argv: list[str],
+        *,
+        cwd: Path,
+        env: dict[str, str],
+        time_limit: float,
+        abort: asyncio.Event,
+        limit: int,
+        tool_use_id: str,
+    ) -> tuple[str, int, Literal["timeout", "abort"] | None]:
+        """Run `argv`: its output (about `limit` characters at most), its exit code (minus
+        the signal's number when killed by one), and what stopped it early, if anything."""
         ...
 
 
@@ -96,11 +118,13 @@ class Workspace:
     write_lock: WriteLock = field(default_factory=WriteLock)
     # An editor's buffers, when an editor drives the session and serves them (None: the disk).
     files: EditorFiles | None = None
+    # An editor's terminals, for Bash's foreground commands when it offers them (None: here).
+    terminals: EditorTerminals | None = None
 
     def fork(self) -> Workspace:
         """A sub-agent's workspace: its own cwd, read state, loaded instructions and to-do list;
         the same environment, result limits, background shells, task list, write lock and
-        editor."""
+        editor (files and terminals)."""
         own = self.instructions.fork() if self.instructions is not None else None
         return Workspace(
             self.cwd,
@@ -115,6 +139,7 @@ class Workspace:
             roster=self.roster,
             write_lock=self.write_lock,
             files=self.files,
+            terminals=self.terminals,
         )
 
     def resolve(self, path: str) -> Path:
