@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -31,6 +32,28 @@ def allow_once(tool_call: schema.ToolCallUpdate, options: list[schema.Permission
 
 
 @dataclass
+class Terminal:
+    """A command the editor runs for the agent: a real process, its output kept."""
+
+    process: asyncio.subprocess.Process
+    output: bytearray = field(default_factory=bytearray)
+    reading: asyncio.Task[None] | None = None
+
+    async def read(self) -> None:
+        assert self.process.stdout is not None
+        while chunk := await self.process.stdout.read(65536):
+            self.output += chunk
+
+    def exit_status(self) -> schema.TerminalExitStatus | None:
+        code = self.process.returncode
+        if code is None:
+            return None
+        if code < 0:
+            return schema.TerminalExitStatus(signal=signal.Signals(-code).name)
+        return schema.TerminalExitStatus(exit_code=code)
+
+
+@dataclass
 class Editor:
     """`log`: ("update", update) and ("ask", tool_call, options) in the order they came."""
 
@@ -39,6 +62,7 @@ class Editor:
     log: list[tuple[Any, ...]] = field(default_factory=list)
     written: list[tuple[str, str]] = field(default_factory=list)
     updated: asyncio.Event = field(default_factory=asyncio.Event)
+    terminals: dict[str, Terminal] = field(default_factory=dict)
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.log.append(("update", update))
@@ -82,6 +106,70 @@ class Editor:
         self.buffers[path] = content
         self.written.append((path, content))
         return schema.WriteTextFileResponse()
+
+    async def create_terminal(
+        self,
+        session_id: str,
+        command: str,
+        args: list[str] | None = None,
+        env: list[schema.EnvVariable] | None = None,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+        **kwargs: Any,
+    ) -> schema.CreateTerminalResponse:
+        process = await asyncio.create_subprocess_exec(
+            command,
+            *(args or []),
+            cwd=cwd,
+            env={e.name: e.value for e in env or []} or None,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+        terminal_id = f"terminal-{len(self.terminals) + 1}"
+        terminal = Terminal(process)
+        terminal.reading = asyncio.ensure_future(terminal.read())
+        self.terminals[terminal_id] = terminal
+        self.log.append(("terminal", terminal_id, command, args or []))
+        return schema.CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def terminal_output(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> schema.TerminalOutputResponse:
+        terminal = self.terminals[terminal_id]
+        if terminal.process.returncode is not None and terminal.reading is not None:
+            await terminal.reading
+        return schema.TerminalOutputResponse(
+            output=terminal.output.decode(errors="replace"),
+            truncated=False,
+            exit_status=terminal.exit_status(),
+        )
+
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> schema.WaitForTerminalExitResponse:
+        await self.terminals[terminal_id].process.wait()
+        status = self.terminals[terminal_id].exit_status()
+        assert status is not None
+        return schema.WaitForTerminalExitResponse(exit_code=status.exit_code, signal=status.signal)
+
+    async def kill_terminal(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> schema.KillTerminalResponse:
+        process = self.terminals[terminal_id].process
+        if process.returncode is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            await process.wait()
+        return schema.KillTerminalResponse()
+
+    async def release_terminal(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> schema.ReleaseTerminalResponse:
+        await self.kill_terminal(session_id, terminal_id)
+        self.terminals.pop(terminal_id)
+        self.log.append(("released", terminal_id))
+        return schema.ReleaseTerminalResponse()
 
     def updates(self, kind: str | None = None) -> list[Any]:
         return [
@@ -153,11 +241,14 @@ async def codeloop_acp(
     cwd: Path,
     *flags: str,
     fs: bool = False,
+    terminal: bool = False,
 ) -> AsyncIterator[tuple[ClientSideConnection, asyncio.subprocess.Process]]:
-    """A real `codeloop acp` process, initialized by `editor` (declaring fs/* when `fs`)."""
+    """A real `codeloop acp` process, initialized by `editor` (declaring fs/* when `fs`,
+    terminal/* when `terminal`)."""
     async with spawned(editor, env, cwd, *flags) as (conn, process):
         capabilities = schema.ClientCapabilities(
-            fs=schema.FileSystemCapabilities(read_text_file=fs, write_text_file=fs)
+            fs=schema.FileSystemCapabilities(read_text_file=fs, write_text_file=fs),
+            terminal=terminal,
         )
         await conn.initialize(protocol_version=1, client_capabilities=capabilities)
         yield conn, process

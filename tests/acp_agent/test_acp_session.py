@@ -444,3 +444,58 @@ async def test_the_model_reads_and_edits_the_editors_unsaved_buffer(tmp_path: Pa
     assert editor.written == [(str(code), "print('edited')\n"), (str(new_file), "x = 1\n")]
     # The disk is the editor's to save.
     assert code.read_text() == "print('saved')\n" and not new_file.exists()
+
+
+async def test_bash_runs_in_the_editors_terminal(tmp_path: Path) -> None:
+    """With `terminal` declared, Bash's commands run in the editor's terminals (the call
+    shows the terminal), the cwd still carries over, and a cancel kills the command."""
+    work = project(tmp_path)
+    (work / "sub").mkdir()
+    script = [
+        turn(tool_use("Bash", {"command": "cd sub && echo in $(basename $PWD)"})),
+        turn(tool_use("Bash", {"command": "pwd; exit 3"})),
+        turn("Ran both."),
+        turn(tool_use("Bash", {"command": "sleep 300"})),
+        turn("Stopped."),
+    ]
+    editor = Editor()
+    with FakeModelServer(script) as server:
+        async with codeloop_acp(
+            editor,
+            acp_env(server, tmp_path),
+            work,
+            "--permission-mode",
+            "bypassPermissions",
+            terminal=True,
+        ) as (conn, _):
+            new = await conn.new_session(cwd=str(work), mcp_servers=[])
+            ran = await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("Run.")])
+            running = asyncio.ensure_future(
+                conn.prompt(session_id=new.session_id, prompt=[acp.text_block("Wait.")])
+            )
+            while len(editor.terminals) < 1:
+                editor.updated.clear()
+                await editor.updated.wait()
+            cancelled = await asyncio.wait_for(_cancelled(conn, new.session_id, running), 30)
+    assert ran.stop_reason == "end_turn" and cancelled.stop_reason == "cancelled"
+    first, second = tool_results(server.requests[1]), tool_results(server.requests[2])
+    assert "in sub" in json.dumps(first)
+    assert str(work / "sub") in json.dumps(second) and "Exit code 3" in json.dumps(second)
+    created = [e for e in editor.log if e[0] == "terminal"]
+    released = [e for e in editor.log if e[0] == "released"]
+    assert len(created) == len(released) == 3 and not editor.terminals
+    for call_id, entries in editor.calls().items():
+        shown = [
+            item
+            for e in entries
+            if e[0] == "update"
+            for item in e[1].content or []
+            if item.type == "terminal"
+        ]
+        assert shown, call_id
+    assert_told_in_order(editor)
+
+
+async def _cancelled(conn: Any, session_id: str, running: Any) -> Any:
+    await conn.cancel(session_id=session_id)
+    return await running

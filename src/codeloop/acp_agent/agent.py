@@ -17,6 +17,7 @@ from acp.interfaces import Client
 
 from codeloop._version import __version__
 from codeloop.acp_agent.client_files import ClientFiles
+from codeloop.acp_agent.client_terminal import ClientTerminals
 from codeloop.acp_agent.live import LiveSession
 from codeloop.acp_agent.mcp_servers import EditorServer, server_configs
 from codeloop.acp_agent.prompt_content import Block
@@ -173,6 +174,8 @@ class AcpAgent:
                 write=bool(fs.write_text_file),
             )
             conversation.edit_in(files)
+        if self.client_capabilities.terminal:
+            conversation.run_in(ClientTerminals(self.client, live.session_id, live.show_terminal))
         self.sessions[live.session_id] = live
         return live, warnings
 

@@ -143,6 +143,10 @@ class LiveSession:
         self._cancelled.set()
         self.conversation.interrupt()
 
+    async def show_terminal(self, tool_use_id: str, terminal_id: str) -> None:
+        """A call's command runs in the editor's terminal: the call shows it."""
+        await self.send(self.translator.terminal(tool_use_id, terminal_id))
+
     def set_mode(self, mode_id: str) -> str:
         return self.conversation.set_mode(mode_id)
 

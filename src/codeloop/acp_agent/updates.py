@@ -18,6 +18,7 @@ from acp.helpers import (
     text_block,
     tool_content,
     tool_diff_content,
+    tool_terminal_ref,
     update_agent_message,
     update_agent_thought_text,
     update_plan,
@@ -206,6 +207,22 @@ class UpdateTranslator:
         self._announced: set[str] = set()
         self._running: set[str] = set()
         self._finished: set[str] = set()
+        # Calls whose command runs in an editor's terminal: the terminal shows its output.
+        self._terminals: dict[str, str] = {}
+
+    def terminal(self, tool_use_id: str, terminal_id: str) -> list[Update]:
+        """The call's command runs in the editor's terminal `terminal_id` (shown in the
+        call's `tool_call` if it has not gone out yet)."""
+        self._terminals[tool_use_id] = terminal_id
+        if tool_use_id not in self._announced:
+            return []
+        self._running.add(tool_use_id)
+        shown = [tool_terminal_ref(terminal_id)]
+        return [update_tool_call(tool_use_id, status="in_progress", content=shown)]
+
+    def _terminal_of(self, tool_use_id: str) -> list[ToolContent]:
+        terminal_id = self._terminals.get(tool_use_id)
+        return [tool_terminal_ref(terminal_id)] if terminal_id is not None else []
 
     def announce(self, tool_use: ToolUseBlock) -> list[Update]:
         """The call's `tool_call` (pending), unless the editor already has it."""
@@ -219,7 +236,10 @@ class UpdateTranslator:
                 title_of(tool_use.name, given, self.cwd),
                 kind=kind_of(tool_use.name),
                 status="pending",
-                content=planned_diff(tool_use.name, given, self.cwd),
+                content=[
+                    *self._terminal_of(tool_use.id),
+                    *planned_diff(tool_use.name, given, self.cwd),
+                ],
                 locations=locations_of(tool_use.name, given, self.cwd),
                 raw_input=dict(given),
             )
@@ -251,7 +271,7 @@ class UpdateTranslator:
             update_tool_call(
                 tool_use.id,
                 status="failed" if result.is_error else "completed",
-                content=[*diff, *result_content(result)],
+                content=[*self._terminal_of(tool_use.id), *diff, *result_content(result)],
                 locations=locations,
                 raw_output=_capped(result.text),
             )
