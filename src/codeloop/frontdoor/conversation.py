@@ -21,6 +21,7 @@ from codeloop.types import ImageBlock, Message, TextBlock
 
 if TYPE_CHECKING:
     from codeloop.checkpoints.restore import Change
+    from codeloop.commands.headless import Expanded
     from codeloop.options import Options
     from codeloop.session import Session
     from codeloop.workspace.tool_workspace import EditorFiles, EditorTerminals
@@ -146,6 +147,14 @@ class Conversation:
             raise UsageError(f"--tools: unknown tool {unknown[0]!r} (tools: {known})")
         for name in [n for n in session.builtin_tools if n not in names]:
             del session.builtin_tools[name]
+
+    async def expand(self, text: str) -> Expanded:
+        """A `/command` prompt run as the terminal runs it, with no UI: a custom command
+        becomes the prompt to send, a built-in answers itself (CommandError: it failed, the
+        message says why)."""
+        from codeloop.commands.headless import expand_command
+
+        return await expand_command(self._session, text)
 
     async def prompt(
         self,
