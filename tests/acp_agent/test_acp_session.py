@@ -499,3 +499,28 @@ async def test_bash_runs_in_the_editors_terminal(tmp_path: Path) -> None:
 async def _cancelled(conn: Any, session_id: str, running: Any) -> Any:
     await conn.cancel(session_id=session_id)
     return await running
+
+
+async def test_slash_commands_run_as_in_the_terminal(tmp_path: Path) -> None:
+    work = project(tmp_path)
+    commands = work / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "greet.md").write_text("Say hello to $ARGUMENTS in French.\n")
+    editor = Editor()
+    with FakeModelServer([turn("Bonjour, Ada.")]) as server:
+        async with codeloop_acp(editor, acp_env(server, tmp_path), work) as (conn, _):
+            new = await conn.new_session(cwd=str(work), mcp_servers=[])
+            await editor.wait_for("available_commands_update")
+            greeted = await conn.prompt(
+                session_id=new.session_id, prompt=[acp.text_block("/greet Ada")]
+            )
+            helped = await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("/help")])
+            with pytest.raises(RequestError) as failing:
+                await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("/model x")])
+    assert greeted.stop_reason == helped.stop_reason == "end_turn"
+    assert "Say hello to Ada in French." in sent_text(server.requests[0])
+    assert len(server.requests) == 1  # /help answered without the model
+    assert "/greet" in editor.text() and editor.text().startswith("Bonjour, Ada.")
+    (offered,) = editor.updates("available_commands_update")
+    assert "greet" in {c.name for c in offered.available_commands}
+    assert failing.value.code == -32602 and "/model" in str(failing.value.data)

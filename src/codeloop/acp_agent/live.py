@@ -10,7 +10,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from acp import RequestError, schema
-from acp.helpers import update_agent_thought_text, update_current_mode
+from acp.helpers import (
+    update_agent_message_text,
+    update_agent_thought_text,
+    update_current_mode,
+)
 from acp.interfaces import Client
 
 from codeloop.acp_agent.permissions import CANCELLED, answer_for, options_for
@@ -25,6 +29,7 @@ from codeloop.acp_agent.updates import (
     stop_reason,
     title_of,
 )
+from codeloop.commands import CommandError, Submit
 from codeloop.events import LoopEnd
 from codeloop.frontdoor import Conversation
 from codeloop.permissions.policy import Answer, PermissionRequest
@@ -115,7 +120,14 @@ class LiveSession:
         try:
             await self.send(update_agent_thought_text(note) for note in content.notes)
             end: LoopEnd | None = None
-            events = self.conversation.prompt(content.text, attachments=content.attachments)
+            submit = await self._expanded(content.text)
+            if submit is None:  # a built-in command answered
+                return schema.PromptResponse(stop_reason="end_turn")
+            events = self.conversation.prompt(
+                submit.prompt,
+                attachments=[*content.attachments, *submit.attachments],
+                model=submit.model,
+            )
             async for event in events:
                 await self.send(self.translator.feed(event))
                 await self._show_mode()
@@ -125,6 +137,21 @@ class LiveSession:
             self._busy = False
             self._idle.set()
         return await self._response(end)
+
+    async def _expanded(self, text: str) -> Submit | None:
+        """What to send the model: the prompt, or what its `/command` made of it (None: the
+        command answered itself, and the editor was shown its answer)."""
+        if not text.startswith("/"):
+            return Submit(text)
+        try:
+            expanded = await self.conversation.expand(text)
+        except CommandError as exc:
+            raise RequestError(-32602, str(exc), {"message": str(exc)}) from None
+        if expanded.notice:
+            await self.send([update_agent_thought_text(expanded.notice)])
+        if expanded.submit is None:
+            await self.send([update_agent_message_text(expanded.output)])
+        return expanded.submit
 
     async def _response(self, end: LoopEnd | None) -> schema.PromptResponse:
         if end is None or end.reason in FAILURES:
