@@ -200,6 +200,22 @@ class Conversation:
         policy.mode = MODE_ALIASES.get(mode) or _mode(mode)
         return policy.mode
 
+    def model_choices(self) -> list[tuple[str, str]]:
+        """The models `set_model` offers this session, as (alias, the model it names here):
+        Claude Code's aliases its provider serves, as `/model` lists them, each model once."""
+        from codeloop.models.aliases import ALIASES
+
+        session = self._session
+        env = session.workspace.env if session.workspace.env is not None else os.environ
+        choices: dict[str, str] = {}
+        for alias in ALIASES:
+            if alias in ("default", "opusplan"):  # not one model
+                continue
+            provider, name = split_spec(resolve_alias(alias, env), env)
+            if provider == session.client.provider:
+                choices.setdefault(name, alias)
+        return [(alias, name) for name, alias in choices.items()]
+
     async def set_model(self, spec: Any, show: Callable[[str], None]) -> str:
         """Another model from the next request on (None or "default": the one the session
         started with): an alias or a name the session's provider serves. The PreModelSwitch
