@@ -524,3 +524,35 @@ async def test_slash_commands_run_as_in_the_terminal(tmp_path: Path) -> None:
     (offered,) = editor.updates("available_commands_update")
     assert "greet" in {c.name for c in offered.available_commands}
     assert failing.value.code == -32602 and "/model" in str(failing.value.data)
+
+
+async def test_the_model_picker_switches_the_model(tmp_path: Path) -> None:
+    work = project(tmp_path)
+    editor = Editor()
+    with FakeModelServer([turn("One."), turn("Two.")]) as server:
+        async with codeloop_acp(editor, acp_env(server, tmp_path), work) as (conn, _):
+            new = await conn.new_session(cwd=str(work), mcp_servers=[])
+            options = {o.id: o for o in new.config_options or []}
+            assert options["mode"].current_value == "default"
+            model = options["model"]
+            others = [o.value for o in model.options if o.value != model.current_value]
+            await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("First.")])
+            answer = await conn.set_config_option(
+                config_id="model", session_id=new.session_id, value=others[0]
+            )
+            await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("Second.")])
+            with pytest.raises(RequestError) as unknown:
+                await conn.set_config_option(
+                    config_id="colour", session_id=new.session_id, value="blue"
+                )
+            with pytest.raises(RequestError) as elsewhere:
+                await conn.set_config_option(
+                    config_id="model", session_id=new.session_id, value="openai:gpt-6.2-sol"
+                )
+    first, second = (r.body["model"] for r in server.requests)
+    assert first == model.current_value and second == others[0]
+    assert {o.id: o.current_value for o in answer.config_options}["model"] == others[0]
+    (update,) = editor.updates("config_option_update")
+    assert {o.id: o.current_value for o in update.config_options}["model"] == others[0]
+    assert unknown.value.code == -32602 and "colour" in str(unknown.value.data)
+    assert elsewhere.value.code == -32602 and "openai" in str(elsewhere.value.data)

@@ -20,21 +20,13 @@ from codeloop.acp_agent.client_files import ClientFiles
 from codeloop.acp_agent.client_terminal import ClientTerminals
 from codeloop.acp_agent.live import LiveSession
 from codeloop.acp_agent.mcp_servers import EditorServer, server_configs
+from codeloop.acp_agent.modes import config_options, mode_state
 from codeloop.acp_agent.prompt_content import Block
 from codeloop.errors import CodeloopError, UsageError
 from codeloop.frontdoor import Conversation, Responder
 from codeloop.options import Options
 
 log = logging.getLogger("codeloop.acp")
-
-MODE_NAMES = {
-    "default": ("Default", "Asks before edits and commands"),
-    "acceptEdits": ("Accept edits", "Edits in the project run without asking"),
-    "plan": ("Plan", "Reads and plans; changes nothing"),
-    "bypassPermissions": ("Bypass permissions", "Nothing is asked"),
-    "auto": ("Auto", "A classifier decides what would be asked"),
-    "dontAsk": ("Don't ask", "What would be asked is denied"),
-}
 
 
 class AcpAgent:
@@ -85,7 +77,11 @@ class AcpAgent:
     ) -> schema.NewSessionResponse:
         live, warnings = await self._open(cwd, additional_directories, mcp_servers)
         self._after_answer(live, warnings)
-        return schema.NewSessionResponse(session_id=live.session_id, modes=self._modes(live))
+        return schema.NewSessionResponse(
+            session_id=live.session_id,
+            modes=mode_state(live.conversation),
+            config_options=config_options(live.conversation),
+        )
 
     async def load_session(
         self,
@@ -110,7 +106,9 @@ class AcpAgent:
                 raise RequestError(-32603, message, {"message": message})
         await live.send(live.translator.replay(live.conversation.history()))
         self._after_answer(live, warnings)
-        return schema.LoadSessionResponse(modes=self._modes(live))
+        return schema.LoadSessionResponse(
+            modes=mode_state(live.conversation), config_options=config_options(live.conversation)
+        )
 
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kwargs: Any
@@ -122,6 +120,25 @@ class AcpAgent:
             raise _invalid(str(exc)) from None
         await live.mode_set()
         return schema.SetSessionModeResponse()
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> schema.SetSessionConfigOptionResponse:
+        """The mode or the model, from the editor's pickers."""
+        live = self._live(session_id)
+        try:
+            if config_id == "mode":
+                live.set_mode(value)
+                await live.mode_set()
+            elif config_id == "model":
+                await live.set_model(value)
+            else:
+                raise UsageError(f"no configuration option {config_id!r} (mode, model)")
+        except UsageError as exc:
+            raise _invalid(str(exc)) from None
+        return schema.SetSessionConfigOptionResponse(
+            config_options=config_options(live.conversation)
+        )
 
     async def prompt(
         self, session_id: str, prompt: list[Block], **kwargs: Any
@@ -211,22 +228,6 @@ class AcpAgent:
         task = asyncio.get_running_loop().create_task(tell())
         self._background.add(task)
         task.add_done_callback(self._background.discard)
-
-    def _modes(self, live: LiveSession) -> schema.SessionModeState:
-        current = live.conversation.mode
-        policy = live.conversation.session.config.policy
-        offered = ["default", "acceptEdits", "plan", "bypassPermissions"]
-        if policy.auto is not None:
-            offered.append("auto")
-        if current not in offered:
-            offered.append(current)
-        return schema.SessionModeState(
-            current_mode_id=current,
-            available_modes=[
-                schema.SessionMode(id=m, name=MODE_NAMES[m][0], description=MODE_NAMES[m][1])
-                for m in offered
-            ],
-        )
 
     def _live(self, session_id: str) -> LiveSession:
         live = self.sessions.get(session_id)

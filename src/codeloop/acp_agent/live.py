@@ -17,6 +17,7 @@ from acp.helpers import (
 )
 from acp.interfaces import Client
 
+from codeloop.acp_agent.modes import config_options
 from codeloop.acp_agent.permissions import CANCELLED, answer_for, options_for
 from codeloop.acp_agent.prompt_content import Block, to_prompt
 from codeloop.acp_agent.updates import (
@@ -174,20 +175,33 @@ class LiveSession:
         """A call's command runs in the editor's terminal: the call shows it."""
         await self.send(self.translator.terminal(tool_use_id, terminal_id))
 
-    def set_mode(self, mode_id: str) -> str:
+    def set_mode(self, mode_id: object) -> str:
         return self.conversation.set_mode(mode_id)
+
+    async def set_model(self, spec: object) -> None:
+        """Another model from the next request on; what the model-switch hooks say is shown
+        (UsageError: refused, or not a model this session's provider serves)."""
+        said: list[str] = []
+        await self.conversation.set_model(spec, said.append)
+        await self.send([*(update_agent_thought_text(s) for s in said), self._options_update()])
+
+    def _options_update(self) -> schema.ConfigOptionUpdate:
+        return schema.ConfigOptionUpdate(
+            session_update="config_option_update",
+            config_options=config_options(self.conversation),
+        )
 
     async def _show_mode(self) -> None:
         """The editor follows mode changes the session made itself (an accepted plan)."""
         mode = self.conversation.mode
         if mode != self._shown_mode:
             self._shown_mode = mode
-            await self.send([update_current_mode(mode)])
+            await self.send([update_current_mode(mode), self._options_update()])
 
     async def mode_set(self) -> None:
         """After `session/set_mode`: the editor's mode picker shows the new one."""
         self._shown_mode = self.conversation.mode
-        await self.send([update_current_mode(self._shown_mode)])
+        await self.send([update_current_mode(self._shown_mode), self._options_update()])
 
     async def close(self) -> None:
         """The running prompt stops first (its tool calls get their results, the transcript

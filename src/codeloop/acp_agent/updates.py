@@ -47,6 +47,7 @@ Update = (
     | schema.AvailableCommandsUpdate
     | schema.CurrentModeUpdate
     | schema.UsageUpdate
+    | schema.ConfigOptionUpdate
 )
 
 ToolContent = (
