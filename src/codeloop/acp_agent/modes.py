@@ -4,6 +4,8 @@ session/set_model)."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from acp import schema
 
 from codeloop.frontdoor import Conversation
@@ -58,20 +60,17 @@ def config_options(conversation: Conversation) -> list[ConfigOption]:
             0, schema.SessionConfigSelectOption(value=conversation.model, name=conversation.model)
         )
     return [
-        schema.SessionConfigOptionSelect(
-            type="select",
-            id="mode",
-            name="Mode",
-            category="mode",
-            current_value=conversation.mode,
-            options=modes,
-        ),
-        schema.SessionConfigOptionSelect(
-            type="select",
-            id="model",
-            name="Model",
-            category="model",
-            current_value=conversation.model,
-            options=models,
-        ),
+        _select("mode", "Mode", conversation.mode, modes),
+        _select("model", "Model", conversation.model, models),
     ]
+
+
+def _select(
+    key: Literal["mode", "model"],
+    name: str,
+    current: str,
+    options: list[schema.SessionConfigSelectOption],
+) -> schema.SessionConfigOptionSelect:
+    return schema.SessionConfigOptionSelect(
+        type="select", id=key, name=name, category=key, current_value=current, options=options
+    )
