@@ -556,3 +556,20 @@ async def test_the_model_picker_switches_the_model(tmp_path: Path) -> None:
     assert {o.id: o.current_value for o in update.config_options}["model"] == others[0]
     assert unknown.value.code == -32602 and "colour" in str(unknown.value.data)
     assert elsewhere.value.code == -32602 and "openai" in str(elsewhere.value.data)
+
+
+async def test_a_missing_key_asks_the_editor_to_authenticate(tmp_path: Path) -> None:
+    work = project(tmp_path)
+    async with spawned(Editor(), acp_env(None, tmp_path), work) as (conn, _):
+        init = await conn.initialize(protocol_version=1)
+        with pytest.raises(RequestError) as opening:
+            await conn.new_session(cwd=str(work), mcp_servers=[])
+        with pytest.raises(RequestError) as authenticating:
+            await conn.authenticate(method_id="anthropic-api-key")
+    offered = {m.id: [v.name for v in m.vars] for m in init.auth_methods or []}
+    assert offered["anthropic-api-key"] == ["ANTHROPIC_API_KEY"]
+    assert opening.value.code == -32000
+    data = opening.value.data
+    assert isinstance(data, dict) and "ANTHROPIC_API_KEY" in data["message"]
+    assert "ANTHROPIC_API_KEY" in [v["name"] for m in data["authMethods"] for v in m["vars"]]
+    assert authenticating.value.code == -32000

@@ -16,13 +16,14 @@ from acp.helpers import update_agent_thought_text, update_available_commands
 from acp.interfaces import Client
 
 from codeloop._version import __version__
+from codeloop.acp_agent.auth import auth_methods, auth_required, authenticated
 from codeloop.acp_agent.client_files import ClientFiles
 from codeloop.acp_agent.client_terminal import ClientTerminals
 from codeloop.acp_agent.live import LiveSession
 from codeloop.acp_agent.mcp_servers import EditorServer, server_configs
 from codeloop.acp_agent.modes import config_options, mode_state
 from codeloop.acp_agent.prompt_content import Block
-from codeloop.errors import CodeloopError, UsageError
+from codeloop.errors import CodeloopError, NoCredentials, UsageError
 from codeloop.frontdoor import Conversation, Responder
 from codeloop.options import Options
 
@@ -59,13 +60,14 @@ class AcpAgent:
                 ),
                 mcp_capabilities=schema.McpCapabilities(http=True, sse=True),
             ),
-            auth_methods=[],
+            auth_methods=list(auth_methods()),
             agent_info=schema.Implementation(
                 name="codeloop", title="codeloop", version=__version__
             ),
         )
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> schema.AuthenticateResponse:
+        authenticated(method_id)
         return schema.AuthenticateResponse()
 
     async def new_session(
@@ -178,6 +180,8 @@ class AcpAgent:
 
         try:
             conversation = await Conversation.open(options, Responder(permission=ask))
+        except NoCredentials as exc:
+            raise auth_required(exc) from None
         except CodeloopError as exc:
             raise RequestError(-32603, str(exc), {"message": str(exc)}) from None
         live = LiveSession(conversation, self.client, root)
