@@ -234,6 +234,10 @@ async def test_thinking_plans_and_stop_reasons(tmp_path: Path) -> None:
         ("Fix the bug", "in_progress"),
     ]
     assert all(u.title != "TodoWrite" for u in editor.updates("tool_call"))
+    # After each request: how full the window is, and the cost so far.
+    usages = editor.updates("usage_update")
+    assert len(usages) == 3 and all(u.size >= 100_000 and u.used >= 100 for u in usages)
+    assert usages[-1].cost is not None and usages[-1].cost.amount > usages[0].cost.amount > 0
 
 
 async def test_images_and_the_editors_file_content_reach_the_model(tmp_path: Path) -> None:

@@ -29,9 +29,10 @@ from codeloop.acp_agent.updates import (
     prompt_usage,
     stop_reason,
     title_of,
+    usage_update,
 )
 from codeloop.commands import CommandError, Submit
-from codeloop.events import LoopEnd
+from codeloop.events import LoopEnd, RequestEnd
 from codeloop.frontdoor import Conversation
 from codeloop.permissions.policy import Answer, PermissionRequest
 from codeloop.types import ToolUseBlock
@@ -131,6 +132,8 @@ class LiveSession:
             )
             async for event in events:
                 await self.send(self.translator.feed(event))
+                if isinstance(event, RequestEnd) and event.purpose == "turn" and not event.error:
+                    await self.send(self._usage(event))
                 await self._show_mode()
                 if isinstance(event, LoopEnd):
                     end = event
@@ -184,6 +187,14 @@ class LiveSession:
         said: list[str] = []
         await self.conversation.set_model(spec, said.append)
         await self.send([*(update_agent_thought_text(s) for s in said), self._options_update()])
+
+    def _usage(self, end: RequestEnd) -> list[Update]:
+        """How full the window is after a request, and what the session has cost so far."""
+        session = self.conversation.session
+        window = session.model_usage().get(end.request.model, {}).get("contextWindow")
+        if not isinstance(window, int):
+            return []
+        return [usage_update(end.usage, window, session.cost_usd)]
 
     def _options_update(self) -> schema.ConfigOptionUpdate:
         return schema.ConfigOptionUpdate(

@@ -35,6 +35,7 @@ from codeloop.types import (
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
+    Usage,
 )
 
 Update = (
@@ -180,6 +181,18 @@ def stop_reason(end: events.LoopEnd, last_stop: str | None) -> schema.StopReason
     if last_stop == "refusal":
         return "refusal"
     return "end_turn"
+
+
+def usage_update(usage: Usage, window: int, cost_usd: float) -> schema.UsageUpdate:
+    """After a request: the tokens its prompt took of the model's window, and the session's
+    cost so far."""
+    used = usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
+    return schema.UsageUpdate(
+        session_update="usage_update",
+        used=used + usage.output_tokens,
+        size=window,
+        cost=schema.Cost(amount=cost_usd, currency="USD"),
+    )
 
 
 def prompt_usage(end: events.LoopEnd) -> schema.Usage:
