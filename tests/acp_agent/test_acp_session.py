@@ -49,9 +49,13 @@ def assert_told_in_order(editor: Editor) -> None:
         assert len(starts) == 1, call_id
 
 
+def statuses(entries: list[Any]) -> list[str]:
+    return [e[1].status for e in entries if e[0] == "update" and e[1].status is not None]
+
+
 def final_status(entries: list[Any]) -> str | None:
-    statuses = [e[1].status for e in entries if e[0] == "update" and e[1].status is not None]
-    return statuses[-1] if statuses else None
+    found = statuses(entries)
+    return found[-1] if found else None
 
 
 async def test_an_editor_session_reads_runs_and_edits_with_permission(tmp_path: Path) -> None:
@@ -89,7 +93,7 @@ async def test_an_editor_session_reads_runs_and_edits_with_permission(tmp_path: 
     kinds = {u.kind for u in starts.values()}
     assert kinds == {"read", "execute", "edit"}
     for call_id, entries in editor.calls().items():
-        assert final_status(entries) == "completed", (starts[call_id].title, entries)
+        assert statuses(entries) == ["pending", "in_progress", "completed"], starts[call_id]
     (edit_id,) = [i for i, u in starts.items() if u.kind == "edit"]
     assert starts[edit_id].locations == [schema.ToolCallLocation(path=str(target))]
     diffs = [
@@ -105,9 +109,13 @@ async def test_an_editor_session_reads_runs_and_edits_with_permission(tmp_path: 
     tool_call, options = asked
     assert tool_call.tool_call_id == edit_id
     assert {o.kind for o in options} >= {"allow_once", "reject_once"}
-    # The permission request came after the call's tool_call.
+    # The permission request came after the call's tool_call, and it ran once answered.
     entries = editor.calls()[edit_id]
-    assert [e[0] for e in entries].index("ask") > 0
+    asked_at = [e[0] for e in entries].index("ask")
+    running_at = next(
+        i for i, e in enumerate(entries) if getattr(e[1], "status", None) == "in_progress"
+    )
+    assert 0 < asked_at < running_at
     assert editor.updates("available_commands_update")
 
 

@@ -106,10 +106,7 @@ class LiveSession:
             response = asking.result()
         except (RequestError, ConnectionError, RuntimeError) as exc:
             return Answer("deny", f"The editor could not be asked for permission: {exc}")
-        answer = answer_for(response.outcome, request)
-        if answer.kind != "deny":
-            await self.send(self.translator.running(request.tool_use_id))
-        return answer
+        return answer_for(response.outcome, request)
 
     async def prompt(self, blocks: Sequence[Block]) -> schema.PromptResponse:
         if self._busy:

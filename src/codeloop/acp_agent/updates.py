@@ -337,7 +337,7 @@ class UpdateTranslator:
                 self.last_stop = stop
             case events.ToolStarted(tool_use=tool_use):
                 return self.announce(tool_use)
-            case events.ToolProgress(tool_use_id=tool_use_id):
+            case events.ToolRunning(tool_use_id=tool_use_id):
                 return self.running(tool_use_id)
             case events.ToolFinished():
                 return self.finished(event)
@@ -351,8 +351,10 @@ class UpdateTranslator:
                 return [update_agent_thought_text("Compacting the conversation…")]
             case events.CompactBoundary(messages_replaced=replaced):
                 return [update_agent_thought_text(f"Compacted: {replaced} messages summarised")]
+            # A sub-agent's call the editor was shown (it asked permission) runs and ends.
+            case events.SubagentEvent(event=events.ToolRunning(tool_use_id=inner_id)):
+                return self.running(inner_id)
             case events.SubagentEvent(event=events.ToolFinished() as inner):
-                # A sub-agent's call the editor was shown (it asked permission) ends here.
                 if inner.tool_use.id in self._announced:
                     return self.finished(inner)
         return []
