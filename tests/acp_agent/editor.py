@@ -8,6 +8,7 @@ import asyncio
 import os
 import signal
 import sys
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -252,3 +253,12 @@ async def codeloop_acp(
         )
         await conn.initialize(protocol_version=1, client_capabilities=capabilities)
         yield conn, process
+
+
+def descendant(psutil: Any, pid: int, name: str) -> Any:
+    """The descendant of `pid` running `name`, once it runs (another process: polled)."""
+    while True:
+        for child in psutil.Process(pid).children(recursive=True):
+            if child.name() == name:
+                return child
+        time.sleep(0.05)

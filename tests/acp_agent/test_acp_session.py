@@ -21,7 +21,7 @@ from acp import RequestError, schema  # noqa: E402
 
 from codeloop.testing.fake_server import FakeModelServer  # noqa: E402
 from codeloop.testing.scenario import text, thinking, tool_use, turn  # noqa: E402
-from tests.acp_agent.editor import Editor, acp_env, codeloop_acp, spawned  # noqa: E402
+from tests.acp_agent.editor import Editor, acp_env, codeloop_acp, descendant, spawned  # noqa: E402
 from tests.mcp_servers import PY_SERVER  # noqa: E402
 from tests.sdk.drive import sent_text, tool_results  # noqa: E402
 
@@ -330,22 +330,13 @@ async def test_cancel_stops_a_long_command(tmp_path: Path) -> None:
                 conn.prompt(session_id=new.session_id, prompt=[acp.text_block("Wait.")])
             )
             await editor.wait_for("tool_call")
-            sleeping = await _child_running(psutil, process.pid, "sleep")
+            sleeping = await asyncio.to_thread(descendant, psutil, process.pid, "sleep")
             await conn.cancel(session_id=new.session_id)
             answer = await asyncio.wait_for(running, 30)
             assert not sleeping.is_running() or sleeping.status() == psutil.STATUS_ZOMBIE
     assert answer.stop_reason == "cancelled"
     (entries,) = editor.calls().values()
     assert final_status(entries) == "failed"
-
-
-async def _child_running(psutil: Any, pid: int, name: str) -> Any:
-    """The descendant of `pid` running `name`, once it runs (polled: it is another process)."""
-    while True:
-        for child in psutil.Process(pid).children(recursive=True):
-            if child.name() == name:
-                return child
-        await asyncio.sleep(0.05)
 
 
 async def test_bad_requests_are_answered_and_the_agent_keeps_serving(tmp_path: Path) -> None:

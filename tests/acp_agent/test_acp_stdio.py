@@ -6,14 +6,19 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.needs import module
 
 module("acp", "needs the acp extra (pip install -e '.[dev,acp]')")
 
-from tests.acp_agent.editor import ACP, acp_env  # noqa: E402
+from codeloop.testing.fake_server import FakeModelServer  # noqa: E402
+from codeloop.testing.scenario import tool_use, turn  # noqa: E402
+from tests.acp_agent.editor import ACP, acp_env, descendant  # noqa: E402
 
 
 def request(id: int, method: str, params: dict[str, object]) -> str:
@@ -75,3 +80,49 @@ def test_a_prompt_argument_is_refused(tmp_path: Path) -> None:
     done = run_acp(tmp_path, "do something")
     assert done.returncode == 2 and done.stdout == ""
     assert "codeloop acp takes flags only" in done.stderr
+
+
+def test_stdin_closing_mid_command_ends_everything(tmp_path: Path) -> None:
+    """The editor goes away while a command runs: codeloop stops the turn, kills the
+    command and exits 0, leaving no process behind."""
+    psutil = pytest.importorskip("psutil")
+    work = tmp_path / "work"
+    work.mkdir()
+    script = [turn(tool_use("Bash", {"command": "sleep 300"})), turn("Stopped.")]
+    with FakeModelServer(script) as server:
+        agent = subprocess.Popen(
+            [*ACP, "--permission-mode", "bypassPermissions"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=acp_env(server, tmp_path),
+            cwd=work,
+        )
+        assert agent.stdin is not None and agent.stdout is not None
+        agent.stdin.write(request(1, "initialize", {"protocolVersion": 1}))
+        agent.stdin.write(request(2, "session/new", {"cwd": str(work), "mcpServers": []}))
+        agent.stdin.flush()
+        session = next(m for m in _messages(agent.stdout) if m.get("id") == 2)["result"]
+        prompt = [{"type": "text", "text": "Wait."}]
+        agent.stdin.write(
+            request(3, "session/prompt", {"sessionId": session["sessionId"], "prompt": prompt})
+        )
+        agent.stdin.flush()
+        next(m for m in _messages(agent.stdout) if _update_kind(m) == "tool_call")
+        sleeping = descendant(psutil, agent.pid, "sleep")
+        agent.stdin.close()
+        assert agent.wait(timeout=60) == 0
+    assert not sleeping.is_running() or sleeping.status() == psutil.STATUS_ZOMBIE
+
+
+def _messages(stdout: Any) -> Iterator[dict[str, Any]]:
+    for line in stdout:
+        yield json.loads(line)
+
+
+def _update_kind(message: dict[str, Any]) -> str | None:
+    if message.get("method") != "session/update":
+        return None
+    kind: str = message["params"]["update"]["sessionUpdate"]
+    return kind
