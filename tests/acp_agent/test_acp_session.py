@@ -436,8 +436,14 @@ async def test_the_model_reads_and_edits_the_editors_unsaved_buffer(tmp_path: Pa
             editor, acp_env(server, tmp_path), work, "--permission-mode", "acceptEdits", fs=True
         ) as (conn, _):
             new = await conn.new_session(cwd=str(work), mcp_servers=[])
-            answer = await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("Go.")])
+            linked = acp.resource_link_block("app.py", code.as_uri())
+            answer = await conn.prompt(
+                session_id=new.session_id, prompt=[acp.text_block("Go. "), linked]
+            )
     assert answer.stop_reason == "end_turn"
+    # The file the prompt links is attached as the editor has it.
+    assert "print('unsaved')" in sent_text(server.requests[0])
+    assert "print('saved')" not in sent_text(server.requests[0])
     (read,) = tool_results(server.requests[1])
     assert "unsaved" in json.dumps(read) and "saved')" not in json.dumps(read).replace(
         "unsaved", ""

@@ -195,6 +195,7 @@ class AcpAgent:
                 write=bool(fs.write_text_file),
             )
             conversation.edit_in(files)
+            live.files = files
         if self.client_capabilities.terminal:
             conversation.run_in(ClientTerminals(self.client, live.session_id, live.show_terminal))
         self.sessions[live.session_id] = live

@@ -36,6 +36,7 @@ from codeloop.events import LoopEnd, RequestEnd
 from codeloop.frontdoor import Conversation
 from codeloop.permissions.policy import Answer, PermissionRequest
 from codeloop.types import ToolUseBlock
+from codeloop.workspace.tool_workspace import EditorFiles
 
 log = logging.getLogger("codeloop.acp")
 
@@ -53,6 +54,8 @@ class LiveSession:
         self.client = client
         self.cwd = cwd
         self.translator = UpdateTranslator(cwd)
+        # The editor's buffers, when it serves them (what a linked file's content is).
+        self.files: EditorFiles | None = None
         self._writing = asyncio.Lock()
         self._cancelled = asyncio.Event()
         self._busy = False
@@ -112,7 +115,7 @@ class LiveSession:
         if self._busy:
             message = f"a prompt is already running in session {self.session_id}"
             raise RequestError(-32600, f"Invalid request: {message}", {"message": message})
-        content = to_prompt(blocks, self.cwd)
+        content = await to_prompt(blocks, self.cwd, self.files)
         self._busy = True
         self._idle.clear()
         self._cancelled.clear()

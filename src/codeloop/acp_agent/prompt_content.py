@@ -16,6 +16,7 @@ from acp import RequestError, schema
 from codeloop.commands.mentions import MAX_IMAGE_BYTES, attach, attached_file
 from codeloop.text import IMAGE_TYPES
 from codeloop.types import ImageBlock, TextBlock
+from codeloop.workspace.tool_workspace import EditorFiles
 
 Block = (
     schema.TextContentBlock
@@ -33,8 +34,9 @@ class Prompt:
     notes: list[str] = field(default_factory=list)  # for the user: a linked file unreadable
 
 
-def to_prompt(blocks: Sequence[Block], cwd: Path) -> Prompt:
-    """RequestError (invalid params) names the first block codeloop cannot take."""
+async def to_prompt(blocks: Sequence[Block], cwd: Path, files: EditorFiles | None) -> Prompt:
+    """RequestError (invalid params) names the first block codeloop cannot take. A linked
+    file is the editor's buffer of it when `files` serves it."""
     prompt = Prompt()
     for block in blocks:
         match block:
@@ -45,7 +47,7 @@ def to_prompt(blocks: Sequence[Block], cwd: Path) -> Prompt:
             case schema.EmbeddedResourceContentBlock(resource=resource):
                 _embedded(prompt, resource, cwd)
             case schema.ResourceContentBlock(uri=uri, name=name):
-                _linked(prompt, uri, name, cwd)
+                await _linked(prompt, uri, name, cwd, files)
             case _:
                 raise _refused(
                     f"{block.type} content is not supported "
@@ -72,13 +74,20 @@ def _embedded(
     prompt.attachments.append(_image(resource.blob, mime, resource.uri))
 
 
-def _linked(prompt: Prompt, uri: str, name: str, cwd: Path) -> None:
+async def _linked(
+    prompt: Prompt, uri: str, name: str, cwd: Path, files: EditorFiles | None
+) -> None:
     path = _file_path(uri)
     if path is None:  # not a file: the model sees the link
         prompt.text += f"[{name}]({uri})"
         return
     shown = _shown(uri, cwd)
     prompt.text += f"@{shown}"
+    text_file = path.suffix.lower() not in IMAGE_TYPES
+    buffer = await files.read_text(path) if files is not None and text_file else None
+    if buffer is not None:
+        prompt.attachments.append(attached_file(shown, buffer))
+        return
     attached = attach(f'@"{path}"', cwd)
     prompt.attachments.extend(attached.blocks)
     prompt.notes.extend(attached.notes)
