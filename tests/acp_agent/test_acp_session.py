@@ -156,27 +156,35 @@ async def test_rejections_and_cancelled_requests_reach_the_model(tmp_path: Path)
         assert final_status(entries) == "failed"
 
 
-async def test_allow_always_keeps_the_rule_the_terminal_keeps(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("choice", "kept_as"), [("allow_always", "allow"), ("reject_always", "deny")]
+)
+async def test_always_keeps_the_rule_the_terminal_keeps(
+    tmp_path: Path, choice: str, kept_as: str
+) -> None:
+    """ "Always" keeps the policy's suggestion (the rule the TUI's dialog keeps) as an allow
+    or a deny rule, and the second call meets it without asking."""
     work = project(tmp_path)
     (work / ".git").mkdir()
     script = [
         turn(tool_use("Write", {"file_path": str(work / "a.txt"), "content": "a"})),
         turn(tool_use("Write", {"file_path": str(work / "b.txt"), "content": "b"})),
-        turn("Both written."),
+        turn("Done."),
     ]
     editor = Editor(
-        pick=lambda tool_call, options: next(
-            o.option_id for o in options if o.kind == "allow_always"
-        )
+        pick=lambda tool_call, options: next(o.option_id for o in options if o.kind == choice)
     )
     with FakeModelServer(script) as server:
         async with codeloop_acp(editor, acp_env(server, tmp_path), work) as (conn, _):
             new = await conn.new_session(cwd=str(work), mcp_servers=[])
             await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("Write both.")])
-    assert (work / "a.txt").read_text() == "a" and (work / "b.txt").read_text() == "b"
-    assert len(editor.asks()) == 1  # the second Write matched the kept rule
+    assert len(editor.asks()) == 1
     kept = json.loads((work / ".codeloop" / "settings.local.json").read_text())
-    assert kept["permissions"]["allow"] == ["Write"]
+    assert kept["permissions"] == {kept_as: ["Write"]}
+    written = [(work / name).exists() for name in ("a.txt", "b.txt")]
+    assert written == ([True, True] if kept_as == "allow" else [False, False])
+    (second,) = tool_results(server.requests[2])
+    assert bool(second.get("is_error")) == (kept_as == "deny")
 
 
 async def test_modes_switch_what_is_asked(tmp_path: Path) -> None:

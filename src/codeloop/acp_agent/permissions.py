@@ -1,6 +1,6 @@
 """A tool call the rules leave to the user, as `session/request_permission`: the options the
-editor shows, and what the chosen one means to the policy ("always" keeps the same rule the
-terminal's dialog keeps)."""
+editor shows, and what the chosen one means to the policy ("always" keeps the same rules the
+terminal's dialog keeps: the policy's suggestions, as allow or deny rules)."""
 
 from __future__ import annotations
 
@@ -8,29 +8,25 @@ from acp import schema
 
 from codeloop.permissions.policy import Answer, PermissionRequest
 
-ALLOW_ONCE = "allow_once"
-ALLOW_ALWAYS = "allow_always"
-REJECT_ONCE = "reject_once"
+ALLOW_ONCE: schema.PermissionOptionKind = "allow_once"
+ALLOW_ALWAYS: schema.PermissionOptionKind = "allow_always"
+REJECT_ONCE: schema.PermissionOptionKind = "reject_once"
+REJECT_ALWAYS: schema.PermissionOptionKind = "reject_always"
 REJECTED = "The user rejected this tool call in the editor."
 CANCELLED = "The user cancelled the permission request; the tool call did not run."
 
 
 def options_for(request: PermissionRequest) -> list[schema.PermissionOption]:
-    """Allow once, allow always (only when there are rules to keep: the ones the TUI's
-    dialog offers), reject."""
-    options = [schema.PermissionOption(option_id=ALLOW_ONCE, name="Allow once", kind="allow_once")]
-    rules = request.decision.suggestions
+    """Allow once, reject, and with a rule to keep (the ones the TUI's dialog offers) allow
+    always and reject always."""
+    rules = ", ".join(request.decision.suggestions)
+    offered: list[tuple[schema.PermissionOptionKind, str]] = [(ALLOW_ONCE, "Allow once")]
     if rules:
-        where = ", ".join(rules)
-        options.append(
-            schema.PermissionOption(
-                option_id=ALLOW_ALWAYS, name=f"Allow always ({where})", kind="allow_always"
-            )
-        )
-    options.append(
-        schema.PermissionOption(option_id=REJECT_ONCE, name="Reject", kind="reject_once")
-    )
-    return options
+        offered.append((ALLOW_ALWAYS, f"Allow always ({rules})"))
+    offered.append((REJECT_ONCE, "Reject"))
+    if rules:
+        offered.append((REJECT_ALWAYS, f"Reject always ({rules})"))
+    return [schema.PermissionOption(option_id=i, name=name, kind=i) for i, name in offered]
 
 
 def answer_for(
@@ -42,6 +38,10 @@ def answer_for(
         return Answer("deny", CANCELLED)
     if outcome.option_id == ALLOW_ONCE:
         return Answer("allow_once")
-    if outcome.option_id == ALLOW_ALWAYS and request.decision.suggestions:
-        return Answer("allow_always")  # the policy keeps its suggestions, as the TUI's dialog
+    if not request.decision.suggestions:
+        return Answer("deny", REJECTED)
+    if outcome.option_id == ALLOW_ALWAYS:
+        return Answer("allow_always")
+    if outcome.option_id == REJECT_ALWAYS:
+        return Answer("deny_always", REJECTED)
     return Answer("deny", REJECTED)
