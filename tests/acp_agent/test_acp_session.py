@@ -22,6 +22,7 @@ from acp import RequestError, schema  # noqa: E402
 from codeloop.testing.fake_server import FakeModelServer  # noqa: E402
 from codeloop.testing.scenario import text, thinking, tool_use, turn  # noqa: E402
 from tests.acp_agent.editor import Editor, acp_env, codeloop_acp, descendant, spawned  # noqa: E402
+from tests.e2e.cli import run_cli  # noqa: E402
 from tests.mcp_servers import PY_SERVER  # noqa: E402
 from tests.sdk.drive import sent_text, tool_results  # noqa: E402
 
@@ -590,3 +591,23 @@ async def test_a_missing_key_asks_the_editor_to_authenticate(tmp_path: Path) -> 
     assert isinstance(data, dict) and "ANTHROPIC_API_KEY" in data["message"]
     assert "ANTHROPIC_API_KEY" in [v["name"] for m in data["authMethods"] for v in m["vars"]]
     assert authenticating.value.code == -32000
+
+
+async def test_terminal_sessions_load_in_the_editor_and_back(tmp_path: Path) -> None:
+    """A `codeloop -p` session continues in the editor; the editor's continues in `-p`."""
+    work = project(tmp_path)
+    script = [turn("Noted: 7."), turn("It was 7."), turn("Still 7.")]
+    editor = Editor()
+    with FakeModelServer(script) as server:
+        env = acp_env(server, tmp_path)
+        started = run_cli(["-p", "Remember 7.", "--output-format", "json"], cwd=work, env=env)
+        assert started.returncode == 0, started.stderr
+        session_id = started.json()["session_id"]
+        async with codeloop_acp(editor, env, work) as (conn, _):
+            await conn.load_session(cwd=str(work), session_id=session_id, mcp_servers=[])
+            await conn.prompt(session_id=session_id, prompt=[acp.text_block("Which?")])
+        back = run_cli(["-p", "And now?", "--resume", session_id], cwd=work, env=env)
+    assert back.returncode == 0, back.stderr
+    assert [u.content.text for u in editor.updates("user_message_chunk")] == ["Remember 7."]
+    assert "Noted: 7." in sent_text(server.requests[1])
+    assert "It was 7." in sent_text(server.requests[2]) and back.stdout.strip() == "Still 7."
