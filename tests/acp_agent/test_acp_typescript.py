@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from codeloop.testing.fake_server import FakeModelServer
-from codeloop.testing.scenario import tool_use, turn
+from codeloop.testing.scenario import text, tool_use, turn
 from tests.acp_agent.editor import ACP, acp_env
 from tests.needs import missing
 
@@ -83,7 +83,7 @@ def test_a_typescript_editor_session(tmp_path: Path) -> None:
             },
             acp_env(server, tmp_path),
         )
-    answers = {r["method"]: r for r in records if r["kind"] in ("answer", "error")}
+    answers = answers_of(records)
     assert answers["initialize"]["value"]["protocolVersion"] == 1
     assert answers["session/prompt"]["value"]["stopReason"] == "end_turn"
     assert answers["session/teleport"]["kind"] == "error"
@@ -109,3 +109,69 @@ def test_a_typescript_editor_session(tmp_path: Path) -> None:
     assert str(target) in [r["value"] for r in records if r["kind"] == "read"]
     assert "buffer" in json.dumps(server.requests[1].body["messages"][-1])
     assert target.read_text() == "hello\neditor\n"
+
+
+def test_a_typescript_editor_cancels_and_loads(tmp_path: Path) -> None:
+    """Cancel while the answer streams (`cancelled`, the session goes on), then a new
+    process loads the session: the history first, then the answer."""
+    work = tmp_path / "work"
+    work.mkdir()
+    script = [
+        turn(text("Starting", delay_after=60), text(" and never finishing.")),
+        turn("Yes?"),
+        turn("Loaded."),
+    ]
+    initialize = {"method": "initialize", "params": {"protocolVersion": 1}}
+    with FakeModelServer(script) as server:
+        env = acp_env(server, tmp_path)
+        first = run_editor(
+            {
+                "command": ACP,
+                "cwd": str(work),
+                "buffers": {},
+                "steps": [
+                    initialize,
+                    {"method": "session/new", "params": {"cwd": str(work), "mcpServers": []}},
+                    prompt_step("Go.", cancelAfter="agent_message_chunk"),
+                    prompt_step("Still there?"),
+                ],
+            },
+            env,
+        )
+        session_id = answers_of(first)["session/new"]["value"]["sessionId"]
+        load = {"cwd": str(work), "sessionId": session_id, "mcpServers": []}
+        second = run_editor(
+            {
+                "command": ACP,
+                "cwd": str(work),
+                "buffers": {},
+                "sessionId": session_id,
+                "steps": [
+                    initialize,
+                    {"method": "session/load", "params": load},
+                    prompt_step("And?"),
+                ],
+            },
+            env,
+        )
+    stops = [r["value"]["stopReason"] for r in first if r.get("method") == "session/prompt"]
+    assert stops == ["cancelled", "end_turn"]
+    loaded_at = next(i for i, r in enumerate(second) if r.get("method") == "session/load")
+    replayed = [r["value"] for r in second[:loaded_at] if r["kind"] == "update"]
+    said = [u["content"]["text"] for u in replayed if u["sessionUpdate"] == "user_message_chunk"]
+    assert said == ["Go.", "Still there?"]
+    assert answers_of(second)["session/prompt"]["value"]["stopReason"] == "end_turn"
+    assert "Yes?" in json.dumps(server.requests[2].body["messages"])
+
+
+def prompt_step(words: str, **more: Any) -> dict[str, Any]:
+    prompt = [{"type": "text", "text": words}]
+    return {
+        "method": "session/prompt",
+        "params": {"sessionId": "$session", "prompt": prompt},
+        **more,
+    }
+
+
+def answers_of(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {r["method"]: r for r in records if r["kind"] in ("answer", "error")}
