@@ -317,11 +317,14 @@ async def test_cancel_ends_a_streaming_answer(tmp_path: Path) -> None:
                 conn.prompt(session_id=new.session_id, prompt=[acp.text_block("Go.")])
             )
             await editor.wait_for("agent_message_chunk")
+            with pytest.raises(RequestError) as busy:  # one prompt at a time
+                await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("And?")])
             await conn.cancel(session_id=new.session_id)
             # Far sooner than the 60 s the model's stream stalls for.
             cancelled = await asyncio.wait_for(running, 30)
             after = await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("Still?")])
     assert cancelled.stop_reason == "cancelled"
+    assert busy.value.code == -32600 and "already running" in str(busy.value.data)
     assert after.stop_reason == "end_turn" and editor.text().endswith("Yes?")
 
 

@@ -115,11 +115,11 @@ class LiveSession:
         if self._busy:
             message = f"a prompt is already running in session {self.session_id}"
             raise RequestError(-32600, f"Invalid request: {message}", {"message": message})
-        content = await to_prompt(blocks, self.cwd, self.files)
         self._busy = True
         self._idle.clear()
         self._cancelled.clear()
         try:
+            content = await to_prompt(blocks, self.cwd, self.files)
             await self.send(update_agent_thought_text(note) for note in content.notes)
             end: LoopEnd | None = None
             submit = await self._expanded(content.text)
@@ -131,6 +131,8 @@ class LiveSession:
                 model=submit.model,
             )
             async for event in events:
+                if self._cancelled.is_set():  # it came before the run began: stop it now
+                    self.conversation.interrupt()
                 await self.send(self.translator.feed(event))
                 if isinstance(event, RequestEnd) and event.purpose == "turn" and not event.error:
                     await self.send(self._usage(event))
@@ -221,5 +223,7 @@ class LiveSession:
             self.cancel()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._idle.wait(), CLOSE_GRACE_SECONDS)
-        with contextlib.suppress(Exception):
+        try:
             await self.conversation.close()
+        except Exception as exc:  # the other sessions still close
+            log.warning("session %s did not close cleanly: %s", self.session_id, exc)
