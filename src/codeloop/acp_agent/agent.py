@@ -173,19 +173,14 @@ class AcpAgent:
         options = self._options(root, additional_directories or [], servers, **fields)
         if self.client is None:
             raise RequestError.internal_error({"message": "no editor connection"})
-        live_box: list[LiveSession] = []
-
-        async def ask(request: Any) -> Any:
-            return await live_box[0].ask(request)
-
         try:
-            conversation = await Conversation.open(options, Responder(permission=ask))
+            conversation = await Conversation.open(options)
         except NoCredentials as exc:
             raise auth_required(exc) from None
         except CodeloopError as exc:
             raise RequestError(-32603, str(exc), {"message": str(exc)}) from None
         live = LiveSession(conversation, self.client, root)
-        live_box.append(live)
+        conversation.respond(Responder(permission=live.ask))
         fs = self.client_capabilities.fs
         if fs is not None and (fs.read_text_file or fs.write_text_file):
             files = ClientFiles(
