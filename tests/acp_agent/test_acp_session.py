@@ -614,3 +614,42 @@ async def test_terminal_sessions_load_in_the_editor_and_back(tmp_path: Path) -> 
     assert [u.content.text for u in editor.updates("user_message_chunk")] == ["Remember 7."]
     assert "Noted: 7." in sent_text(server.requests[1])
     assert "It was 7." in sent_text(server.requests[2]) and back.stdout.strip() == "Still 7."
+
+
+async def test_the_models_questions_are_asked_in_the_editor(tmp_path: Path) -> None:
+    work = project(tmp_path)
+    question = {
+        "question": "Which language?",
+        "header": "Language",
+        "options": [
+            {"label": "Python", "description": "the usual"},
+            {"label": "Rust", "description": "fast"},
+        ],
+    }
+    script = [
+        turn(tool_use("AskUserQuestion", {"questions": [question]})),
+        turn("Rust it is."),
+        turn(tool_use("AskUserQuestion", {"questions": [question]})),
+        turn("Deciding myself."),
+    ]
+
+    def pick(tool_call: schema.ToolCallUpdate, options: list[schema.PermissionOption]) -> str:
+        wanted = "Rust" if len(editor.asks()) == 1 else "Skip"
+        return next(o.option_id for o in options if o.name == wanted)
+
+    editor = Editor(pick=pick)
+    with FakeModelServer(script) as server:
+        async with codeloop_acp(editor, acp_env(server, tmp_path), work) as (conn, _):
+            new = await conn.new_session(cwd=str(work), mcp_servers=[])
+            await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("Ask.")])
+            await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("Again.")])
+    (answered,) = tool_results(server.requests[1])
+    assert not answered.get("is_error") and '\\"Which language?\\" = \\"Rust\\"' in json.dumps(
+        answered
+    )
+    (declined,) = tool_results(server.requests[3])
+    assert declined["is_error"] and "declined" in json.dumps(declined)
+    first_call = editor.updates("tool_call")[0]
+    (asked, options), _ = editor.asks()
+    assert asked.tool_call_id == first_call.tool_call_id and asked.title == "Language"
+    assert [o.name for o in options] == ["Python", "Rust", "Skip"]

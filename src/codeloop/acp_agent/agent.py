@@ -180,7 +180,7 @@ class AcpAgent:
         except CodeloopError as exc:
             raise RequestError(-32603, str(exc), {"message": str(exc)}) from None
         live = LiveSession(conversation, self.client, root)
-        conversation.respond(Responder(permission=live.ask))
+        conversation.respond(Responder(permission=live.ask, questions=live.questions))
         fs = self.client_capabilities.fs
         if fs is not None and (fs.read_text_file or fs.write_text_file):
             files = ClientFiles(

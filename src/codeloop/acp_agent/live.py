@@ -20,6 +20,7 @@ from acp.interfaces import Client
 from codeloop.acp_agent.modes import config_options
 from codeloop.acp_agent.permissions import CANCELLED, answer_for, options_for
 from codeloop.acp_agent.prompt_content import Block, to_prompt
+from codeloop.acp_agent.questions import chosen, question_call, question_options
 from codeloop.acp_agent.updates import (
     Update,
     UpdateTranslator,
@@ -35,6 +36,7 @@ from codeloop.commands import CommandError, Submit
 from codeloop.events import LoopEnd, RequestEnd
 from codeloop.frontdoor import Conversation
 from codeloop.permissions.policy import Answer, PermissionRequest
+from codeloop.tools.questions import Question
 from codeloop.types import ToolUseBlock
 from codeloop.workspace.tool_workspace import EditorFiles
 
@@ -92,9 +94,36 @@ class LiveSession:
             locations=locations_of(request.tool_name, request.input, self.cwd) or None,
             raw_input=dict(request.input),
         )
+        try:
+            outcome = await self._request(tool_call, options_for(request))
+        except (RequestError, ConnectionError, RuntimeError) as exc:
+            return Answer("deny", f"The editor could not be asked for permission: {exc}")
+        return answer_for(outcome, request) if outcome is not None else Answer("deny", CANCELLED)
+
+    async def questions(self, questions: tuple[Question, ...]) -> dict[str, str] | None:
+        """The model's questions, one permission request each (None: the user declined)."""
+        call_id = self.translator.open_call("AskUserQuestion") or "AskUserQuestion"
+        answers: dict[str, str] = {}
+        for question in questions:
+            try:
+                outcome = await self._request(
+                    question_call(call_id, question), question_options(question)
+                )
+            except (RequestError, ConnectionError, RuntimeError):
+                return None
+            label = chosen(outcome, question)
+            if label is None:
+                return None
+            answers[question.question] = label
+        return answers
+
+    async def _request(
+        self, tool_call: schema.ToolCallUpdate, options: list[schema.PermissionOption]
+    ) -> schema.AllowedOutcome | schema.DeniedOutcome | None:
+        """The editor's answer; None when a `session/cancel` came first."""
         asking = asyncio.ensure_future(
             self.client.request_permission(
-                session_id=self.session_id, tool_call=tool_call, options=options_for(request)
+                session_id=self.session_id, tool_call=tool_call, options=options
             )
         )
         cancelled = asyncio.ensure_future(self._cancelled.wait())
@@ -104,12 +133,8 @@ class LiveSession:
             cancelled.cancel()
         if not asking.done():
             asking.cancel()
-            return Answer("deny", CANCELLED)
-        try:
-            response = asking.result()
-        except (RequestError, ConnectionError, RuntimeError) as exc:
-            return Answer("deny", f"The editor could not be asked for permission: {exc}")
-        return answer_for(response.outcome, request)
+            return None
+        return asking.result().outcome
 
     async def prompt(self, blocks: Sequence[Block]) -> schema.PromptResponse:
         if self._busy:

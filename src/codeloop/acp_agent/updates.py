@@ -221,6 +221,7 @@ class UpdateTranslator:
         self._announced: set[str] = set()
         self._running: set[str] = set()
         self._finished: set[str] = set()
+        self._names: dict[str, str] = {}  # each announced call's tool
         # Calls whose command runs in an editor's terminal: the terminal shows its output.
         self._terminals: dict[str, str] = {}
 
@@ -243,6 +244,7 @@ class UpdateTranslator:
         if tool_use.id in self._announced or tool_use.name in UNSHOWN:
             return []
         self._announced.add(tool_use.id)
+        self._names[tool_use.id] = canonical(tool_use.name)
         given = tool_use.input
         return [
             start_tool_call(
@@ -258,6 +260,11 @@ class UpdateTranslator:
                 raw_input=dict(given),
             )
         ]
+
+    def open_call(self, name: str) -> str | None:
+        """The latest call of tool `name` the editor was shown that has not ended."""
+        open_ids = [i for i, n in self._names.items() if n == name and i not in self._finished]
+        return open_ids[-1] if open_ids else None
 
     def running(self, tool_use_id: str) -> list[Update]:
         """The call was allowed and runs (`in_progress`, once)."""
