@@ -653,3 +653,37 @@ async def test_the_models_questions_are_asked_in_the_editor(tmp_path: Path) -> N
     (asked, options), _ = editor.asks()
     assert asked.tool_call_id == first_call.tool_call_id and asked.title == "Language"
     assert [o.name for o in options] == ["Python", "Rust", "Skip"]
+
+
+async def test_a_sub_agents_calls_show_under_its_agent_call(tmp_path: Path) -> None:
+    work = project(tmp_path)
+    notes = work / "notes.txt"
+    notes.write_text("hello\n")
+    script = [
+        turn(tool_use("Agent", {"description": "Look around", "prompt": "Read the notes."})),
+        turn(  # the sub-agent's turns
+            tool_use("Read", {"file_path": str(notes)}),
+            tool_use("Grep", {"pattern": "hello"}),
+        ),
+        turn("The notes say hello."),
+        turn("Done."),
+    ]
+    editor = Editor()
+    with FakeModelServer(script) as server:
+        async with codeloop_acp(editor, acp_env(server, tmp_path), work) as (conn, _):
+            new = await conn.new_session(cwd=str(work), mcp_servers=[])
+            answer = await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("Go.")])
+    assert answer.stop_reason == "end_turn" and len(server.requests) == 4
+    (agent,) = editor.updates("tool_call")  # the sub-agent's calls are not calls of its own
+    assert (agent.kind, agent.title) == ("think", "Look around")
+    entries = editor.calls()[agent.tool_call_id]
+    shown = [
+        item.content.text
+        for e in entries
+        if e[0] == "update"
+        for item in e[1].content or []
+        if item.type == "content"
+    ]
+    assert any("Read notes.txt" in text for text in shown)
+    assert any('grep "hello"' in text for text in shown)
+    assert final_status(entries) == "completed"

@@ -77,6 +77,8 @@ UNSHOWN = frozenset({"TodoWrite"})
 # An editor shows a tool's output in a panel: enough to read, not a whole log.
 MAX_CONTENT_CHARS = 64_000
 TITLE_CHARS = 80
+# The latest calls of a sub-agent shown under its Agent call.
+MAX_STEPS_SHOWN = 20
 
 
 def kind_of(name: str) -> schema.ToolKind:
@@ -222,6 +224,7 @@ class UpdateTranslator:
         self._running: set[str] = set()
         self._finished: set[str] = set()
         self._names: dict[str, str] = {}  # each announced call's tool
+        self._steps: dict[str, list[str]] = {}  # each Agent call's sub-agent calls, as titles
         # Calls whose command runs in an editor's terminal: the terminal shows its output.
         self._terminals: dict[str, str] = {}
 
@@ -364,7 +367,18 @@ class UpdateTranslator:
             case events.SubagentEvent(event=events.ToolFinished() as inner):
                 if inner.tool_use.id in self._announced:
                     return self.finished(inner)
+            # Any other call of a sub-agent shows as a line under the Agent call that runs it.
+            case events.SubagentEvent(agent=agent, event=events.ToolStarted(tool_use=inner)):
+                return self._agent_step(agent.tool_use_id, inner)
         return []
+
+    def _agent_step(self, agent_call: str, step: ToolUseBlock) -> list[Update]:
+        if agent_call not in self._announced or step.name in UNSHOWN:
+            return []
+        lines = self._steps.setdefault(agent_call, [])
+        lines.append(title_of(step.name, step.input, self.cwd))
+        shown = tool_content(text_block("\n".join(lines[-MAX_STEPS_SHOWN:])))
+        return [update_tool_call(agent_call, content=[shown])]
 
     def _chunk(self, chunk: Any) -> Any:
         chunk.message_id = self.message_id
