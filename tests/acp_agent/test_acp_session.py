@@ -687,3 +687,18 @@ async def test_a_sub_agents_calls_show_under_its_agent_call(tmp_path: Path) -> N
     assert any("Read notes.txt" in text for text in shown)
     assert any('grep "hello"' in text for text in shown)
     assert final_status(entries) == "completed"
+
+
+async def test_the_tools_flag_applies_to_every_session(tmp_path: Path) -> None:
+    work = project(tmp_path)
+    with FakeModelServer([turn("Only reading.")]) as server:
+        env = acp_env(server, tmp_path)
+        async with codeloop_acp(Editor(), env, work, "--tools", "Read,Grep") as (conn, _):
+            new = await conn.new_session(cwd=str(work), mcp_servers=[])
+            await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("Hi.")])
+        async with codeloop_acp(Editor(), env, work, "--tools", "Nope") as (conn, _):
+            with pytest.raises(RequestError) as unknown:
+                await conn.new_session(cwd=str(work), mcp_servers=[])
+    (request,) = server.requests
+    assert {t["name"] for t in request.body["tools"]} == {"Read", "Grep"}
+    assert unknown.value.code == -32602 and "Nope" in str(unknown.value.data)

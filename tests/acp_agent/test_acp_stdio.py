@@ -76,10 +76,23 @@ def test_stdout_to_a_file(tmp_path: Path) -> None:
     assert answer["result"]["protocolVersion"] == 1
 
 
-def test_a_prompt_argument_is_refused(tmp_path: Path) -> None:
-    done = run_acp(tmp_path, "do something")
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["do something"], "a prompt"),
+        (["-p", ""], "-p/--print"),
+        (["-w"], "--worktree"),
+        (["--resume"], "--resume"),
+        (["--session-id", "6a8f3a52-3b1e-4a4e-9c55-3d0f6c1f1a10"], "--session-id"),
+        (["--output-format", "json"], "--output-format"),
+    ],
+)
+def test_flags_of_other_modes_are_refused_by_name(
+    tmp_path: Path, args: list[str], named: str
+) -> None:
+    done = run_acp(tmp_path, *args)
     assert done.returncode == 2 and done.stdout == ""
-    assert "codeloop acp takes flags only" in done.stderr
+    assert "codeloop acp does not take" in done.stderr and named in done.stderr
 
 
 def test_stdin_closing_mid_command_ends_everything(tmp_path: Path) -> None:

@@ -179,6 +179,12 @@ class AcpAgent:
             raise auth_required(exc) from None
         except CodeloopError as exc:
             raise RequestError(-32603, str(exc), {"message": str(exc)}) from None
+        if self.args.tools is not None:
+            try:
+                conversation.keep_tools(self.args.tools)
+            except UsageError as exc:
+                await conversation.close()
+                raise _invalid(str(exc)) from None
         live = LiveSession(conversation, self.client, root)
         conversation.respond(Responder(permission=live.ask, questions=live.questions))
         fs = self.client_capabilities.fs

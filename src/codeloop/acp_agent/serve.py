@@ -8,20 +8,47 @@ import asyncio
 import contextlib
 import importlib.util
 import signal
+import sys
 from typing import cast
 
+from codeloop.cli.args import unsupported_flags
 from codeloop.errors import UsageError
 
-# Flags of other modes that make no sense for an agent an editor drives.
-NOT_FOR_ACP = ("prompt", "worktree", "input_format")
+# Flags of other modes, which the editor does instead (prompts, which session, output) or
+# which have no place in an editor's sessions: each refused by name, never ignored.
+NOT_FOR_ACP = {
+    "prompt": "-p/--print",
+    "words": "a prompt",
+    "worktree": "--worktree",
+    "continue_conversation": "--continue",
+    "resume": "--resume",
+    "fork_session": "--fork-session",
+    "session_id": "--session-id",
+    "init": "--init",
+    "init_only": "--init-only",
+    "maintenance": "--maintenance",
+    "json_schema": "--json-schema",
+    "include_partial_messages": "--include-partial-messages",
+}
+# Given, these differ from their defaults this way.
+UNSET: dict[str, object] = {"prompt": None, "worktree": None, "resume": None}
 
 
 def run_acp(args: argparse.Namespace) -> int:
-    refused = [f for f in NOT_FOR_ACP if getattr(args, f, None) not in (None, "", "text")]
-    if args.words or refused:
-        raise UsageError("codeloop acp takes flags only: the editor sends the prompts")
-    if args.output_format != "text":
-        raise UsageError("codeloop acp speaks ACP on stdout: --output-format does not apply")
+    given = [
+        flag
+        for dest, flag in NOT_FOR_ACP.items()
+        if (getattr(args, dest) is not None if dest in UNSET else bool(getattr(args, dest)))
+    ]
+    if args.output_format != "text" or args.input_format != "text":
+        given.append("--output-format/--input-format")
+    if given:
+        raise UsageError(
+            f"codeloop acp does not take {', '.join(given)}: the editor sends the prompts and "
+            "picks the sessions, and stdout speaks ACP"
+        )
+    for flag in unsupported_flags(args):
+        print(f"codeloop: warning: {flag} is not supported; ignored", file=sys.stderr)
     if importlib.util.find_spec("acp") is None:
         raise UsageError("codeloop acp needs the acp extra: pip install 'codeloop[acp]'")
     from codeloop.acp_agent.stdio import claim_stdio, quiet_sdk_logs
