@@ -304,6 +304,9 @@ async def test_an_mcp_server_the_editor_passes_serves_its_tools(tmp_path: Path) 
     assert not result.get("is_error") and "from the editor" in json.dumps(result)
     ((tool_call, _),) = editor.asks()  # MCP tools ask, whoever started the server
     assert tool_call.title == "ed: echo"
+    # Once the server is up, its prompts are slash commands too.
+    offered = editor.updates("available_commands_update")[-1].available_commands
+    assert "mcp__ed__review" in {c.name for c in offered}
 
 
 async def test_cancel_ends_a_streaming_answer(tmp_path: Path) -> None:

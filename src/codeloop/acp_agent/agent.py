@@ -224,12 +224,15 @@ class AcpAgent:
 
     def _after_answer(self, live: LiveSession, warnings: list[str]) -> None:
         """Right after the answer (the editor knows the session id by then): the slash
-        commands, and what could not be set up."""
+        commands, and what could not be set up; the commands again once the MCP servers are
+        up, if their prompts added some."""
 
         async def tell() -> None:
-            await asyncio.sleep(0)
-            await live.send([update_available_commands(_commands(live))])
+            offered = _commands(live)
+            await live.send([update_available_commands(offered)])
             await live.send(update_agent_thought_text(w) for w in warnings)
+            if await live.conversation.start_servers() and (now := _commands(live)) != offered:
+                await live.send([update_available_commands(now)])
 
         task = asyncio.get_running_loop().create_task(tell())
         self._background.add(task)
