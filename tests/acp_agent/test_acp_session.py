@@ -385,7 +385,13 @@ async def test_load_replays_the_conversation_in_a_new_process(tmp_path: Path) ->
     notes = work / "notes.txt"
     notes.write_text("remember 42\n")
     script = [
-        turn("Reading.", tool_use("Read", {"file_path": str(notes)})),
+        turn(
+            "Reading.",
+            tool_use("Read", {"file_path": str(notes)}),
+            tool_use(
+                "TodoWrite", {"todos": [{"content": "Find the number", "status": "completed"}]}
+            ),
+        ),
         turn("The number is 42."),
         turn("Still 42."),
     ]
@@ -421,6 +427,8 @@ async def test_load_replays_the_conversation_in_a_new_process(tmp_path: Path) ->
     assert (start.kind, start.title) == ("read", "Read notes.txt")
     done = [u for u in replayed if u.session_update == "tool_call_update"]
     assert done[-1].tool_call_id == start.tool_call_id and done[-1].status == "completed"
+    (plan,) = [u for u in replayed if u.session_update == "plan"]
+    assert [(e.content, e.status) for e in plan.entries] == [("Find the number", "completed")]
     # The continued conversation carries the old one.
     assert "The number is 42." in sent_text(server.requests[2])
     assert second.text().endswith("Still 42.")

@@ -304,9 +304,11 @@ class UpdateTranslator:
 
     def replay(self, history: Sequence[Message]) -> list[Update]:
         """A stored conversation as the editor would have seen it live: the user's prompts,
-        the answers and thinking, each tool call with its result (session/load)."""
+        the answers and thinking, each tool call with its result, and the task list as the
+        last TodoWrite left it (session/load)."""
         updates: list[Update] = []
         calls: dict[str, ToolUseBlock] = {}
+        todos: list[Any] | None = None
         for message in history:
             if message.is_meta:
                 continue
@@ -322,11 +324,15 @@ class UpdateTranslator:
                         updates.append(self._chunk(update_agent_message(text_block(text))))
                     case ThinkingBlock(thinking=thought):
                         updates.append(self._chunk(update_agent_thought_text(thought)))
+                    case ToolUseBlock(name="TodoWrite", input={"todos": list() as listed}):
+                        todos = listed
                     case ToolUseBlock():
                         calls[block.id] = block
                         updates.extend(self.announce(block))
                     case ToolResultBlock(tool_use_id=call_id) if call_id in calls:
                         updates.extend(self.finished(events.ToolFinished(calls[call_id], block)))
+        if todos is not None:
+            updates.append(update_plan(_plan_entry(t) for t in todos if isinstance(t, dict)))
         return updates
 
     def feed(self, event: events.Event) -> list[Update]:
