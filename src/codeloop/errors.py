@@ -25,6 +25,15 @@ class ConfigError(CodeloopError, ValueError):
     """The model, the environment or the settings cannot work as configured."""
 
 
+class NoCredentials(ConfigError):
+    """The model needs a key that is not set: one of `variables` would do (an editor offers
+    to set it)."""
+
+    def __init__(self, message: str, variables: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.variables = variables
+
+
 class SettingsError(ConfigError):
     """What the settings forbid or need, in a sentence for the user."""
 

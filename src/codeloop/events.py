@@ -128,6 +128,14 @@ class ToolStarted:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolRunning:
+    """A started call passed its checks (PreToolUse hooks, the permission decision, a person's
+    answer) and runs now: what an editor shows as in progress rather than waiting."""
+
+    tool_use_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class ToolProgress:
     """Output a running tool produced, as it came; `elapsed` seconds since the tool started."""
 
@@ -314,6 +322,7 @@ Event = (
     | ThinkingDelta
     | AssistantTurn
     | ToolStarted
+    | ToolRunning
     | ToolProgress
     | ToolFinished
     | UserTurn

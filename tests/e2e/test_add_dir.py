@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from codeloop.builder import build_session
-from codeloop.cli.headless_commands import expand_command
+from codeloop.commands.headless import expand_command
 from codeloop.options import Options
 from codeloop.testing.fake_server import FakeModelServer
 from codeloop.testing.scenario import Scenario, tool_use, turn

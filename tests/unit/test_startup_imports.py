@@ -45,7 +45,8 @@ def test_httpx_command_line_tool_is_still_importable_after() -> None:
 # tool call never needs: each loads with its first use (the local model's module, pydantic and
 # the tools, the MCP manager, Bash's permission checker, parser and git grammar, the
 # slash-command registry, the frontmatter parser of agents, skills and output styles, the
-# language server support and its protocol library without a configured server).
+# language server support and its protocol library without a configured server, the ACP face
+# and its SDK).
 NOT_AT_START = (
     "codeloop.models.local",
     "pydantic",
@@ -59,6 +60,9 @@ NOT_AT_START = (
     "codeloop.lsp",
     "pygls",
     "lsprotocol",
+    # The ACP face and its SDK: `codeloop acp` only.
+    "codeloop.acp_agent",
+    "acp",
 )
 
 

@@ -21,7 +21,7 @@ from codeloop.types import Message, TextBlock, Usage
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from codeloop.cli.headless_commands import Expanded
+    from codeloop.commands.headless import Expanded
     from codeloop.frontdoor import Conversation
     from codeloop.structured_output import StructuredOutput
 
@@ -137,7 +137,7 @@ async def _rendered(events: AsyncIterator[Event], out: Any) -> LoopEnd | None:
 async def _expand(session: Any, prompt: str) -> Expanded:
     """A `/command` prompt goes through the slash-command registry (a failing command raises
     its CommandError, reported by `main` in one line)."""
-    from codeloop.cli.headless_commands import expand_command
+    from codeloop.commands.headless import expand_command
 
     expanded = await expand_command(session, prompt)
     if expanded.notice:

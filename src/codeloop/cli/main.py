@@ -300,6 +300,10 @@ def run_cli(argv: Sequence[str]) -> int:
         from codeloop.cli.mcp import run_mcp
 
         return run_mcp(argv[1:])
+    if argv[:1] == ["acp"]:  # an editor drives codeloop over the Agent Client Protocol
+        from codeloop.acp_agent.serve import run_acp
+
+        return run_acp(build_parser().parse_args(argv[1:]))
     if _streams_input(argv):  # an Agent SDK: prompts and control requests on stdin
         from codeloop.cli.sdk_protocol import run_sdk
 

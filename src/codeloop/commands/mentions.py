@@ -72,7 +72,12 @@ def _block(path: Path, shown: str) -> TextBlock | ImageBlock | str:
     data = path.read_bytes()
     if looks_binary(data):
         return f"@{shown}: a binary file, not attached"
-    content = data.decode("utf-8", "replace")
+    return attached_file(shown, data.decode("utf-8", "replace"))
+
+
+def attached_file(shown: str, content: str) -> TextBlock:
+    """A file the user attached to a prompt, as the model reads it (an @mention, or the text
+    an editor sent)."""
     return TextBlock(f'The user attached {shown}:\n<file path="{shown}">\n{content}</file>')
 
 

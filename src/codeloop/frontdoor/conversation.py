@@ -17,12 +17,14 @@ from codeloop.models.aliases import resolve_alias
 from codeloop.models.factory import split_spec
 from codeloop.permissions.policy import PERMISSION_MODES, AskUser, PermissionMode
 from codeloop.tools.questions import AskQuestions
-from codeloop.types import ImageBlock, TextBlock
+from codeloop.types import ImageBlock, Message, TextBlock
 
 if TYPE_CHECKING:
     from codeloop.checkpoints.restore import Change
+    from codeloop.commands.headless import Expanded
     from codeloop.options import Options
     from codeloop.session import Session
+    from codeloop.workspace.tool_workspace import EditorFiles, EditorTerminals
 
 # Claude Code's other names for modes codeloop runs as default.
 MODE_ALIASES: Mapping[str, PermissionMode] = {"manual": "default"}
@@ -86,6 +88,16 @@ class Conversation:
         if responder.questions is not None:
             session.questions.ask = responder.questions
 
+    def edit_in(self, files: EditorFiles) -> None:
+        """From now on Read, Edit and Write (the session's and its sub-agents') read and write
+        the text files `files` serves (an editor's buffers) instead of the disk."""
+        self._session.workspace.files = files
+
+    def run_in(self, terminals: EditorTerminals) -> None:
+        """From now on Bash's foreground commands (not sandboxed ones, not background ones)
+        run in `terminals` (an editor's), where the user watches them."""
+        self._session.workspace.terminals = terminals
+
     @property
     def session(self) -> Session:
         """The session itself, for what shows its state (renderers, commands, the footer)."""
@@ -98,6 +110,11 @@ class Conversation:
     @property
     def model(self) -> str:
         return self._session.config.model
+
+    def history(self) -> tuple[Message, ...]:
+        """The conversation so far, as the model sees it (a resumed session's included): what
+        a face replays when it shows a session it opened."""
+        return self._session.messages
 
     @property
     def mode(self) -> PermissionMode:
@@ -130,6 +147,14 @@ class Conversation:
             raise UsageError(f"--tools: unknown tool {unknown[0]!r} (tools: {known})")
         for name in [n for n in session.builtin_tools if n not in names]:
             del session.builtin_tools[name]
+
+    async def expand(self, text: str) -> Expanded:
+        """A `/command` prompt run as the terminal runs it, with no UI: a custom command
+        becomes the prompt to send, a built-in answers itself (CommandError: it failed, the
+        message says why)."""
+        from codeloop.commands.headless import expand_command
+
+        return await expand_command(self._session, text)
 
     async def prompt(
         self,
@@ -174,6 +199,22 @@ class Conversation:
             raise UsageError('auto mode is disabled by the settings (disableAutoMode: "disable")')
         policy.mode = MODE_ALIASES.get(mode) or _mode(mode)
         return policy.mode
+
+    def model_choices(self) -> list[tuple[str, str]]:
+        """The models `set_model` offers this session, as (alias, the model it names here):
+        Claude Code's aliases its provider serves, as `/model` lists them, each model once."""
+        from codeloop.models.aliases import ALIASES
+
+        session = self._session
+        env = session.workspace.env if session.workspace.env is not None else os.environ
+        choices: dict[str, str] = {}
+        for alias in ALIASES:
+            if alias in ("default", "opusplan"):  # not one model
+                continue
+            provider, name = split_spec(resolve_alias(alias, env), env)
+            if provider == session.client.provider:
+                choices.setdefault(name, alias)
+        return [(alias, name) for name, alias in choices.items()]
 
     async def set_model(self, spec: Any, show: Callable[[str], None]) -> str:
         """Another model from the next request on (None or "default": the one the session

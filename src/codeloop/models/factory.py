@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from codeloop.errors import ConfigError
+from codeloop.errors import ConfigError, NoCredentials
 from codeloop.models.aliases import resolve_alias
 from codeloop.models.base import ModelClient
 from codeloop.models.catalog import bare_name, closest, deprecation_notice, lookup, newest
@@ -198,7 +198,9 @@ def _default(env: Mapping[str, str]) -> tuple[str, str]:
 
     if available():
         return "local", DEFAULT_MODELS["local"]
-    raise ConfigError(f"no model is configured.\n{HOW_TO_CONFIGURE}")
+    raise NoCredentials(
+        f"no model is configured.\n{HOW_TO_CONFIGURE}", ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
+    )
 
 
 def _claude_provider(env: Mapping[str, str]) -> str:
@@ -250,9 +252,10 @@ def _anthropic(model: str, env: Mapping[str, str]) -> ModelClient:
 
     # A custom base URL may be a gateway that needs no key of ours.
     if not _has_anthropic(env) and "ANTHROPIC_BASE_URL" not in env:
-        raise ConfigError(
+        raise NoCredentials(
             f"model {model!r} needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN).\n"
-            f"{HOW_TO_CONFIGURE}"
+            f"{HOW_TO_CONFIGURE}",
+            ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
         )
     return AnthropicClient(
         base_url=env.get("ANTHROPIC_BASE_URL", DEFAULT_BASE_URL),
@@ -264,9 +267,10 @@ def _anthropic(model: str, env: Mapping[str, str]) -> ModelClient:
 def _openai_check(model: str, env: Mapping[str, str]) -> None:
     # A local server (OPENAI_BASE_URL) usually wants no key; api.openai.com always does.
     if not _has_openai(env):
-        raise ConfigError(
+        raise NoCredentials(
             f"model {model!r} needs OPENAI_API_KEY, or OPENAI_BASE_URL for a local server.\n"
-            f"{HOW_TO_CONFIGURE}"
+            f"{HOW_TO_CONFIGURE}",
+            ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
         )
 
 

@@ -1,10 +1,11 @@
-"""Keep "allow always" answers, and take rules out again (/permissions): change a settings
-file's rule lists, keeping everything else in it."""
+"""Keep "allow always" and "deny always" answers, and take rules out again (/permissions):
+change a settings file's rule lists, keeping everything else in it."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 from codeloop.system.jsonfile import JsonFileError, read_json_object, write_json_atomic
 
@@ -13,20 +14,20 @@ class PersistError(OSError):
     """The settings file exists but is not a JSON object we can safely add to."""
 
 
-def add_allow_rules(path: Path, rules: Sequence[str]) -> None:
-    """Append `rules` to `permissions.allow` in `path` (created if missing), atomically.
+def add_rules(path: Path, kind: Literal["allow", "deny"], rules: Sequence[str]) -> None:
+    """Append `rules` to `permissions.<kind>` in `path` (created if missing), atomically.
 
-    A file that is not valid JSON, or has a non-list `allow`, is left untouched: overwriting
+    A file that is not valid JSON, or has a non-list rule list, is left untouched: overwriting
     it would lose the user's other settings."""
     try:
         data = read_json_object(path)
     except JsonFileError as exc:
         raise PersistError(f"{exc}; rule not saved") from None
     permissions = data.setdefault("permissions", {})
-    allow = permissions.setdefault("allow", []) if isinstance(permissions, dict) else None
-    if not isinstance(allow, list):
-        raise PersistError(f"{path}: permissions.allow is not a list; rule not saved")
-    allow.extend(rule for rule in dict.fromkeys(rules) if rule not in allow)
+    listed = permissions.setdefault(kind, []) if isinstance(permissions, dict) else None
+    if not isinstance(listed, list):
+        raise PersistError(f"{path}: permissions.{kind} is not a list; rule not saved")
+    listed.extend(rule for rule in dict.fromkeys(rules) if rule not in listed)
     write_json_atomic(path, data)
 
 

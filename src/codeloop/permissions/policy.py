@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from codeloop.permissions import paths
 from codeloop.permissions.decision import Behavior, Decision, Scope
 from codeloop.permissions.files_check import decide_files, file_targets
-from codeloop.permissions.persist import add_allow_rules, remove_rule
+from codeloop.permissions.persist import add_rules, remove_rule
 from codeloop.permissions.rules import Rule, RuleBook, RuleError, domain_matches, fold
 from codeloop.settings.settings_safety import Problems, misspelt
 from codeloop.tool_names import canonical
@@ -112,9 +112,10 @@ class PermissionRequest:
 
 @dataclass(frozen=True)
 class Answer:
-    kind: Literal["allow_once", "allow_always", "deny"]
+    kind: Literal["allow_once", "allow_always", "deny", "deny_always"]
     message: str = ""  # deny: what the model is told
-    rules: tuple[str, ...] = ()  # allow_always: rules to keep; default: the suggestions
+    # allow_always, deny_always: rules to keep; default: the suggestions.
+    rules: tuple[str, ...] = ()
     # allow: run the call with this input instead (it is decided again, as a hook's would be).
     updated_input: dict[str, Any] | None = None
     # deny: stop the run too.
@@ -359,7 +360,7 @@ class Policy:
         if decision.behavior == "ask" and self.ask_user is not None:
             request = PermissionRequest(tool.name, _input_of(args), decision, ctx.tool_use_id)
             answer = await self.ask_user(request)
-            if auto is not None and answer.kind != "deny":
+            if auto is not None and answer.kind in ("allow_once", "allow_always"):
                 auto.approved()
             if answer.kind == "allow_once":
                 return PermissionDecision(True, updated_input=answer.updated_input)
@@ -369,6 +370,11 @@ class Policy:
                 except OSError as exc:  # allowed now; only remembering it failed
                     self.warnings.append(f"Could not save the permission rule: {exc}")
                 return PermissionDecision(True)
+            if answer.kind == "deny_always":
+                try:
+                    self.deny_always(answer.rules or decision.suggestions)
+                except OSError as exc:  # denied now; only remembering it failed
+                    self.warnings.append(f"Could not save the permission rule: {exc}")
             message = answer.message or "The user denied this tool call."
             denied = self._deny(tool, args, ctx, f"Permission to use {tool.name} denied: {message}")
             return dataclasses.replace(denied, interrupt=answer.interrupt)
@@ -474,13 +480,20 @@ class Policy:
         """Allow these rules from now on, and keep them in the project's local settings.
 
         Returns the settings file written, or None when there is no project yet."""
+        return self._keep("allow", texts)
+
+    def deny_always(self, texts: Sequence[str]) -> Path | None:
+        """Deny these rules from now on, kept beside the allowed ones."""
+        return self._keep("deny", texts)
+
+    def _keep(self, kind: Literal["allow", "deny"], texts: Sequence[str]) -> Path | None:
         book = self._book
         if book is None or not texts:
             return None
         target = book.project / ".codeloop" / "settings.local.json"
         for text in texts:
-            book.add("allow", Rule.parse(text, str(target)))
-        add_allow_rules(target, texts)
+            book.add(kind, Rule.parse(text, str(target)))
+        add_rules(target, kind, texts)
         return target
 
 

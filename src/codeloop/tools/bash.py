@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import functools
 import importlib
 import os
 import shlex
@@ -132,14 +133,20 @@ class BashTool(Tool[BashInput]):
             argv = sandbox.argv(_shell(), script, cwd=start_dir, files=[cwd_file])
             env = {**self.sandbox.env(base_env), "CODELOOP": "1"}
         env = _git_protected(args.command, env)
+        # An editor's terminal shows the command as it runs; a sandboxed one stays here.
+        terminals = ctx.workspace.terminals if self.sandbox is None else None
+        run = (
+            functools.partial(terminals.run, tool_use_id=ctx.tool_use_id)
+            if terminals is not None
+            else functools.partial(_run, on_output=ctx.progress)
+        )
         try:
-            output, exit_code, stopped = await _run(
+            output, exit_code, stopped = await run(
                 argv,
                 env=env,
                 cwd=start_dir,
                 time_limit=timeout_ms / 1000,
                 abort=ctx.abort,
-                on_output=ctx.progress,
                 limit=self.max_result_chars,
             )
         finally:

@@ -34,6 +34,7 @@ from codeloop.events import (
     TodosChanged,
     ToolFinished,
     ToolProgress,
+    ToolRunning,
     ToolStarted,
 )
 from codeloop.hooks.hook_runner import HookOutcome, Hooks, tool_response, updated_text
@@ -58,7 +59,9 @@ ABORT_GRACE_SECONDS = 5.0
 INTERRUPTED_MESSAGE = "Interrupted by user: the tool call was stopped before it finished."
 
 
-ExecutorEvent = ToolStarted | ToolProgress | ToolFinished | Notice | SubagentEvent | TodosChanged
+ExecutorEvent = (
+    ToolStarted | ToolRunning | ToolProgress | ToolFinished | Notice | SubagentEvent | TodosChanged
+)
 
 
 class Status(Enum):
@@ -293,6 +296,7 @@ class ToolExecutor:
         elif not call.read_only:
             await self._checkpointed(tool_use)
         call.ran = True
+        self._push(ToolRunning(tool_use.id))
         cwd_before = self._workspace.cwd
         started = time.monotonic()
         if delegates:  # its sub-agent's own calls take the lock

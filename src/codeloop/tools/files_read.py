@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import functools
+import io
 import stat
 from bisect import bisect_right
 from dataclasses import dataclass
@@ -200,7 +201,13 @@ async def _read_text(
     start = max(args.offset, 1)
     limits, room = ctx.workspace.result_limits, ctx.room
     cap = min(limits.result_tokens, room.left) - NOTE_TOKENS
-    read = functools.partial(_read_lines, path, start, args.limit, cap * CHARS_PER_TOKEN, content)
+    files = ctx.workspace.files
+    buffer = await files.read_text(path) if files is not None else None
+    if buffer is not None:  # the editor's text, saved or not
+        lines_of = functools.partial(_read_lines, io.BytesIO(buffer.encode("utf-8")))
+    else:
+        lines_of = functools.partial(_read_file_lines, path)
+    read = functools.partial(lines_of, start, args.limit, cap * CHARS_PER_TOKEN, content)
     part = read() if size <= INLINE_READ_BYTES else await asyncio.to_thread(read)
     if part is None:
         return ToolResult.error(binary_message(path, size))
@@ -247,10 +254,17 @@ def _no_room(path: Path) -> str:
     )
 
 
-def _read_lines(
+def _read_file_lines(
     path: Path, start: int, limit: int, max_weight: int, content: ContentHash
 ) -> _Slice | None:
-    """Lines `start`.. of the file, numbered, within `limit` lines and `max_weight` (the first
+    with path.open("rb") as f:
+        return _read_lines(f, start, limit, max_weight, content)
+
+
+def _read_lines(
+    f: BinaryIO, start: int, limit: int, max_weight: int, content: ContentHash
+) -> _Slice | None:
+    """Lines `start`.. of the file `f`, numbered, within `limit` lines and `max_weight` (the first
     line always, cut as it is to MAX_LINE_CHARS); None if binary. Every byte of the file goes
     to `content`, the lines not shown too.
 
@@ -262,32 +276,31 @@ def _read_lines(
     weights: list[int] = []
     used = 0
     number = 0  # lines read so far
-    with path.open("rb") as f:
-        if looks_binary(f.read(BINARY_SNIFF_BYTES)):
-            return None
-        f.seek(0)
-        while block := f.readlines(READ_BLOCK_BYTES):
-            raw = b"".join(block)
-            content.update(raw)
-            first = max(start - number - 1, 0)  # index in the block of the first line shown
-            number += len(block)
-            if first >= len(block):
-                continue
-            texts = _decoded(raw if first == 0 else b"".join(block[first:]))
-            base = number - len(block) + first + 1
-            lines = [number_line(base + i, text) for i, text in enumerate(texts)]
-            ascii_only = all(text.isascii() for text in texts)
-            block_weights = [(len(x) if ascii_only else token_weight(x)) + 1 for x in lines]
-            # How many of them fit: `used` grows with each line (every weight is at least 1).
-            fit = bisect_right(list(accumulate(block_weights, initial=used)), max_weight) - 1
-            fit = min(max(fit, 0 if numbered else 1), limit - len(numbered), len(lines))
-            numbered += lines[:fit]
-            weights += block_weights[:fit]
-            used += sum(block_weights[:fit])
-            if fit < len(lines):
-                # The lines not shown are counted, and everything after them.
-                rest = _count_lines(f, content)
-                return _Slice(numbered, weights, base + fit - 1, number + rest)
+    if looks_binary(f.read(BINARY_SNIFF_BYTES)):
+        return None
+    f.seek(0)
+    while block := f.readlines(READ_BLOCK_BYTES):
+        raw = b"".join(block)
+        content.update(raw)
+        first = max(start - number - 1, 0)  # index in the block of the first line shown
+        number += len(block)
+        if first >= len(block):
+            continue
+        texts = _decoded(raw if first == 0 else b"".join(block[first:]))
+        base = number - len(block) + first + 1
+        lines = [number_line(base + i, text) for i, text in enumerate(texts)]
+        ascii_only = all(text.isascii() for text in texts)
+        block_weights = [(len(x) if ascii_only else token_weight(x)) + 1 for x in lines]
+        # How many of them fit: `used` grows with each line (every weight is at least 1).
+        fit = bisect_right(list(accumulate(block_weights, initial=used)), max_weight) - 1
+        fit = min(max(fit, 0 if numbered else 1), limit - len(numbered), len(lines))
+        numbered += lines[:fit]
+        weights += block_weights[:fit]
+        used += sum(block_weights[:fit])
+        if fit < len(lines):
+            # The lines not shown are counted, and everything after them.
+            rest = _count_lines(f, content)
+            return _Slice(numbered, weights, base + fit - 1, number + rest)
     return _Slice(numbered, weights, number, number)
 
 

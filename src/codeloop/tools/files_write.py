@@ -86,7 +86,7 @@ class WriteTool(Tool[WriteInput]):
             return ToolResult.error("content is not valid Unicode text (lone surrogates).")
         mode = None if st is None else stat.S_IMODE(st.st_mode)
         try:
-            ctx.workspace.read_files[path] = await asyncio.to_thread(atomic_write, path, data, mode)
+            ctx.workspace.read_files[path] = await write_file(path, data, mode, ctx.workspace)
         except OSError as exc:
             return ToolResult.error(f"Could not write {path}: {exc.strerror or exc}")
         lines = args.content.count("\n") + (not args.content.endswith("\n") and args.content != "")
@@ -151,8 +151,8 @@ class EditTool(Tool[EditInput]):
         except UnicodeEncodeError:
             return ToolResult.error("new_string is not valid Unicode text (lone surrogates).")
         try:
-            ctx.workspace.read_files[path] = await asyncio.to_thread(
-                atomic_write, path, data, stat.S_IMODE(st.st_mode)
+            ctx.workspace.read_files[path] = await write_file(
+                path, data, stat.S_IMODE(st.st_mode), ctx.workspace
             )
         except OSError as exc:
             return ToolResult.error(f"Could not write {path}: {exc.strerror or exc}")
@@ -164,7 +164,7 @@ class EditTool(Tool[EditInput]):
 async def _create(path: Path, content: str, workspace: Workspace) -> ToolResult:
     try:
         data = content.encode("utf-8")
-        workspace.read_files[path] = await asyncio.to_thread(atomic_write, path, data, None)
+        workspace.read_files[path] = await write_file(path, data, None, workspace)
     except UnicodeEncodeError:
         return ToolResult.error("new_string is not valid Unicode text (lone surrogates).")
     except OSError as exc:
@@ -184,10 +184,11 @@ def _display(text: str) -> str:
 
 
 async def read_to_change(
-    path: Path, st: os.stat_result, workspace: Workspace, verb: str
+    path: Path, st: os.stat_result, workspace: Workspace, verb: str, *, editor: bool = True
 ) -> bytes | str:
     """The bytes of an existing file (`st` its stat) that the session may change now, as it
-    last read or wrote them; or why it may not change them (a message for the model)."""
+    last read or wrote them; or why it may not change them (a message for the model).
+    `editor`: the editor's buffer of it counts, when an editor serves it (text files)."""
     if stat.S_ISDIR(st.st_mode):
         return f"{path} is a directory, not a file."
     if not stat.S_ISREG(st.st_mode):
@@ -201,7 +202,8 @@ async def read_to_change(
             f"so what it holds now is unknown. Read it first, then {verb} it."
         )
     try:
-        raw = await asyncio.to_thread(path.read_bytes)
+        buffer = await workspace.files.read_text(path) if editor and workspace.files else None
+        raw = buffer.encode("utf-8") if buffer is not None else await _disk_bytes(path)
     except OSError as exc:
         return f"Cannot read {path}: {exc.strerror or exc}"
     change = seen.change(raw, st.st_mtime_ns)
@@ -211,6 +213,19 @@ async def read_to_change(
             f"formatter or a command modified it. Read it again, then {verb} it."
         )
     return raw
+
+
+async def _disk_bytes(path: Path) -> bytes:
+    return await asyncio.to_thread(path.read_bytes)
+
+
+async def write_file(path: Path, data: bytes, mode: int | None, workspace: Workspace) -> FileStamp:
+    """Write the file's new content: into the editor's buffer when an editor serves the file
+    (it saves it when the user says so), else to disk in one step (atomic_write)."""
+    files = workspace.files
+    if files is not None and await files.write_text(path, data.decode("utf-8", "replace")):
+        return stamp_of(data, 0)
+    return await asyncio.to_thread(atomic_write, path, data, mode)
 
 
 def atomic_write(path: Path, data: bytes, mode: int | None) -> FileStamp:

@@ -162,7 +162,7 @@ class NotebookEditTool(Tool[NotebookEditInput]):
         except OSError as exc:
             return ToolResult.error(f"Cannot access {path}: {exc.strerror or exc}")
         # As for Edit: the cell ids and sources the model works from must be the file's own.
-        raw = await read_to_change(path, st, ctx.workspace, "edit")
+        raw = await read_to_change(path, st, ctx.workspace, "edit", editor=False)
         if isinstance(raw, str):
             return ToolResult.error(raw)
         return await asyncio.to_thread(_edit_file, path, raw, st, args, ctx.workspace)

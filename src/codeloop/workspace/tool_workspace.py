@@ -5,10 +5,11 @@ tools, the context manager and compaction all hold one, so it sits below every o
 
 from __future__ import annotations
 
+import asyncio
 import os.path
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from codeloop.teams.task_list import Member, TaskList
 from codeloop.teams.team_mail import Roster
@@ -29,6 +30,41 @@ class ResultLimits:
     result_tokens: int = 25_000
     turn_tokens: int = 50_000
     unanswered_tokens: int = 140_000
+
+
+class EditorFiles(Protocol):
+    """The text files an editor holds open (ACP's fs/*): what Read, Edit and Write see and
+    change instead of the disk, so the model reads the unsaved buffer and its edits land
+    there. The decisions (read first, unchanged since, inside the roots) stay the tools'."""
+
+    async def read_text(self, path: Path) -> str | None:
+        """The editor's text of `path`; None: read the disk."""
+        ...
+
+    async def write_text(self, path: Path, text: str) -> bool:
+        """Give the editor `path`'s new text (OSError: it refused); False: write the disk."""
+        ...
+
+
+class EditorTerminals(Protocol):
+    """Terminals an editor runs commands in (ACP's terminal/*), so the user watches Bash's
+    commands there; the command line, its environment and what is done with the result stay
+    Bash's."""
+
+    async def run(
+        self,
+        argv: list[str],
+        *,
+        cwd: Path,
+        env: dict[str, str],
+        time_limit: float,
+        abort: asyncio.Event,
+        limit: int,
+        tool_use_id: str,
+    ) -> tuple[str, int, Literal["timeout", "abort"] | None]:
+        """Run `argv`: its output (about `limit` characters at most), its exit code (minus
+        the signal's number when killed by one), and what stopped it early, if anything."""
+        ...
 
 
 class Spill(Protocol):
@@ -80,10 +116,15 @@ class Workspace:
     member: Member | None = None
     # One writer at a time across the session's agents (write_lock.py).
     write_lock: WriteLock = field(default_factory=WriteLock)
+    # An editor's buffers, when an editor drives the session and serves them (None: the disk).
+    files: EditorFiles | None = None
+    # An editor's terminals, for Bash's foreground commands when it offers them (None: here).
+    terminals: EditorTerminals | None = None
 
     def fork(self) -> Workspace:
         """A sub-agent's workspace: its own cwd, read state, loaded instructions and to-do list;
-        the same environment, result limits, background shells, task list and write lock."""
+        the same environment, result limits, background shells, task list, write lock and
+        editor (files and terminals)."""
         own = self.instructions.fork() if self.instructions is not None else None
         return Workspace(
             self.cwd,
@@ -97,6 +138,8 @@ class Workspace:
             tasks=self.tasks,
             roster=self.roster,
             write_lock=self.write_lock,
+            files=self.files,
+            terminals=self.terminals,
         )
 
     def resolve(self, path: str) -> Path:
