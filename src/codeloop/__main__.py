@@ -1,6 +1,7 @@
 """`codeloop`, above every face: the console script and `python -m codeloop` start here. It
-picks the face the command line asks for (`codeloop batch ...`: the batch runner; anything
-else: the command line's own faces, codeloop.cli.main) and turns what escapes it into one line
+picks the face the command line asks for (`codeloop batch ...`: the batch runner; `codeloop
+acp`: the Agent Client Protocol agent, with the command line's flags; anything else: the
+command line's own faces, codeloop.cli.main) and turns what escapes it into one line
 and an exit status, never a traceback. A face is imported only once it is the one to run, so
 start-up pays for that face alone."""
 
@@ -36,6 +37,11 @@ def _run(argv: list[str]) -> int:
         from codeloop.batch.cli import run_batch
 
         return run_batch(argv[1:])
+    if argv[:1] == ["acp"]:  # an editor drives codeloop over the Agent Client Protocol
+        from codeloop.acp_agent.serve import run_acp
+        from codeloop.cli.main import build_parser  # the same flags make the same session
+
+        return run_acp(build_parser().parse_args(argv[1:]))
     from codeloop.cli.main import run_cli
 
     return run_cli(argv)

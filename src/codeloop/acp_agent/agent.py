@@ -207,7 +207,7 @@ class AcpAgent:
     ) -> Options:
         """The session the flags `codeloop acp` was started with describe, in the editor's
         folder, with the editor's servers."""
-        from codeloop.cli.args import session_options
+        from codeloop.frontdoor.session_flags import session_options
 
         try:
             options = session_options(self.args)

@@ -11,8 +11,8 @@ import signal
 import sys
 from typing import cast
 
-from codeloop.cli.args import unsupported_flags
 from codeloop.errors import UsageError
+from codeloop.frontdoor.session_flags import unsupported_flags
 
 # Flags of other modes, which the editor does instead (prompts, which session, output) or
 # which have no place in an editor's sessions: each refused by name, never ignored.

@@ -12,10 +12,10 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any, TextIO
 
-from codeloop.cli.args import unsupported_flags
 from codeloop.cli.render import renderer_for
 from codeloop.errors import UsageError
 from codeloop.events import Event, LoopEnd
+from codeloop.frontdoor.session_flags import unsupported_flags
 from codeloop.types import Message, TextBlock, Usage
 
 if TYPE_CHECKING:
@@ -56,8 +56,8 @@ def _read_text(stdin: TextIO) -> str:
 
 
 async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
-    from codeloop.cli.args import session_options
     from codeloop.frontdoor import Conversation
+    from codeloop.frontdoor.session_flags import session_options
 
     structured = schema_output(args)
     partial = args.output_format == "stream-json" and args.include_partial_messages

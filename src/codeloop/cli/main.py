@@ -11,8 +11,8 @@ import argparse
 from collections.abc import Callable, Sequence
 
 from codeloop._version import __version__
-from codeloop.cli.args import add_mcp_flags, add_sdk_flags
 from codeloop.frontdoor.flags import Parser, add_permission_flags, positive_amount, positive_int
+from codeloop.frontdoor.session_flags import add_mcp_flags, add_sdk_flags
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 
@@ -300,10 +300,6 @@ def run_cli(argv: Sequence[str]) -> int:
         from codeloop.cli.mcp import run_mcp
 
         return run_mcp(argv[1:])
-    if argv[:1] == ["acp"]:  # an editor drives codeloop over the Agent Client Protocol
-        from codeloop.acp_agent.serve import run_acp
-
-        return run_acp(build_parser().parse_args(argv[1:]))
     if _streams_input(argv):  # an Agent SDK: prompts and control requests on stdin
         from codeloop.cli.sdk_protocol import run_sdk
 

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from codeloop.cli.args import setting_sources
+from codeloop.frontdoor.session_flags import setting_sources
 from codeloop.hooks.hook_runner import HookRunner
 from codeloop.settings.settings_files import load_settings
 from codeloop.store.session_store import SessionStore

@@ -21,12 +21,12 @@ import sys
 import threading
 from typing import Any
 
-from codeloop.cli.args import session_options
 from codeloop.cli.headless import fit_session, schema_output
 from codeloop.cli.render import write_line
 from codeloop.cli.sdk_protocol.channel import Channel, ControlError
 from codeloop.cli.sdk_protocol.initialize import from_initialize
 from codeloop.errors import CodeloopError, UsageError
+from codeloop.frontdoor.session_flags import session_options
 from codeloop.protocol.callbacks import callback_hooks, permission_prompt
 from codeloop.protocol.json_lines import CLAUDE_CODE_VERSION
 from codeloop.protocol.turns import SdkConversation

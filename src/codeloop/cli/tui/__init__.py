@@ -38,8 +38,8 @@ def run_interactive(args: argparse.Namespace) -> int:
 
 
 def _options(args: argparse.Namespace) -> Options:
-    from codeloop.cli.args import session_options
     from codeloop.errors import UsageError
+    from codeloop.frontdoor.session_flags import session_options
 
     try:
         return session_options(args, interactive=True)

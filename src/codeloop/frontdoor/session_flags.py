@@ -1,5 +1,6 @@
-"""The `codeloop` command line's own flags (MCP servers, what the Agent SDKs pass) and the
-session they ask for; what it shares with `codeloop batch` is in frontdoor.flags."""
+"""The session flags of `codeloop` and `codeloop acp` (MCP servers, what the Agent SDKs pass)
+and the session they ask for (`session_options`), below both faces; what the command line
+shares with `codeloop batch` is in frontdoor.flags."""
 
 from __future__ import annotations
 
