@@ -158,9 +158,7 @@ class Client:
         structured = StructuredOutput(self._schema) if self._schema is not None else None
         if structured is not None:
             structured.attach(session)
-        return SdkConversation(
-            conversation, self._emit, partial=self._partial, structured=structured
-        )
+        return SdkConversation(conversation, self._emit, structured=structured)
 
     def _emit(self, data: dict[str, Any]) -> None:
         message = parse_message(data)

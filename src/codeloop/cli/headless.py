@@ -81,7 +81,6 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
         session,
         verbose=verbose,
         structured=structured,
-        partial=args.include_partial_messages,
     )
     _install_interrupt(conversation)
     end: LoopEnd | None = None

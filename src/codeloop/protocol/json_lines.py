@@ -138,8 +138,8 @@ class JsonRenderer:
 
 
 class StreamJsonRenderer(JsonRenderer):
-    """`partial`: also the main conversation's model stream, event by event as it arrives
-    (--include-partial-messages: the session streams them as ModelStreamed)."""
+    """Each ModelStreamed event is a stream_event line: the main conversation's model stream as
+    it arrives, which a session yields only when asked (--include-partial-messages)."""
 
     def __init__(
         self,
@@ -147,10 +147,8 @@ class StreamJsonRenderer(JsonRenderer):
         emit: Emit,
         *,
         structured: StructuredResult | None = None,
-        partial: bool = False,
     ) -> None:
         super().__init__(session, emit, structured=structured)
-        self.partial = partial
         session.observers.append(_SubagentLines(self))
 
     def start(self) -> None:
@@ -191,16 +189,15 @@ class StreamJsonRenderer(JsonRenderer):
         if isinstance(event, AssistantTurn | UserTurn):
             self.emit(message_line(event, session_id))
         elif isinstance(event, ModelStreamed):
-            if self.partial:
-                self.emit(
-                    {
-                        "type": "stream_event",
-                        "uuid": new_uuid(),
-                        "session_id": session_id,
-                        "event": anthropic_event(event.event),
-                        "parent_tool_use_id": None,
-                    }
-                )
+            self.emit(
+                {
+                    "type": "stream_event",
+                    "uuid": new_uuid(),
+                    "session_id": session_id,
+                    "event": anthropic_event(event.event),
+                    "parent_tool_use_id": None,
+                }
+            )
         elif isinstance(event, Retrying):
             self.emit(
                 {

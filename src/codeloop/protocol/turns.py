@@ -19,16 +19,15 @@ from codeloop.types import new_uuid
 
 
 class SdkConversation:
-    """The front door's conversation, spoken in the SDK's messages. `partial`: stream_event
-    lines too (the conversation must stream its events); `structured`: --json-schema's
-    answer, per prompt; `replay`: echo each prompt as a user line (--replay-user-messages)."""
+    """The front door's conversation, spoken in the SDK's messages (stream_event lines when
+    it was opened to stream its events); `structured`: --json-schema's answer, per prompt;
+    `replay`: echo each prompt as a user line (--replay-user-messages)."""
 
     def __init__(
         self,
         conversation: Conversation,
         emit: Emit,
         *,
-        partial: bool = False,
         structured: StructuredOutput | None = None,
         replay: bool = False,
     ) -> None:
@@ -37,7 +36,7 @@ class SdkConversation:
         self.emit = emit
         self.structured = structured
         self.replay = replay
-        self.out = StreamJsonRenderer(self.session, emit, structured=structured, partial=partial)
+        self.out = StreamJsonRenderer(self.session, emit, structured=structured)
         # The last prompt's exit status as `codeloop -p` would give it (0, 1, 130).
         self.status = 0
 

@@ -37,12 +37,11 @@ def renderer_for(
     *,
     verbose: bool,
     structured: StructuredResult | None = None,
-    partial: bool = False,
 ) -> Renderer:
-    """`structured`: the --json-schema answer, for the result; `partial`: stream-json also
-    shows the model's stream events (the session yields them as ModelStreamed)."""
+    """`structured`: the --json-schema answer, for the result. stream-json also shows the
+    model's stream events when the session yields them (ModelStreamed)."""
     if fmt == "json":
         return JsonRenderer(session, write_line, structured=structured)
     if fmt == "stream-json":
-        return StreamJsonRenderer(session, write_line, structured=structured, partial=partial)
+        return StreamJsonRenderer(session, write_line, structured=structured)
     return TextRenderer(session, verbose=verbose)

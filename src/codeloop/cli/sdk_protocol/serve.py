@@ -211,7 +211,6 @@ class SdkServer:
         return SdkConversation(
             conversation,
             write_line,
-            partial=args.include_partial_messages,
             structured=structured,
             replay=args.replay_user_messages,
         )
