@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from codeloop.permissions.policy import PermissionMode
+from codeloop.permissions.modes import PermissionMode
 
 if TYPE_CHECKING:
     from codeloop.mcp.server_config import ServerConfig

@@ -12,9 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from codeloop.frontdoor import MODE_ALIASES
-from codeloop.frontdoor.flags import PERMISSION_MODES
-from codeloop.permissions import policy
+from codeloop.permissions.modes import MODE_ALIASES, PERMISSION_MODES
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 
@@ -49,6 +47,13 @@ def test_the_console_script_runs_what_python_m_codeloop_runs(
 
 
 def test_the_permission_flag_offers_every_mode_the_front_door_takes() -> None:
-    """The flags spell the modes out (parsing them must not load the policy): they stay the
-    same as the policy's modes and the front door's aliases."""
-    assert set(PERMISSION_MODES) == {*policy.PERMISSION_MODES, *MODE_ALIASES}
+    """Both command lines take every mode and every other name for one, and nothing else."""
+    from codeloop.batch.cli import build_parser as batch_parser
+    from codeloop.cli.main import build_parser
+
+    for parser, given in ((build_parser(), []), (batch_parser(), ["t.jsonl", "--out", "r"])):
+        for mode in (*PERMISSION_MODES, *MODE_ALIASES):
+            args = parser.parse_args([*given, "--permission-mode", mode])
+            assert args.permission_mode == mode
+        with pytest.raises(SystemExit):
+            parser.parse_args([*given, "--permission-mode", "bogus"])

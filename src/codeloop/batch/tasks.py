@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from codeloop.permissions.policy import PERMISSION_MODES, PermissionMode
+from codeloop.permissions.modes import PERMISSION_MODES, PermissionMode
 
 TASK_KEYS = frozenset(
     {

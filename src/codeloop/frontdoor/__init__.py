@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from codeloop.frontdoor.conversation import MODE_ALIASES, Conversation, Responder
+    from codeloop.frontdoor.conversation import Conversation, Responder
 
-__all__ = ["MODE_ALIASES", "Conversation", "Responder"]
+__all__ = ["Conversation", "Responder"]
 
 
 def __getattr__(name: str) -> Any:

@@ -7,7 +7,7 @@ seams itself."""
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +15,8 @@ from codeloop.errors import UsageError
 from codeloop.events import Event
 from codeloop.models.aliases import resolve_alias
 from codeloop.models.factory import split_spec
-from codeloop.permissions.policy import PERMISSION_MODES, AskUser, PermissionMode
+from codeloop.permissions.modes import MODE_ALIASES, PERMISSION_MODES, PermissionMode
+from codeloop.permissions.policy import AskUser
 from codeloop.tools.questions import AskQuestions
 from codeloop.types import ImageBlock, Message, TextBlock
 
@@ -25,9 +26,6 @@ if TYPE_CHECKING:
     from codeloop.options import Options
     from codeloop.session import Session
     from codeloop.workspace.tool_workspace import EditorFiles, EditorTerminals
-
-# Claude Code's other names for modes codeloop runs as default.
-MODE_ALIASES: Mapping[str, PermissionMode] = {"manual": "default"}
 
 NO_CHECKPOINT = "No file checkpoint found for this message."
 

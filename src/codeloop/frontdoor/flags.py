@@ -7,17 +7,10 @@ from __future__ import annotations
 import argparse
 from typing import NoReturn
 
-# Claude Code's modes; manual is its alias for default (the front door's MODE_ALIASES). Spelled
-# out rather than read from permissions.policy, which parsing the flags must not load.
-PERMISSION_MODES = (
-    "default",
-    "acceptEdits",
-    "plan",
-    "bypassPermissions",
-    "dontAsk",
-    "auto",
-    "manual",
-)
+from codeloop.permissions.modes import MODE_ALIASES, PERMISSION_MODES
+
+# What --permission-mode accepts: Claude Code's modes and their other names.
+MODE_CHOICES = (*PERMISSION_MODES, *MODE_ALIASES)
 
 
 class Parser(argparse.ArgumentParser):
@@ -50,7 +43,7 @@ def add_permission_flags(group: argparse.ArgumentParser | argparse._ArgumentGrou
     """--permission-mode, --settings, --sandbox, --allowedTools and --disallowedTools."""
     group.add_argument(
         "--permission-mode",
-        choices=PERMISSION_MODES,
+        choices=MODE_CHOICES,
         default=None,
         help="permission mode (default: the settings' defaultMode, else default)",
     )

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from codeloop.permissions import paths
 from codeloop.permissions.decision import Behavior, Decision, Scope
 from codeloop.permissions.files_check import decide_files, file_targets
+from codeloop.permissions.modes import PermissionMode
 from codeloop.permissions.persist import add_rules, remove_rule
 from codeloop.permissions.rules import Rule, RuleBook, RuleError, domain_matches, fold
 from codeloop.settings.settings_safety import Problems, misspelt
@@ -38,16 +39,6 @@ from codeloop.tools.permission import PermissionDecision
 if TYPE_CHECKING:
     from codeloop.permissions.auto_mode import AutoMode, Verdict
     from codeloop.settings.settings_files import RuleSet
-
-PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"]
-PERMISSION_MODES: tuple[PermissionMode, ...] = (
-    "default",
-    "acceptEdits",
-    "plan",
-    "bypassPermissions",
-    "dontAsk",
-    "auto",
-)
 
 
 def split_rules(values: Iterable[str]) -> list[str]:

@@ -18,7 +18,8 @@ from codeloop.errors import UsageError
 from codeloop.frontdoor import Conversation
 from codeloop.hooks.hook_config import HookCallback, HookCommand, HookMatcher, HooksConfig
 from codeloop.hooks.hook_events import EVENTS
-from codeloop.permissions.policy import PERMISSION_MODES, Answer, AskUser, PermissionRequest
+from codeloop.permissions.modes import PERMISSION_MODES
+from codeloop.permissions.policy import Answer, AskUser, PermissionRequest
 
 # (tool name, input, the request's other fields) -> the SDK's answer:
 # {"behavior": "allow", "updatedInput": {...}, "updatedPermissions": [...]} or
