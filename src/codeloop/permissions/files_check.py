@@ -18,7 +18,7 @@ from typing import Any
 
 from codeloop.permissions import paths
 from codeloop.permissions.decision import Behavior, Decision, Scope
-from codeloop.permissions.rules import EDIT_TOOLS, Rule, RuleBook
+from codeloop.permissions.rules import EDIT_TOOLS, PathPattern, Rule, RuleBook
 
 
 def file_targets(name: str, args: Any, cwd: Path, home: Path) -> list[Path] | None:
@@ -120,22 +120,25 @@ class Covered:
 
 def denied_under(behavior: Behavior, name: str, root: Path, book: RuleBook) -> Covered | None:
     """A file under `root` that a path rule for tool `name` covers: a recursive search of
-    `root` would read it. Only the part of the tree a rule can match is walked."""
+    `root` would read it. Only the part of the tree a rule can match is walked, once for all
+    the rules that start there."""
+    starts: dict[Path, list[tuple[Rule, PathPattern]]] = {}
     for rule in book.path_rules(behavior, name):
         pattern = book.pattern(rule)
         top = pattern.literal_root()
         if paths.within(top, [root]):
-            start = top
+            starts.setdefault(top, []).append((rule, pattern))
         elif paths.within(root, [top]):
-            start = root
-        else:
-            continue
+            starts.setdefault(root, []).append((rule, pattern))
+    for start, rules in starts.items():
         try:
             for entry in paths.walk(start):
-                if pattern.matches(Path(entry.path), loose=True):
-                    return Covered(rule, Path(entry.path))
+                path = Path(entry.path)
+                for rule, pattern in rules:
+                    if pattern.matches(path, loose=True):
+                        return Covered(rule, path)
         except paths.TreeTooLarge:
-            return Covered(rule, start, unchecked=True)
+            return Covered(rules[0][0], start, unchecked=True)
     return None
 
 
