@@ -44,6 +44,8 @@ Plugins (Claude Code's format; see codeloop plugin --help):
   codeloop rewind [--to N] [--dry-run]          list the checkpoints, or undo everything the
                                                 agent changed since checkpoint N (rewind --help)
   codeloop usage [ID] [--by turn|tool|...]      what a session cost, and why (usage --help)
+  codeloop review [--base REF] [--format json]  review a change, read-only (review --help);
+                                                --post github posts it on a pull request
 
 Many tasks at once, each in its own clone (see codeloop batch --help):
   codeloop batch TASKS.jsonl --out DIR --workers 4     locally, or --ray auto on a cluster
@@ -296,6 +298,10 @@ def run_cli(argv: Sequence[str]) -> int:
         from codeloop.cli.usage_command import run_usage
 
         return run_usage(argv[1:])
+    if argv[:1] == ["review"]:
+        from codeloop.cli.review_command import run_review
+
+        return run_review(argv[1:])
     if argv[:1] == ["mcp"]:
         from codeloop.cli.mcp import run_mcp
 
