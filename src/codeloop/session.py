@@ -236,9 +236,11 @@ class Session:
             added = (*added, *attached.messages)
         self.config = self.config.for_mode()
         if self.config.policy.mode == "plan":
-            from codeloop.tools.plan import PLAN_MODE_REMINDER
+            from codeloop.tools.plan import PLAN_MODE_READ_ONLY, PLAN_MODE_REMINDER
 
-            added = (*added, Message.user(system_reminder(PLAN_MODE_REMINDER), is_meta=True))
+            leaves = "ExitPlanMode" in self.builtin_tools
+            reminder = PLAN_MODE_REMINDER if leaves else PLAN_MODE_READ_ONLY
+            added = (*added, Message.user(system_reminder(reminder), is_meta=True))
         message = Message("user", (TextBlock(prompt), *attachments))
         if uuid is not None:
             message = replace(message, uuid=uuid)

@@ -85,6 +85,7 @@ def test_review_json_reports_both_findings_writes_nothing_and_sends_the_diff(
     assert "-    for item in items:" in first
     assert "StructuredOutput" in [t["name"] for t in requests[0].body["tools"]]
     assert not {"Write", "Edit", "Agent"} & {t["name"] for t in requests[0].body["tools"]}
+    assert "ExitPlanMode" not in first  # a review cannot leave read-only
 
 
 def test_review_text_format_and_default_base(repo: Path, tmp_path: Path) -> None:
