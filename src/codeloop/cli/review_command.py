@@ -81,8 +81,8 @@ def review_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--base",
         metavar="REF",
-        help="compare with the merge base of REF and HEAD (default: the default branch; in a "
-        "pull_request event, the pull request's base)",
+        help="compare with the merge base of REF and the head (default: the default branch; in "
+        "a pull_request event, the pull request's base)",
     )
     parser.add_argument("--head", metavar="REF", default="HEAD", help="the change's head (HEAD)")
     parser.add_argument(
@@ -138,7 +138,9 @@ async def _review(own: argparse.Namespace, args: argparse.Namespace) -> int:
         )
         review = await _run_review(args, changes)
     _print(review, own.format)
-    if run is not None and pr is not None:
+    if run is not None and pr is not None and changes.empty:
+        print("codeloop: the pull request changes nothing: no review posted", file=sys.stderr)
+    elif run is not None and pr is not None:
         await asyncio.to_thread(_post, run, pr, review, changes)
     return 0
 
@@ -197,7 +199,7 @@ async def _run_review(args: argparse.Namespace, changes: Changes) -> Review:
             end.error if end is not None and end.error else f"the run ended ({end and end.reason})"
         )
         raise ReviewError(f"the review did not complete: {why}")
-    return Review.from_output(structured.value)
+    return Review.from_output(structured.value, changes.root)
 
 
 def _offered(spec: str | None, available: Iterable[str]) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from codeloop.review.changes import Changes, prompt_diff
@@ -57,13 +58,27 @@ class Review:
     findings: tuple[Finding, ...]
 
     @classmethod
-    def from_output(cls, value: dict[str, Any]) -> Review:
-        """The StructuredOutput tool's input (already checked against `SCHEMA`)."""
-        findings = tuple(Finding(**item) for item in value["findings"])
+    def from_output(cls, value: dict[str, Any], root: Path) -> Review:
+        """The StructuredOutput tool's input (already checked against `SCHEMA`), each path
+        made repository-relative (a model may write `./src/x.py` or the absolute path)."""
+        findings = tuple(
+            Finding(**{**item, "path": relative(item["path"], root)}) for item in value["findings"]
+        )
         return cls(str(value["summary"]), findings)
 
     def to_json(self) -> dict[str, Any]:
         return {"summary": self.summary, "findings": [asdict(f) for f in self.findings]}
+
+
+def relative(path: str, root: Path) -> str:
+    """`path` relative to the repository's root, with `/` separators."""
+    given = Path(path)
+    if given.is_absolute():
+        try:
+            given = given.relative_to(root)
+        except ValueError:
+            return path  # outside the repository: said as it was given
+    return given.as_posix().removeprefix("./")
 
 
 def as_text(review: Review) -> str:
@@ -124,7 +139,8 @@ def review_prompt(changes: Changes, kind: Kind, answer: Literal["tool", "text"])
 
 The change goes from {changes.base_label} ({changes.base[:12]}) to {changes.head_label}. Its \
 diff is below; the repository is yours to read (Read, Grep, Glob, and commands that change \
-nothing) for the context a finding needs. This review is read-only: do not change any file.
+nothing) for the context a finding needs.{_elsewhere(changes)} This review is read-only: do \
+not change any file.
 
 Each finding names the file by its repository-relative path and the 1-based line in the head \
 version (prefer a line the diff adds or changes), a severity (high: must be fixed before \
@@ -138,6 +154,16 @@ Files changed:
 ```diff
 {prompt_diff(changes).rstrip()}
 ```"""
+
+
+def _elsewhere(changes: Changes) -> str:
+    """Where the head's files are when it is not what is checked out."""
+    if changes.head in (None, "HEAD"):
+        return ""
+    return (
+        f" The files on disk may differ from the head: read its version of a file with "
+        f"`git show {changes.head}:PATH`."
+    )
 
 
 def dumps(review: Review) -> str:
