@@ -4,24 +4,27 @@ repository-relative, and the text people read."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
 
 from codeloop.review.findings import SCHEMA, Review, as_text, relative
 
-GOOD = {
-    "summary": "One bug.",
-    "findings": [
-        {"path": "a.py", "line": 3, "severity": "medium", "title": "T", "body": "B\nmore"}
-    ],
+FINDING: dict[str, Any] = {
+    "path": "a.py",
+    "line": 3,
+    "severity": "medium",
+    "title": "T",
+    "body": "B\nmore",
 }
+GOOD: dict[str, Any] = {"summary": "One bug.", "findings": [FINDING]}
 
 
 def test_the_schema_takes_the_contract_shape_and_nothing_else() -> None:
     jsonschema.validate(GOOD, SCHEMA)
-    bad_severity = {**GOOD, "findings": [{**GOOD["findings"][0], "severity": "critical"}]}
-    line_zero = {**GOOD, "findings": [{**GOOD["findings"][0], "line": 0}]}
+    bad_severity = {**GOOD, "findings": [{**FINDING, "severity": "critical"}]}
+    line_zero = {**GOOD, "findings": [{**FINDING, "line": 0}]}
     for wrong in (bad_severity, line_zero, {"summary": "x"}, {**GOOD, "extra": 1}):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(wrong, SCHEMA)
