@@ -184,3 +184,39 @@ def test_slash_review_commands_send_the_diff(repo: Path, tmp_path: Path, command
         for kind in ("injection", "deserialization", "path traversal", "SSRF", "secrets"):
             assert kind in prompt
     assert "Skips the first item" in run.stdout
+
+
+def test_slash_review_in_the_interactive_ui(repo: Path, tmp_path: Path) -> None:
+    """The terminal UI's face (plain lines without a terminal) runs the same command."""
+    with FakeModelServer([turn("```json\n" + json.dumps(REVIEW) + "\n```")]) as server:
+        env = provider_env(server, "anthropic", tmp_path)
+        run = run_cli(["--model", MODEL], cwd=repo, env=env, stdin="/review main\n")
+        (request,) = server.requests
+    assert run.returncode == 0, run.stderr
+    prompt = json.dumps(request.body["messages"][0])
+    assert "+    for item in items[1:]:" in prompt and "from main" in prompt
+    assert "Skips the first item" in run.stdout
+
+
+def test_slash_review_with_nothing_to_review_says_so(repo: Path, tmp_path: Path) -> None:
+    git(repo, "checkout", "-q", "main")
+    with FakeModelServer([]) as server:
+        env = provider_env(server, "anthropic", tmp_path)
+        run = run_cli(["-p", "/review", "--model", MODEL], cwd=repo, env=env)
+        assert server.requests == []
+    assert run.returncode == 1
+    assert "nothing to review" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_review_of_no_change_completes_without_the_model(repo: Path, tmp_path: Path) -> None:
+    with FakeModelServer([]) as server:
+        env = provider_env(server, "anthropic", tmp_path)
+        run = run_cli(
+            ["review", "--base", "feature", "--format", "json", "--model", MODEL], cwd=repo, env=env
+        )
+        assert server.requests == []
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == {
+        "summary": "Nothing to review: no changes from feature.",
+        "findings": [],
+    }
