@@ -176,3 +176,21 @@ def test_touched_lines_follow_git_through_new_renamed_and_deleted_files(tmp_path
     changes = collect(repo, "HEAD~1", "HEAD")
     assert changes.touched == {"new name.txt": {10, 11}, "fresh.py": {1, 2}, "edge.txt": {2}}
     assert touched_lines(changes.diff) == changes.touched
+
+
+def test_a_secondary_rate_limit_without_a_time_is_named() -> None:
+    """GitHub asks for a minute's wait: more than this client may wait, so it says so."""
+    with FakeGitHub(TOKEN, HEAD, TOUCHED) as fake, GitHub(run_for(fake), max_wait=5) as github:
+        fake.fail_next.append(Answer(403, {"message": "You have exceeded a secondary rate limit."}))
+        with pytest.raises(GitHubError) as caught:
+            post_review(github, PR, REVIEW, TOUCHED)
+    assert "rate limit" in str(caught.value) and "lifts in 60 s" in str(caught.value)
+
+
+def test_a_huge_review_is_cut_to_what_github_takes() -> None:
+    many = tuple(Finding("src/x.py", n, "low", "T", "word " * 200) for n in range(1, 200))
+    with FakeGitHub(TOKEN, HEAD, TOUCHED) as fake, GitHub(run_for(fake)) as github:
+        post_review(github, PR, Review("Lots.", many), TOUCHED)
+    (post,) = fake.made("POST")
+    assert len(post.body["body"]) < 65_536 and "(cut:" in post.body["body"]
+    assert post.body["body"].endswith(f"head={HEAD} -->")  # the marker survives the cut

@@ -35,9 +35,12 @@ class GitHubError(ReviewError):
 class GitHub:
     """One repository's API, authenticated with the run's token."""
 
-    def __init__(self, run: ActionsRun, *, timeout: float = 30.0) -> None:
+    def __init__(
+        self, run: ActionsRun, *, timeout: float = 30.0, max_wait: float = MAX_WAIT
+    ) -> None:
         import httpx
 
+        self.max_wait = max_wait
         self.prefix = f"/repos/{run.owner}/{run.repo}"
         self.http = httpx.Client(
             base_url=run.api_url,
@@ -87,7 +90,7 @@ class GitHub:
             wait = _rate_limit_wait(response)
             if wait is None:
                 break
-            if wait > MAX_WAIT or attempt == MAX_TRIES:
+            if wait > self.max_wait or attempt == MAX_TRIES:
                 raise GitHubError(
                     f"{what}: GitHub's rate limit (HTTP {response.status_code}); it lifts in "
                     f"{wait:.0f} s, try again then",
@@ -118,7 +121,9 @@ def _rate_limit_wait(response: httpx.Response) -> float | None:
             return max(0.0, float(reset) - time.time())
         except ValueError:
             return MAX_WAIT + 1
-    return 60.0 if response.status_code == 429 else None
+    # a secondary rate limit without a time: GitHub asks for at least a minute
+    secondary = response.status_code == 429 or "rate limit" in response.text.lower()
+    return 60.0 if secondary else None
 
 
 def _explain(response: httpx.Response) -> str:

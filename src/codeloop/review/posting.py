@@ -14,6 +14,7 @@ from codeloop.review.findings import Finding, Review
 from codeloop.review.github import GitHub, GitHubError
 
 MARKER = "<!-- codeloop-review"
+MAX_BODY = 60_000  # GitHub refuses a review body over 65,536 characters
 
 
 @dataclass(frozen=True)
@@ -45,8 +46,12 @@ def body(review: Review, elsewhere: list[Finding], head_sha: str, *, inline: int
         parts.append(f"### {title}\n\n{listed}")
     if not review.findings:
         parts.append("No findings.")
-    parts.append(marker(head_sha))
-    return "\n\n".join(parts)
+    text = "\n\n".join(parts)
+    if len(text) > MAX_BODY:
+        text = (
+            text[:MAX_BODY] + "\n\n… (cut: GitHub takes 65,536 characters; the run's log has all)"
+        )
+    return f"{text}\n\n{marker(head_sha)}"
 
 
 def comment(finding: Finding) -> dict[str, object]:
