@@ -1,5 +1,7 @@
-# Sourced by action.yml's steps: the action's inputs as codeloop's environment and flags.
-# An empty input sets nothing, so codeloop's own defaults (and the settings) apply.
+# Sourced by action.yml's steps: codeloop's venv first on this step's PATH (not the job's), and
+# the action's inputs as codeloop's environment and flags. An empty input sets nothing, so
+# codeloop's own defaults (and the settings) apply.
+if [ -n "${CODELOOP_VENV:-}" ]; then export PATH="$CODELOOP_VENV/bin:$PATH"; fi
 set_if() { if [ -n "$2" ]; then export "$1=$2"; fi; }
 set_if CODELOOP_MODEL "${INPUT_MODEL:-}"
 set_if ANTHROPIC_API_KEY "${INPUT_ANTHROPIC_API_KEY:-}"

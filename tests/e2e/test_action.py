@@ -6,7 +6,6 @@ API: the pull-request step posts the review, the comment step posts the answer."
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -72,6 +71,14 @@ def test_installed_from_its_own_checkout_pinned_and_cached() -> None:
     install = step("Install codeloop")
     assert '"$ACTION_PATH"' in install["run"] and "--constraint" in install["run"]
     assert install["if"] == "steps.cache.outputs.cache-hit != 'true'"
+    assert step("Set up Python")["with"]["update-environment"] is False  # the job's stays
+    key = subprocess.run(
+        [sys.executable, str(ROOT / "packaging/action/install_key.py"), str(ROOT)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert key.startswith("key=codeloop-") and key == key_again()
     cache = step("Restore the cached install")
     assert cache["uses"].startswith("actions/cache@")
     assert cache["with"]["key"] == "${{ steps.install.outputs.key }}"
@@ -91,14 +98,24 @@ def test_installed_from_its_own_checkout_pinned_and_cached() -> None:
         assert requirement.specifier.contains(pins[name]), (name, pins[name])
 
 
+def key_again() -> str:
+    from importlib.util import module_from_spec, spec_from_file_location
+
+    spec = spec_from_file_location("install_key", ROOT / "packaging/action/install_key.py")
+    assert spec is not None and spec.loader is not None
+    module = module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return f"key={module.install_key(ROOT)}\n"
+
+
 def run_step(
     found: dict[str, Any], env: dict[str, str], cwd: Path
 ) -> subprocess.CompletedProcess[str]:
-    """The step's `run:` text in bash as a runner runs it (`bash -e -o pipefail`), with
-    codeloop and its python first on the PATH, as the install step leaves them."""
-    bin_dir = str(Path(sys.executable).parent)
+    """The step's `run:` text in bash as a runner runs it (`bash -e -o pipefail`), with this
+    venv as the install step's (CODELOOP_VENV): codeloop is on no PATH but the one the step
+    makes."""
     full = env | {
-        "PATH": f"{bin_dir}{os.pathsep}{env['PATH']}",
+        "CODELOOP_VENV": sys.prefix,
         "GITHUB_ACTION_PATH": str(ROOT),
         "RUNNER_TEMP": str(cwd.parent),
     }
