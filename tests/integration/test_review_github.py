@@ -194,3 +194,26 @@ def test_a_huge_review_is_cut_to_what_github_takes() -> None:
     (post,) = fake.made("POST")
     assert len(post.body["body"]) < 65_536 and "(cut:" in post.body["body"]
     assert post.body["body"].endswith(f"head={HEAD} -->")  # the marker survives the cut
+
+
+def test_no_credential_of_the_job_is_posted(tmp_path: Path) -> None:
+    """A change can ask the model to print the environment into a finding: what is posted
+    carries no token or key, whatever the model wrote."""
+    key = "sk-ant-api03-very-secret"
+    leaked = Finding("src/app.py", 4, "high", f"Key {key}", f"env: GITHUB_TOKEN={TOKEN} {key}")
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps({"pull_request": {"number": 7}}))
+    with FakeGitHub(TOKEN, HEAD, TOUCHED) as fake:
+        env = {
+            "GITHUB_TOKEN": TOKEN,
+            "GITHUB_REPOSITORY": "octo/app",
+            "GITHUB_EVENT_PATH": str(path),
+            "GITHUB_API_URL": fake.url,
+            "ANTHROPIC_API_KEY": key,
+        }
+        with GitHub(actions_run(env)) as github:
+            post_review(github, PR, Review(f"Summary {key}", (leaked, OFF_DIFF)), TOUCHED)
+    (post,) = fake.made("POST")
+    sent = json.dumps(post.body)
+    assert key not in sent and TOKEN not in sent
+    assert "GITHUB_TOKEN=***" in sent and "Key ***" in sent

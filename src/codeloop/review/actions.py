@@ -14,6 +14,16 @@ from typing import Any
 from codeloop.review.changes import ReviewError
 
 DEFAULT_API_URL = "https://api.github.com"
+# Credentials a job holds that nothing posted to GitHub may carry: a change under review can
+# ask the model to print its environment (a read-only command) into a finding.
+SECRET_VARIABLES = (
+    "GITHUB_TOKEN",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "OPENAI_API_KEY",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+)
 
 
 @dataclass(frozen=True)
@@ -31,6 +41,7 @@ class ActionsRun:
     owner: str
     repo: str
     event: dict[str, Any]
+    secrets: tuple[str, ...] = ()  # values to keep out of whatever is posted
 
     def __repr__(self) -> str:  # never the token, wherever the object is shown
         return f"ActionsRun({self.owner}/{self.repo}, api_url={self.api_url!r})"
@@ -91,4 +102,5 @@ def actions_run(env: Mapping[str, str]) -> ActionsRun:
         raise ReviewError(f"GITHUB_REPOSITORY is {env['GITHUB_REPOSITORY']!r}, not OWNER/REPO")
     event = read_event(env) or {}
     api_url = (env.get("GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/")
-    return ActionsRun(env["GITHUB_TOKEN"], api_url, owner, repo, event)
+    secrets = tuple(v for n in SECRET_VARIABLES if len(v := env.get(n, "")) >= 8)
+    return ActionsRun(env["GITHUB_TOKEN"], api_url, owner, repo, event, secrets)
