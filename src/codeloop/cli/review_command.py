@@ -131,9 +131,10 @@ async def _review(own: argparse.Namespace, args: argparse.Namespace) -> int:
 
         review = Review(f"Nothing to review: no changes from {changes.base_label}.", ())
     else:
+        summary = changes.stat.strip().splitlines()[-1].strip()
         print(
             f"codeloop: reviewing {changes.base_label} ({changes.base[:12]})..{own.head}: "
-            f"{len(changes.touched)} file(s) with added lines",
+            f"{summary}",
             file=sys.stderr,
         )
         review = await _run_review(args, changes)
@@ -167,7 +168,7 @@ def _changes(cwd: Path, base: str | None, head: str, pr: PullRequest | None) -> 
 
 async def _run_review(args: argparse.Namespace, changes: Changes) -> Review:
     from codeloop.cli.render.text_renderer import progress_line
-    from codeloop.events import LoopEnd
+    from codeloop.events import LoopEnd, ToolFinished
     from codeloop.frontdoor import Conversation
     from codeloop.frontdoor.session_flags import session_options
     from codeloop.protocol.run_report import StderrReport
@@ -190,6 +191,8 @@ async def _run_review(args: argparse.Namespace, changes: Changes) -> Review:
         async for event in conversation.prompt(prompt):
             if not report.event(event) and (line := progress_line(event)):
                 report.line(line)
+            if isinstance(event, ToolFinished) and event.decision == "reject":
+                report.line(f"  ⎿ refused: {event.tool_use.name} (a review is read-only)")
             if isinstance(event, LoopEnd):
                 end = event
     finally:
