@@ -301,7 +301,7 @@ def run_cli(argv: Sequence[str]) -> int:
     if argv[:1] == ["review"]:
         from codeloop.cli.review_command import run_review
 
-        return run_review(argv[1:])
+        return run_review(argv[1:], build_parser())  # the session flags of every mode
     if argv[:1] == ["mcp"]:
         from codeloop.cli.mcp import run_mcp
 

@@ -96,11 +96,10 @@ def review_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def run_review(argv: list[str]) -> int:
-    from codeloop.cli.main import build_parser
-
+def run_review(argv: list[str], session_parser: argparse.ArgumentParser) -> int:
+    """`session_parser`: codeloop's own (cli.main's), for the session flags a review takes
+    like every mode."""
     own, rest = review_parser().parse_known_args(argv)
-    session_parser = build_parser()
     session_parser.prog = "codeloop review"
     args = session_parser.parse_args(rest)
     defaults = session_parser.parse_args([])
