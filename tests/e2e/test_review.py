@@ -79,7 +79,7 @@ def test_review_json_reports_both_findings_writes_nothing_and_sends_the_diff(
     assert status(repo) == ""
     refused = tool_results(requests[1].body)
     assert len(refused) == 3 and all(r.get("is_error") for r in refused), refused
-    assert "refused: Bash (a review is read-only)" in run.stderr
+    assert "refused: Permission to use Bash denied" in run.stderr
     # the first request carries the diff
     first = json.dumps(requests[0].body)
     assert "+    for item in items[1:]:" in first

@@ -191,7 +191,7 @@ async def _run_review(args: argparse.Namespace, changes: Changes) -> Review:
             if not report.event(event) and (line := progress_line(event)):
                 report.line(line)
             if isinstance(event, ToolFinished) and event.decision == "reject":
-                report.line(f"  ⎿ refused: {event.tool_use.name} (a review is read-only)")
+                report.line(f"  ⎿ refused: {event.result.text.splitlines()[0][:160]}")
             if isinstance(event, LoopEnd):
                 end = event
     finally:
