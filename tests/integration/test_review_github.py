@@ -6,14 +6,12 @@ diff, rate limits waited out or reported, a rerun that changes nothing, and the 
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
 from codeloop.review.actions import ActionsRun, PullRequest, actions_run
-from codeloop.review.changes import collect, touched_lines
 from codeloop.review.findings import Finding, Review
 from codeloop.review.github import GitHub, GitHubError
 from codeloop.review.posting import post_review
@@ -148,34 +146,6 @@ def test_reply_posts_the_answer_on_the_issue(tmp_path: Path) -> None:
     assert "/octo/app/actions/runs/99" in request.body["body"]
     assert url.endswith("/c/500")
     assert actions_run(env).issue_number == 12
-
-
-def test_touched_lines_follow_git_through_new_renamed_and_deleted_files(tmp_path: Path) -> None:
-    repo = tmp_path / "r"
-
-    def git(*args: str) -> None:
-        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
-
-    repo.mkdir()
-    git("init", "-q", "-b", "main")
-    git("config", "user.email", "d@e.f")
-    git("config", "user.name", "D")
-    lines = "".join(f"line {n}\n" for n in range(1, 21))
-    (repo / "old name.txt").write_text(lines)
-    (repo / "gone.txt").write_text("bye\n")
-    (repo / "edge.txt").write_text("a\nb")  # no newline at the end
-    git("add", "-A")
-    git("commit", "-qm", "one")
-    git("mv", "old name.txt", "new name.txt")
-    (repo / "new name.txt").write_text(lines.replace("line 10\n", "line ten\nline 10.5\n"))
-    (repo / "gone.txt").unlink()
-    (repo / "fresh.py").write_text("x = 1\ny = 2\n")
-    (repo / "edge.txt").write_text("a\nB")
-    git("add", "-A")
-    git("commit", "-qm", "two")
-    changes = collect(repo, "HEAD~1", "HEAD")
-    assert changes.touched == {"new name.txt": {10, 11}, "fresh.py": {1, 2}, "edge.txt": {2}}
-    assert touched_lines(changes.diff) == changes.touched
 
 
 def test_a_secondary_rate_limit_without_a_time_is_named() -> None:
