@@ -39,11 +39,7 @@ def test_the_default_branch_is_origin_head_then_main_then_master(tmp_path: Path)
 
 
 def test_touched_lines_follow_git_through_new_renamed_and_deleted_files(tmp_path: Path) -> None:
-    repo = tmp_path / "r"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "d@e.f")
-    git(repo, "config", "user.name", "D")
+    repo = new_repo(tmp_path / "r", "main")
     lines = "".join(f"line {n}\n" for n in range(1, 21))
     (repo / "old name.txt").write_text(lines)
     (repo / "gone.txt").write_text("bye\n")
