@@ -56,3 +56,32 @@ def test_touched_lines_follow_git_through_new_renamed_and_deleted_files(tmp_path
     changes = collect(repo, "HEAD~1", "HEAD")
     assert changes.touched == {"new name.txt": {10, 11}, "fresh.py": {1, 2}, "edge.txt": {2}}
     assert touched_lines(changes.diff) == changes.touched
+
+
+def test_the_users_diff_config_changes_nothing(tmp_path: Path) -> None:
+    repo = new_repo(tmp_path / "r", "main")
+    (repo / "sub").mkdir()
+    (repo / "sub" / "g.txt").write_text("x\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "two")
+    (repo / "sub" / "g.txt").write_text("x\ny\n")
+    settings = {"diff.noprefix": "true", "diff.mnemonicPrefix": "true", "diff.relative": "true"}
+    for key, value in (settings | {"color.diff": "always"}).items():
+        git(repo, "config", key, value)
+    assert collect(repo, "HEAD", None).touched == {"sub/g.txt": {2}}
+
+
+def test_the_working_tree_counts_new_files_git_does_not_know_yet(tmp_path: Path) -> None:
+    repo = new_repo(tmp_path / "r", "main")
+    (repo / ".gitignore").write_text("*.log\n")
+    (repo / "new dir").mkdir()
+    (repo / "new dir" / "n.py").write_text("a = 1\nb = 2\n")
+    (repo / "debug.log").write_text("ignored\n")
+    changes = collect(repo, "HEAD", None)
+    assert changes.touched == {".gitignore": {1}, "new dir/n.py": {1, 2}}
+    assert "+b = 2" in changes.diff and "new dir/n.py (new, untracked)" in changes.stat
+    assert "debug.log" not in changes.diff
+    assert collect(repo, "HEAD", "HEAD").empty  # between commits, only what they hold
+    assert not subprocess.run(  # and looking added nothing to the index
+        ["git", "diff", "--cached", "--quiet"], cwd=repo, check=False
+    ).returncode

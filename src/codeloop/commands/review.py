@@ -1,7 +1,8 @@
-"""/review [BASE] and /security-review: the changes from the merge base with BASE (default:
-the default branch) to the working tree, uncommitted ones included, go to the model in the
-prompt, with what to look for and the findings' shape (review/findings.py). The command runs
-git itself, so the model has the diff whatever the permission mode allows it to run."""
+"""/review [BASE] and /security-review [BASE]: the changes from the merge base with BASE
+(default: the default branch) to the working tree, uncommitted and new files included, go to
+the model in the prompt, with what to look for and the findings' shape (review/findings.py).
+The command runs git itself, so the model has the diff whatever the permission mode allows it
+to run."""
 
 from __future__ import annotations
 

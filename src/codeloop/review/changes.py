@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from codeloop.system.procs import GitError, git
 # The diff a prompt carries in full; past it the model gets the list of files and reads the
 # rest itself (git diff BASE HEAD -- PATH).
 MAX_PROMPT_DIFF = 120_000
+MAX_UNTRACKED = 200  # new files of the working tree a review takes in
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 
 
@@ -100,10 +102,16 @@ def collect(root: Path, base: str, head: str | None, *, base_label: str = "") ->
     if head is not None and commit_of(root, head) is None:
         raise ReviewError(f"head {head}: no such commit")
     span = [base] if head is None else [base, head]
-    options = ["--no-color", "--no-ext-diff", "--no-textconv", "-M"]
+    # whatever the user's git config says (noprefix, mnemonicPrefix, relative, color)
+    options = ["--no-color", "--no-ext-diff", "--no-textconv", "--no-relative", "-M"]
+    options += ["--src-prefix=a/", "--dst-prefix=b/"]
     quoted = ["-c", "core.quotePath=false"]
     diff = look(*quoted, "diff", *options, *span, cwd=root)
     stat = look(*quoted, "diff", "--stat=100", *options, *span, cwd=root)
+    if head is None:  # the working tree's new files, not yet known to git, are changes too
+        for path in _untracked(root):
+            diff += _new_file_diff(root, path, [*quoted, "diff", *options])
+            stat += f" {path} (new, untracked)\n"
     return Changes(
         root,
         base,
@@ -114,6 +122,25 @@ def collect(root: Path, base: str, head: str | None, *, base_label: str = "") ->
         stat,
         touched_lines(diff),
     )
+
+
+def _untracked(root: Path) -> list[str]:
+    listed = look("ls-files", "--others", "--exclude-standard", "-z", cwd=root)
+    return [path for path in listed.split("\0") if path][:MAX_UNTRACKED]
+
+
+def _new_file_diff(root: Path, path: str, diff: list[str]) -> str:
+    """A new file as a diff from nothing (`git diff --no-index`, which exits 1 when the files
+    differ, as they do)."""
+    done = subprocess.run(
+        ["git", *diff, "--no-index", "--", "/dev/null", path],
+        cwd=root,
+        env=protective_env(os.environ),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        check=False,
+    )
+    return done.stdout.decode(errors="replace") if done.returncode in (0, 1) else ""
 
 
 def touched_lines(diff: str) -> dict[str, set[int]]:
