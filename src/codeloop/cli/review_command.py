@@ -105,7 +105,7 @@ def run_review(argv: list[str], session_parser: argparse.ArgumentParser) -> int:
     defaults = session_parser.parse_args([])
     for dest, flag in NOT_FOR_REVIEW.items():
         if getattr(args, dest) != getattr(defaults, dest):
-            raise UsageError(f"codeloop review: {flag} does not apply to a review")
+            raise UsageError(f"{flag} does not apply to a review (see codeloop review --help)")
     if any(getattr(args, dest) != getattr(defaults, dest) for dest in MODE_FLAGS):
         print(
             "codeloop: note: a review is read-only: the permission mode flags do not apply",
