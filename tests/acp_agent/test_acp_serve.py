@@ -1,7 +1,8 @@
 """`codeloop serve` as users and programs meet it: a real server process (`--port 0`, its
 first stdout line read) against the fake model server, spoken to with the official SDK's
 WebSocket client and plain HTTP. Every refusal of the contract, each form of the token, a
-prompt with tools to end_turn, permissions, cancel, two clients on one session, a reconnect."""
+prompt with tools to end_turn, permissions, cancel, two clients on one session, a reconnect,
+and a stalled client that must not hold up another."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import asyncio
 import json
 import os
 import re
+import shlex
 import signal
 import socket
 import subprocess
@@ -30,6 +32,7 @@ import acp  # noqa: E402
 import httpx  # noqa: E402
 import websockets  # noqa: E402
 from acp.client.connection import ClientSideConnection  # noqa: E402
+from acp.http.client import create_http_stream  # noqa: E402
 from acp.interfaces import Client  # noqa: E402
 from acp.ws.client import create_websocket_stream  # noqa: E402
 
@@ -246,6 +249,53 @@ async def test_a_prompt_with_a_read_runs_to_end_turn(tmp_path: Path, home: Path)
     assert editor.asks() == []
 
 
+async def test_the_sdks_streamable_http_at_the_same_path(tmp_path: Path, home: Path) -> None:
+    work = project(tmp_path)
+    editor = Editor()
+    with FakeModelServer([turn("Over HTTP.")]) as model:
+        async with serve(acp_env(model, home), work) as served:
+            transport = create_http_stream(f"{served.base}/acp", headers=bearer(served))
+            conn = acp.connect_to_agent(cast(Client, editor), transport)
+            try:
+                await asyncio.wait_for(conn.initialize(protocol_version=1), TIMEOUT)
+                new = await conn.new_session(cwd=str(work), mcp_servers=[])
+                answer = await prompt(conn, new.session_id, "Hello.")
+            finally:
+                await conn.close()
+            refused = create_http_stream(f"{served.base}/acp")
+            with pytest.raises(Exception, match="401"):
+                await refused.send({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                                    "params": {"protocolVersion": 1}})  # fmt: skip
+            await refused.close()
+    assert answer.stop_reason == "end_turn"
+    assert editor.text() == "Over HTTP."
+
+
+def test_web_opens_the_browser_with_the_url(tmp_path: Path, home: Path) -> None:
+    """`codeloop web` prints the same first line and opens that URL ($BROWSER here: a
+    stand-in that hands the URL to the test through a pipe)."""
+    work = project(tmp_path)
+    pipe = tmp_path / "opened"
+    os.mkfifo(pipe)
+    hand_over = f"import sys; open({str(pipe)!r}, 'w').write(sys.argv[1])"
+    env = acp_env(None, home, BROWSER=f"{sys.executable} -c {shlex.quote(hand_over)} %s")
+    web = subprocess.Popen(
+        [*SERVE[:-1], "web", "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env, cwd=work,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert web.stdout is not None
+        found = FIRST_LINE.fullmatch(web.stdout.readline())
+        assert found
+        with pipe.open() as opened:  # blocks until the stand-in browser writes
+            url = opened.read()
+        assert url == f"http://127.0.0.1:{found[1]}/?token={found[2]}"
+    finally:
+        os.killpg(web.pid, signal.SIGTERM)
+        web.wait(TIMEOUT)
+
+
 async def test_an_edit_asks_and_the_answer_applies(tmp_path: Path, home: Path) -> None:
     work = project(tmp_path)
     target = work / "a.txt"
@@ -385,3 +435,66 @@ async def test_session_list_names_the_projects_sessions(tmp_path: Path, home: Pa
             listed = await conn.list_sessions(cwd=str(work))
     (only,) = listed.sessions
     assert (only.session_id, only.cwd, only.title) == (sid, str(work), "Hello there.")
+
+
+async def test_a_stalled_client_does_not_hold_up_another(tmp_path: Path, home: Path) -> None:
+    """One client stops reading mid-session; the other still gets the whole answer, and the
+    stalled one is dropped with a reason."""
+    work = project(tmp_path)
+    # 11 MB in 2,800 updates: more than the kernel's socket buffers (4 MB at most, ~1,000 of
+    # these updates) and the server's queue (1,024 updates) hold for a client reading nothing.
+    long_answer = "".join(f"{i:07d} " * 500 for i in range(2800))
+    script = [turn("Ready."), turn(long_answer, chunk_chars=4000)]
+    reader = Editor()
+    with FakeModelServer(script) as model:
+        async with (
+            serve(acp_env(model, home), work) as served,
+            client(reader, served.ws(), bearer(served)) as conn,
+        ):
+            sid = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
+            await prompt(conn, sid, "Ready?")
+            async with stalled_client(served, work, sid) as stalled:
+                reader.log.clear()
+                answer = await prompt(conn, sid, "Talk.")
+                assert answer.stop_reason == "end_turn"
+                assert reader.text() == long_answer
+                closed = await asyncio.wait_for(stalled.wait_closed_reading(), TIMEOUT)
+    assert closed.code == 1013 and "behind" in closed.reason
+    assert "a client dropped" in served.stderr.read_text()
+
+
+class Stalled:
+    def __init__(self, connection: Any) -> None:
+        self.connection = connection
+
+    async def wait_closed_reading(self) -> Any:
+        """Reads again, to the close frame the server sent when it gave up."""
+        with pytest.raises(websockets.ConnectionClosed) as closed:
+            while True:
+                await self.connection.recv()
+        return closed.value.rcvd
+
+
+@asynccontextmanager
+async def stalled_client(served: Served, work: Path, sid: str) -> AsyncIterator[Stalled]:
+    """Joins the session over a raw WebSocket, then reads nothing (a small receive buffer,
+    the client library's own buffering off, and no compression, which would shrink the
+    repetitive answer a hundredfold)."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(("127.0.0.1", served.port))
+    sock.setblocking(False)
+    async with websockets.connect(
+        served.ws(), sock=sock, additional_headers=bearer(served), max_queue=1, compression=None
+    ) as ws:
+        calls = [
+            ("initialize", {"protocolVersion": 1}),
+            ("session/load", {"cwd": str(work), "sessionId": sid, "mcpServers": []}),
+        ]
+        for number, (method, params) in enumerate(calls):
+            await ws.send(
+                json.dumps({"jsonrpc": "2.0", "id": number, "method": method, "params": params})
+            )
+            while json.loads(await ws.recv()).get("id") != number:
+                pass
+        yield Stalled(ws)
