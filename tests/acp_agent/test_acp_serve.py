@@ -15,7 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +31,7 @@ module("uvicorn", "needs the serve extra (pip install -e '.[dev,serve]')")
 import acp  # noqa: E402
 import httpx  # noqa: E402
 import websockets  # noqa: E402
+from acp import RequestError  # noqa: E402
 from acp.client.connection import ClientSideConnection  # noqa: E402
 from acp.http.client import create_http_stream  # noqa: E402
 from acp.interfaces import Client  # noqa: E402
@@ -351,10 +352,14 @@ class Waiting(Editor):
         await asyncio.Event().wait()
 
 
-async def asked(editor: Editor) -> None:
-    while not editor.asks():
+async def until(editor: Editor, holds: Callable[[], bool]) -> None:
+    while not holds():
         editor.updated.clear()
         await editor.updated.wait()
+
+
+async def asked(editor: Editor) -> None:
+    await until(editor, lambda: bool(editor.asks()))
 
 
 async def test_two_clients_on_one_session_see_one_stream(tmp_path: Path, home: Path) -> None:
@@ -390,7 +395,8 @@ async def test_two_clients_on_one_session_see_one_stream(tmp_path: Path, home: P
         return [json.dumps(e[1].model_dump(mode="json")) for e in log if e[0] == "update"]
 
     live = [u for u in seen(second.log[replayed:]) if "available_commands" not in u]
-    assert live == [u for u in seen(first.log) if "available_commands" not in u]
+    asked_by_a = json.dumps(acp.update_user_message_text("Two.").model_dump(mode="json"))
+    assert live == [asked_by_a, *(u for u in seen(first.log) if "available_commands" not in u)]
     assert "Second answer." in "".join(live)
     (call,) = first.calls().values()
     assert call[-1][1].status == "completed"  # A saw the call B allowed run
@@ -423,6 +429,34 @@ async def test_a_reconnect_gets_the_transcript_once(tmp_path: Path, home: Path) 
     assert after.text() == "First answer.Second answer."
 
 
+async def test_a_client_that_joins_mid_turn_misses_nothing(tmp_path: Path, home: Path) -> None:
+    """B loads the session while A's answer is still streaming (not yet in the transcript):
+    B gets the prompt and the part already sent once, then the rest live; the turn A started
+    outlives A's connection and B's answer to its permission request lets it finish."""
+    work = project(tmp_path)
+    target = work / "later.txt"
+    script = [
+        turn(text("Part one. "), tool_use("Write", {"file_path": str(target), "content": "x"})),
+        turn("Part two."),
+    ]
+    first, second = Waiting(), Editor()
+    with FakeModelServer(script) as model:
+        async with serve(acp_env(model, home), work) as served:
+            async with client(first, served.ws(), bearer(served)) as a:
+                sid = (await a.new_session(cwd=str(work), mcp_servers=[])).session_id
+                running = asyncio.ensure_future(prompt(a, sid, "Go."))
+                await asyncio.wait_for(asked(first), TIMEOUT)  # the turn waits for an answer
+            running.cancel()  # A's connection is gone: its answer will never come
+            async with client(second, served.ws(), bearer(served)) as b:
+                await b.load_session(cwd=str(work), session_id=sid, mcp_servers=[])
+                await asyncio.wait_for(until(second, lambda: "Part two." in second.text()), TIMEOUT)
+    assert target.read_text() == "x"
+    users = [u.content.text for u in second.updates("user_message_chunk")]
+    assert users == ["Go."]
+    assert second.text() == "Part one. Part two."
+    assert len(second.asks()) == 1
+
+
 async def test_session_list_names_the_projects_sessions(tmp_path: Path, home: Path) -> None:
     work = project(tmp_path)
     with FakeModelServer([turn("Hi.")]) as model:
@@ -433,6 +467,9 @@ async def test_session_list_names_the_projects_sessions(tmp_path: Path, home: Pa
             sid = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
             await prompt(conn, sid, "Hello there.")
             listed = await conn.list_sessions(cwd=str(work))
+            with pytest.raises(RequestError) as elsewhere:
+                await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+    assert str(work) in str(elsewhere.value.data)
     (only,) = listed.sessions
     assert (only.session_id, only.cwd, only.title) == (sid, str(work), "Hello there.")
 

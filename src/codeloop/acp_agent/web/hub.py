@@ -12,10 +12,12 @@ import contextlib
 import functools
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
 from acp import RequestError, schema
+from acp.helpers import update_user_message
 from acp.interfaces import Client
 
 from codeloop.acp_agent.agent import AcpAgent
@@ -65,6 +67,15 @@ class _Ask:
             task.cancel()
 
 
+@dataclass
+class _Turn:
+    """The running turn: how much of the transcript was there before it, and everything
+    sent since (its prompt first), for whoever joins before the transcript holds it."""
+
+    before: int
+    sent: list[Update]
+
+
 class Broadcast:
     """What a shared LiveSession takes as its editor: every update to every client that
     watches, in one order (a join comes between two updates, never inside a batch's update)."""
@@ -73,20 +84,44 @@ class Broadcast:
         self.clients: list[Client] = [first]
         self._order = asyncio.Lock()
         self._asks: set[_Ask] = set()
+        self._turn: _Turn | None = None
 
     async def session_update(self, session_id: str, update: Update, **kwargs: Any) -> None:
         async with self._order:
+            if self._turn is not None:
+                self._turn.sent.append(update)
             for client in list(self.clients):
                 await self._deliver(client, session_id, update)
 
-    async def join(
-        self, client: Client, session_id: str, backlog: Callable[[], Sequence[Update]]
+    async def begin_turn(
+        self, sender: Client, session_id: str, prompt: Sequence[Update], before: int
     ) -> None:
-        """`client` watches from now on, after `backlog()` (the transcript, read at the
-        moment it joins) has gone to it alone; a permission request still open is offered to
-        it too."""
+        """A prompt starts: the other clients see what was asked (the sender shows it
+        already); `before`: the transcript's length until now."""
         async with self._order:
-            for update in backlog():
+            self._turn = _Turn(before, list(prompt))
+            for client in list(self.clients):
+                if client is not sender:
+                    for update in prompt:
+                        await self._deliver(client, session_id, update)
+
+    def end_turn(self) -> None:
+        self._turn = None
+
+    async def join(
+        self,
+        client: Client,
+        session_id: str,
+        transcript: Callable[[int | None], Sequence[Update]],
+    ) -> None:
+        """`client` watches from now on, after what came before has gone to it alone: the
+        transcript (`transcript(None)`), or while a turn runs the transcript before it
+        (`transcript(length)`) and everything the turn sent; a permission request still
+        open is offered to it too."""
+        async with self._order:
+            turn = self._turn
+            backlog = transcript(None) if turn is None else [*transcript(turn.before), *turn.sent]
+            for update in backlog:
                 await self._deliver(client, session_id, update)
             if client not in self.clients:
                 self.clients.append(client)
@@ -181,9 +216,16 @@ class HubAgent(AcpAgent):
     ) -> schema.PromptResponse:
         """A turn belongs to the session, not to the connection that asked: it goes on if
         that connection drops (the others, and a reconnect, watch it end)."""
+        live = self._live(session_id)
+        audience = _broadcast(live)
+        if not live.busy:  # (a second prompt is refused by the session itself)
+            asked = [update_user_message(block) for block in prompt]
+            before = len(live.conversation.history())
+            await audience.begin_turn(cast(Client, self.client), session_id, asked, before)
         turn = asyncio.ensure_future(super().prompt(session_id, prompt))
         self.hub.turns.add(turn)
         turn.add_done_callback(self.hub.turns.discard)
+        turn.add_done_callback(lambda _: audience.end_turn())
         return await asyncio.shield(turn)
 
     async def close_all(self) -> None:
@@ -202,13 +244,13 @@ class HubAgent(AcpAgent):
         state is untouched), then everything live."""
         assert self.client is not None
 
-        def transcript() -> list[Update]:
-            return UpdateTranslator(live.cwd).replay(live.conversation.history())
+        def transcript(length: int | None) -> list[Update]:
+            return UpdateTranslator(live.cwd).replay(live.conversation.history()[:length])
 
         await _broadcast(live).join(self.client, live.session_id, transcript)
 
     def _served(self, cwd: str) -> str:
-        if Path(cwd) != self.hub.folder:
+        if not Path(cwd).is_absolute() or Path(cwd).resolve() != self.hub.folder.resolve():
             message = (
                 f"this server serves {self.hub.folder} (initialize's _meta.cwd), not {cwd}: "
                 "start codeloop serve in that folder"
