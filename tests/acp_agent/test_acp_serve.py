@@ -194,6 +194,36 @@ def nothing_listens_on(port: int) -> Iterator[None]:
         probe.connect(("127.0.0.1", port))
 
 
+async def test_a_program_learns_the_served_folder(tmp_path: Path, home: Path) -> None:
+    """A client without Origin (a program) is served with the token; initialize names the
+    folder sessions live in, which a page cannot know otherwise."""
+    work = project(tmp_path)
+    async with (
+        serve(acp_env(None, home), work) as served,
+        websockets.connect(served.ws(f"?token={served.token}")) as ws,
+    ):
+        params = {"protocolVersion": 1}
+        await ws.send(
+            json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
+        )
+        answer = json.loads(await asyncio.wait_for(ws.recv(), TIMEOUT))
+    assert answer["result"]["_meta"] == {"cwd": str(work)}
+    assert answer["result"]["agentCapabilities"]["sessionCapabilities"]["list"] == {}
+
+
+def test_a_port_in_use_is_a_clear_error(tmp_path: Path, home: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [*SERVE, "--port", str(port)],
+            capture_output=True, text=True, env=acp_env(None, home), cwd=tmp_path, timeout=TIMEOUT,
+        )  # fmt: skip
+    assert done.returncode == 2 and done.stdout == ""
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr and "Traceback" not in done.stderr
+
+
 @pytest.mark.parametrize("host", ["0.0.0.0", "::"])
 def test_a_non_loopback_host_without_a_token_binds_nothing(
     tmp_path: Path, home: Path, host: str
