@@ -43,7 +43,7 @@ from tests.acp_agent.editor import Editor, acp_env  # noqa: E402
 
 SERVE = [sys.executable, "-m", "codeloop", "serve"]
 FIRST_LINE = re.compile(r"codeloop serve: http://127\.0\.0\.1:(\d+)/\?token=(\S+)\n")
-TIMEOUT = 60.0
+TIMEOUT = 120.0  # generous: only a failure waits this long, and CI is a shared machine
 
 
 @dataclass
