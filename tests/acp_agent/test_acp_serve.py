@@ -432,6 +432,32 @@ async def test_two_clients_on_one_session_see_one_stream(tmp_path: Path, home: P
     assert call[-1][1].status == "completed"  # A saw the call B allowed run
 
 
+async def test_two_prompts_at_once_one_runs(tmp_path: Path, home: Path) -> None:
+    """Two clients prompt one session at the same moment: one turn runs, the other prompt is
+    refused, and only the prompt that runs is shown to the other client."""
+    work = project(tmp_path)
+    first, second = Editor(), Editor()
+    with FakeModelServer([turn("Only one.")]) as model:
+        async with (
+            serve(acp_env(model, home), work) as served,
+            client(first, served.ws(), bearer(served)) as a,
+            client(second, served.ws(), bearer(served)) as b,
+        ):
+            sid = (await a.new_session(cwd=str(work), mcp_servers=[])).session_id
+            await b.load_session(cwd=str(work), session_id=sid, mcp_servers=[])
+            answers = await asyncio.gather(
+                prompt(a, sid, "From A."), prompt(b, sid, "From B."), return_exceptions=True
+            )
+    refused = [x for x in answers if isinstance(x, RequestError)]
+    ran = [x for x in answers if not isinstance(x, BaseException)]
+    assert len(refused) == 1 and "already running" in str(refused[0].data)
+    assert [r.stop_reason for r in ran] == ["end_turn"]
+    shown = [*first.updates("user_message_chunk"), *second.updates("user_message_chunk")]
+    winner = "From A." if answers[0] is ran[0] else "From B."
+    assert [u.content.text for u in shown] == [winner]
+    assert first.text() == second.text() == "Only one."
+
+
 async def test_a_reconnect_gets_the_transcript_once(tmp_path: Path, home: Path) -> None:
     """A client drops after a turn; a new connection loads the session: every message the
     transcript holds arrives once, and the session goes on."""
