@@ -7,7 +7,7 @@ prompt's milestones are stamped as their messages arrive: prompt sent → first 
 prompt sent → the tool call's end, for the client that prompted and for the watcher. Prints
 medians side by side, their difference and ratio.
 
-    python bench/serve_latency.py [--prompts 20]
+    python -m bench.serve_latency [--prompts 20]
 """
 
 from __future__ import annotations
