@@ -142,6 +142,14 @@ def build_parser() -> argparse.ArgumentParser:
         "prompt); default: the effortLevel setting, else the model's own",
     )
     parser.add_argument(
+        "--compact-profile",
+        choices=("on", "off", "auto"),
+        help="for small windows: only the core tools (Bash, Read, Edit, Write, Grep, Glob, "
+        "TodoWrite if it fits), their first-line descriptions and required fields, a short git "
+        "status; auto (default, else the compactProfile setting) turns it on at 32K tokens or "
+        "less",
+    )
+    parser.add_argument(
         "--fallback-model",
         metavar="MODEL",
         help="model to switch to when --model stays unavailable: overloaded 3 times in a row, "
