@@ -18,6 +18,7 @@ from codeloop.models.prompt_size import prompt_tokens, schema_prompt_tokens
 from codeloop.models.shaping import RequestShape, ShapedClient
 from codeloop.options import Options
 from codeloop.session import Session
+from codeloop.settings.settings_files import load_settings
 from codeloop.testing.fake_server import FakeModelServer
 from codeloop.testing.scenario import turn
 from codeloop.text import estimate_text
@@ -153,3 +154,10 @@ def test_the_compact_overhead_leaves_an_8k_window_room() -> None:
 
 
 __all__ = ["git"]
+
+
+def test_a_bad_setting_is_named_and_dropped(tmp_path: Path) -> None:
+    settings = load_settings(tmp_path, cli=json.dumps({"compactProfile": "tiny"}), env={})
+    assert settings.compact_profile is None
+    (warning,) = settings.warnings
+    assert "compactProfile" in warning and "on, off, auto" in warning

@@ -8,8 +8,10 @@ So, for a model the catalog does not know:
   in-process llama.cpp opens, which takes the trained one);
 - an OpenAI-compatible server: every endpoint that can say is asked at once, and the first in
   this order that answers wins: llama.cpp's `/props` (`default_generation_settings.n_ctx`, the
-  server's window), Ollama's `/api/show` (a `num_ctx` parameter, past which Ollama truncates
-  silently, else `model_info["<general.architecture>.context_length"]`), LM Studio's
+  server's window), Ollama's (the model's `num_ctx` parameter from `/api/show`, past which
+  Ollama truncates silently; else the `context_length` `/api/ps` shows for the model while it
+  is loaded; else `/api/show`'s `model_info["<general.architecture>.context_length"]`, the
+  trained window, which Ollama's own default may undercut: said so), LM Studio's
   `/api/v0/models/NAME` (`loaded_context_length`), vLLM's `/v1/models` (`max_model_len`).
   llama.cpp's `/v1/models` also says `n_ctx_train`: the trained window, not the server's, so
   it is not read. Which server it is shows from what answers, not from its port.
@@ -133,18 +135,25 @@ async def _llama_cpp(ask: _Ask, root: str) -> FoundWindow | None:
 
 
 async def _ollama(ask: _Ask, root: str, model: str) -> FoundWindow | None:
-    shown = await ask("POST", f"{root}/api/show", {"model": model})
+    shown, running = await asyncio.gather(
+        ask("POST", f"{root}/api/show", {"model": model}), ask("GET", f"{root}/api/ps")
+    )
     if not isinstance(shown, dict):
         return None
     parameters = shown.get("parameters")
     if isinstance(parameters, str) and (num_ctx := _NUM_CTX.search(parameters)):
         return _window(int(num_ctx[1]), "Ollama /api/show num_ctx")
+    loaded = running.get("models") if isinstance(running, dict) else None
+    for entry in loaded if isinstance(loaded, list) else ():
+        named = isinstance(entry, dict) and model in (entry.get("name"), entry.get("model"))
+        if named and (found := _window(entry.get("context_length"), "Ollama /api/ps")):
+            return found
     info = shown.get("model_info")
     if not isinstance(info, dict):
         return None
-    architecture = info.get("general.architecture")
-    key = f"{architecture}.context_length"
-    return _window(info.get(key), f"Ollama /api/show {key}")
+    key = f"{info.get('general.architecture')}.context_length"
+    trained = "the trained window: no num_ctx set, Ollama's default may be smaller"
+    return _window(info.get(key), f"Ollama /api/show {key}, {trained}")
 
 
 async def _lm_studio(ask: _Ask, root: str, model: str) -> FoundWindow | None:

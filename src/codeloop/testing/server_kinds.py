@@ -16,25 +16,29 @@ from typing import Any, Literal
 
 Kind = Literal["llama.cpp", "ollama", "vllm"]
 # The paths servers of some kind answer for the window (and /v1/models, which all list).
-_PROBE = re.compile(r"^(/props|/api/show|/api/v0/models/.*|(/v1)?/models)$")
+_PROBE = re.compile(r"^(/props|/api/show|/api/ps|/api/v0/models/.*|(/v1)?/models)$")
 # llama.cpp's /v1/models reports the trained window, larger than the server's: never the one.
 TRAINED_WINDOW = 131_072
+# The model these servers hold (Ollama lists it in /api/ps once loaded).
+MODEL_NAME = "qwen2.5-coder-7b"
 
 
 @dataclass(frozen=True)
 class ServerKind:
-    """A local server's kind and window (`n_ctx`); Ollama's `num_ctx` parameter when its
-    Modelfile sets one (it then is the window, model_info's context_length is the trained
-    one), and the architecture its model_info is keyed by."""
+    """A local server's kind and window (`n_ctx`); for Ollama, the `num_ctx` parameter its
+    Modelfile sets, or the context it loaded the model with (/api/ps): either is then the
+    window, and model_info's context_length (`n_ctx`) the trained one; and the architecture
+    its model_info is keyed by."""
 
     kind: Kind
     n_ctx: int
     num_ctx: int | None = None
+    loaded_ctx: int | None = None
     architecture: str = "qwen2"
 
     @property
     def window(self) -> int:
-        return self.num_ctx or self.n_ctx
+        return self.num_ctx or self.loaded_ctx or self.n_ctx
 
 
 def is_probe(path: str) -> bool:
@@ -62,8 +66,11 @@ def probe_answer(
         if server.num_ctx is not None:
             shown["parameters"] = f'num_ctx    {server.num_ctx}\nstop    "<|im_end|>"'
         return shown
+    if kind == "ollama" and method == "GET" and path == "/api/ps":
+        loaded = {"name": MODEL_NAME, "model": MODEL_NAME, "context_length": server.loaded_ctx}
+        return {"models": [loaded] if server.loaded_ctx else []}
     if method == "GET" and path in ("/v1/models", "/models"):
-        entry: dict[str, Any] = {"id": "fake-model", "object": "model", "owned_by": kind}
+        entry: dict[str, Any] = {"id": MODEL_NAME, "object": "model", "owned_by": kind}
         if kind == "vllm":
             entry["max_model_len"] = server.n_ctx
         elif kind == "llama.cpp":
