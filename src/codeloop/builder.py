@@ -91,7 +91,12 @@ from codeloop.tools.base import (
     ToolResult,
     Workspace,
 )
-from codeloop.tools.profile import PROFILE_CHOICES, compact_tools, compact_wanted
+from codeloop.tools.profile import (
+    PROFILE_CHOICES,
+    ProfileChoice,
+    compact_tools,
+    compact_wanted,
+)
 from codeloop.tools.registry import (
     BUILTINS,
     ON_DEMAND,
@@ -151,9 +156,9 @@ async def _assemble(options: Options, cwd: Path, git: GitProbe) -> Session:
     requested = options.permission_mode or (main.permission_mode if main else None)
     mode = requested or settings.permissions.default_mode or "default"
     thinking = _thinking(options, settings, env)
+    profile = _profile_choice(options, settings)
     client, model = _client(options, settings, env, cwd, main, mode == "plan", thinking, warnings)
     limits = await _limits(client.provider, model, env, warnings)
-    compact = _compact_profile(options, settings, limits)
     if ext.bin_dirs:  # a plugin's bin/ is on the Bash tool's PATH
         env["PATH"] = os.pathsep.join([*map(str, ext.bin_dirs), env.get("PATH", "")])
     skills = SkillRuntime(ext.skills, "", cwd, shell_disabled=settings.skill_shell_disabled)
@@ -171,7 +176,7 @@ async def _assemble(options: Options, cwd: Path, git: GitProbe) -> Session:
     )
     warnings += model_notices(model, client.provider, env)
     policy = _policy(options, settings, tools, roots, warnings, requested)
-    if compact:
+    if compact := compact_wanted(profile, limits.window):
         tools = compact_tools(tools, functools.partial(prompt_tokens, client, ""))
         warnings.append(Notice("info", f"compact profile: {', '.join(tools)}"))
     override, append = _prompt_parts(options, settings, ext, main)
@@ -835,12 +840,12 @@ async def _limits(
     return limits
 
 
-def _compact_profile(options: Options, settings: Settings, limits: ContextLimits) -> bool:
-    """Whether the session runs the compact profile (tools/profile.py)."""
+def _profile_choice(options: Options, settings: Settings) -> ProfileChoice:
+    """--compact-profile, else the compactProfile setting, else auto (tools/profile.py)."""
     choice = options.compact_profile or settings.compact_profile or "auto"
     if choice not in PROFILE_CHOICES:
         raise UsageError(f"compact_profile must be one of on, off, auto: {choice!r}")
-    return compact_wanted(choice, limits.window)
+    return choice
 
 
 def _thinking(options: Options, settings: Settings, env: Mapping[str, str]) -> ThinkingConfig:

@@ -111,6 +111,13 @@ Exit status: 0 on success, 1 on an error (one line on stderr), 2 on a usage erro
 """
 
 
+COMPACT_HELP = (
+    "for small windows: only the core tools (Bash, Read, Edit, Write, Grep, Glob, TodoWrite if "
+    "it fits), their first-line descriptions and required fields, a short git status; default: "
+    "the compactProfile setting, else auto, which turns it on for windows of 32K tokens or less"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="codeloop",
@@ -142,14 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="how hard the model thinks (thinking budget or effort; also `ultrathink` in a "
         "prompt); default: the effortLevel setting, else the model's own",
     )
-    parser.add_argument(
-        "--compact-profile",
-        choices=("on", "off", "auto"),
-        help="for small windows: only the core tools (Bash, Read, Edit, Write, Grep, Glob, "
-        "TodoWrite if it fits), their first-line descriptions and required fields, a short git "
-        "status; default: the compactProfile setting, else auto, which turns it on for "
-        "windows of 32K tokens or less",
-    )
+    parser.add_argument("--compact-profile", choices=("on", "off", "auto"), help=COMPACT_HELP)
     parser.add_argument(
         "--fallback-model",
         metavar="MODEL",
