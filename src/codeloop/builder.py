@@ -21,7 +21,7 @@ from codeloop.context.lazy_memory import InstructionTracker
 from codeloop.context.memory import Memory, load_memory
 from codeloop.context.pipeline import ContextManager, ContextSettings
 from codeloop.context.system_prompt import STYLE_BASE, PromptContext, gather_prompt_context
-from codeloop.context.tokens import context_limits
+from codeloop.context.tokens import ContextLimits, context_limits
 from codeloop.deps import CallModel, LoopDeps
 from codeloop.errors import SettingsError, UsageError
 from codeloop.events import Notice, RequestEnd
@@ -49,9 +49,11 @@ from codeloop.models.factory import (
     model_notices,
     resolve_model,
 )
+from codeloop.models.prompt_size import prompt_tokens
 from codeloop.models.retry import RetryPolicy
 from codeloop.models.shaping import RequestShape, parse_overrides
 from codeloop.models.thinking import ThinkingConfig
+from codeloop.models.window_discovery import discover_window
 from codeloop.options import Options
 from codeloop.permissions.decision import Decision
 from codeloop.permissions.policy import (
@@ -88,6 +90,12 @@ from codeloop.tools.base import (
     ToolContext,
     ToolResult,
     Workspace,
+)
+from codeloop.tools.profile import (
+    PROFILE_CHOICES,
+    ProfileChoice,
+    compact_tools,
+    compact_wanted,
 )
 from codeloop.tools.registry import (
     BUILTINS,
@@ -148,7 +156,9 @@ async def _assemble(options: Options, cwd: Path, git: GitProbe) -> Session:
     requested = options.permission_mode or (main.permission_mode if main else None)
     mode = requested or settings.permissions.default_mode or "default"
     thinking = _thinking(options, settings, env)
+    profile = _profile_choice(options, settings)
     client, model = _client(options, settings, env, cwd, main, mode == "plan", thinking, warnings)
+    limits = await _limits(client.provider, model, env, warnings)
     if ext.bin_dirs:  # a plugin's bin/ is on the Bash tool's PATH
         env["PATH"] = os.pathsep.join([*map(str, ext.bin_dirs), env.get("PATH", "")])
     skills = SkillRuntime(ext.skills, "", cwd, shell_disabled=settings.skill_shell_disabled)
@@ -166,6 +176,9 @@ async def _assemble(options: Options, cwd: Path, git: GitProbe) -> Session:
     )
     warnings += model_notices(model, client.provider, env)
     policy = _policy(options, settings, tools, roots, warnings, requested)
+    if compact := compact_wanted(profile, limits.window):
+        tools = compact_tools(tools, functools.partial(prompt_tokens, client, ""))
+        warnings.append(Notice("info", f"compact profile: {', '.join(tools)}"))
     override, append = _prompt_parts(options, settings, ext, main)
     store = SessionStore(cwd, env)
     if settings.cleanup_period_days is not None:
@@ -178,7 +191,7 @@ async def _assemble(options: Options, cwd: Path, git: GitProbe) -> Session:
         settings, ext, transcript, cwd, env, policy, tools, client.stream, model, workspace
     )
     memory = _memory(settings, cwd, env, workspace, hooks)
-    mcp = _mcp(options, settings, ext, cwd, env, model, warnings)
+    mcp = _mcp(options, settings, ext, cwd, env, limits.window, warnings)
     try:
         if mcp is not None:  # the servers come up while the prompt context is gathered
             mcp.begin()
@@ -193,11 +206,14 @@ async def _assemble(options: Options, cwd: Path, git: GitProbe) -> Session:
             memory=memory,
             reminders=(listing,) if listing else (),
             git=git,
+            brief=compact,
         )
         warnings += prompt.warnings
-        config = _config(options, settings, env, client.provider, model, prompt, policy, main)
+        config = _config(
+            options, settings, env, client.provider, model, prompt, policy, main, limits
+        )
         context = _context_manager(
-            config, settings, env, client.stream, tools, workspace, session_dir, hooks
+            config, settings, env, client, limits, tools, workspace, session_dir, hooks
         )
         deps = LoopDeps(call_model=client.stream, can_use_tool=policy.can_use_tool)
         # OpenTelemetry, when the environment (settings' env included) asks for it.
@@ -297,7 +313,7 @@ def _mcp(
     ext: Extensions,
     cwd: Path,
     env: Mapping[str, str],
-    model: str,
+    window: int,
     warnings: list[str | Notice],
 ) -> McpManager | None:
     """The session's MCP servers: the configured ones, the plugins', --mcp-config's."""
@@ -311,7 +327,7 @@ def _mcp(
         mcp_config=options.mcp_config,
         strict=options.strict_mcp_config,
         extra=[*plugin_mcp, *options.mcp_servers],
-        window=context_limits(model, env).window,
+        window=window,
         tunnel=options.mcp_tunnel,
         policy=McpPolicy(settings.allowed_mcp_servers, settings.denied_mcp_servers),
     )
@@ -400,6 +416,7 @@ def _config(
     prompt: PromptContext,
     policy: Policy,
     main: AgentDefinition | None,
+    limits: ContextLimits,
 ) -> SessionConfig:
     info = model_info(model, env)
     fallback = options.fallback_model or next(iter(settings.fallback_models), None)
@@ -407,7 +424,7 @@ def _config(
         model=model,
         system=prompt.system,
         # No more than the window keeps free for the answer (a small window keeps less).
-        max_tokens=min(info.default_output_tokens, context_limits(model, env).output_reserve),
+        max_tokens=min(info.default_output_tokens, limits.output_reserve),
         max_output_tokens=info.max_output_tokens,
         max_turns=options.max_turns,
         max_budget_usd=options.max_budget_usd,
@@ -452,25 +469,28 @@ def _context_manager(
     config: SessionConfig,
     settings: Settings,
     env: Mapping[str, str],
-    call_model: CallModel,
+    client: ModelClient,
+    limits: ContextLimits,
     tools: Mapping[str, AnyTool],
     workspace: Workspace,
     session_dir: Path,
     hooks: HookRunner,
 ) -> ContextManager:
-    """The session's context window: its summary calls are the main call's, retried alike."""
+    """The session's context window: its summary calls are the main call's, retried alike;
+    its overhead counted as the client renders it."""
     specs = tuple(tool.spec() for tool in tools.values())
     summarizer = SummaryModel(
-        call_model,
+        client.stream,
         config.model,
         config.system,
         specs,
         retry=config.retry,
         fallback_model=config.fallback_model,
+        prompt_count=functools.partial(prompt_tokens, client),
     )
     return ContextManager(
         summarizer,
-        context_limits(config.model, env),
+        limits,
         workspace,
         session_dir / "tool-results",
         # CODELOOP_AUTOCOMPACT=0: never summarise; a full window then ends the run instead.
@@ -800,6 +820,32 @@ def _client(
         replay=options.replay,
         cwd=cwd,
     )
+
+
+async def _limits(
+    provider: str, model: str, env: Mapping[str, str], warnings: list[str | Notice]
+) -> ContextLimits:
+    """The window, as the model's server or file says when the catalog does not know the
+    model and CODELOOP_CONTEXT_WINDOW does not say (asked before the first request); what was
+    found, or why nothing was, is a line for --verbose."""
+    found = None
+    if not env.get("CODELOOP_CONTEXT_WINDOW", "").strip():
+        discovery = await discover_window(provider, model, env)
+        found = discovery.window
+        if discovery.note:
+            warnings.append(Notice("info", f"context window: {discovery.note}"))
+    limits = context_limits(model, env, found)
+    said = f" ({limits.source})" if limits.source else ""
+    warnings.append(Notice("info", f"context window: {limits.window:,} tokens{said}"))
+    return limits
+
+
+def _profile_choice(options: Options, settings: Settings) -> ProfileChoice:
+    """--compact-profile, else the compactProfile setting, else auto (tools/profile.py)."""
+    choice = options.compact_profile or settings.compact_profile or "auto"
+    if choice not in PROFILE_CHOICES:
+        raise UsageError(f"compact_profile must be one of on, off, auto: {choice!r}")
+    return choice
 
 
 def _thinking(options: Options, settings: Settings, env: Mapping[str, str]) -> ThinkingConfig:

@@ -64,6 +64,9 @@ class Options:
     agent: str | None = None
     # --effort: low, medium, high, xhigh or max (else the effortLevel setting).
     effort: str | None = None
+    # --compact-profile: on, off or auto (else the compactProfile setting, else auto): the
+    # core tools and a short prompt for small windows (tools/profile.py).
+    compact_profile: str | None = None
     # Sampling for the session's requests (its sub-agents' too; not the summaries'): each
     # provider's own field (Chat Completions' `stop`, Anthropic's `stop_sequences`). None and
     # (): the provider's default (the local model's temperature is 0.2).

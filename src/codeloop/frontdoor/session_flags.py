@@ -41,6 +41,7 @@ def session_options(args: argparse.Namespace, *, interactive: bool = False) -> O
     return Options(
         model=args.model,
         effort=args.effort,
+        compact_profile=args.compact_profile,
         cwd=Path.cwd(),
         add_dirs=args.add_dirs,
         permission_mode=(

@@ -363,6 +363,7 @@ _CHECKS: dict[str, Any] = {
     "deniedMcpServers": _servers,
     "allowManagedMcpServersOnly": _boolean,
     "effortLevel": _effort,
+    "compactProfile": lambda k, v, w: _choice(k, v, w, ("on", "off", "auto")),
     "alwaysThinkingEnabled": _boolean,
     "requestOverrides": _object,
     "webSearch": _web_search,

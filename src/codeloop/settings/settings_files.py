@@ -156,6 +156,8 @@ class Settings:
     denied_mcp_servers: tuple[Mapping[str, Any], ...] = ()
     # Thinking: `effortLevel` (low … max) and `alwaysThinkingEnabled`.
     effort_level: str | None = None
+    # `compactProfile`: on, off or auto (tools/profile.py).
+    compact_profile: str | None = None
     always_thinking: bool = False
     # `requestOverrides` (codeloop's own key): extra request fields and headers per provider or
     # model, checked by models/shaping.py, which owns their meaning.
@@ -491,6 +493,7 @@ def _build(
         allowed_mcp_servers=_mcp_allowlist(merged, managed),
         denied_mcp_servers=tuple(merged.get("deniedMcpServers", ())),
         effort_level=merged.get("effortLevel"),
+        compact_profile=merged.get("compactProfile"),
         always_thinking=merged.get("alwaysThinkingEnabled") is True,
         request_overrides=dict(merged.get("requestOverrides", {})),
         web_search_url=(merged.get("webSearch") or {}).get("url"),

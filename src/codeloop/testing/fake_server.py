@@ -66,6 +66,7 @@ from codeloop.testing.scenario import (
     Turn,
     render_turn,
 )
+from codeloop.testing.server_kinds import ServerKind, is_probe, probe_answer, too_long
 from codeloop.types import StopReason, ToolUseBlock, Usage, block_to_dict
 
 ROUTES: dict[str, Provider] = {
@@ -460,15 +461,27 @@ class _Handler(BaseHTTPRequestHandler):
             size=len(raw),
         )
         fake = self.server.fake
-        fake._record(record)
+        probe = is_probe(self.path)
+        fake._record(record, probe=probe)
         try:
-            self._respond(record, len(raw))
+            if probe:
+                self._answer_probe(record)
+            else:
+                self._respond(record, len(raw))
         except (_ClientGone, OSError):
             self.close_connection = True
         finally:
             if not fake.keep_bodies:
                 record.body = None
             fake._finish(record)
+
+    def _answer_probe(self, record: RecordedRequest) -> None:
+        """A local server's own endpoint (testing/server_kinds.py), or a 404."""
+        answer = probe_answer(self.server.fake.server_kind, self.command, self.path, record.body)
+        if answer is None:
+            message = f"fake server: no route for {self.command} {self.path}"
+            return self._send_error(record, _error("openai", 404, "not_found_error", message))
+        self._send(record, 200, _dumps(answer), {"content-type": "application/json"})
 
     def _respond(self, record: RecordedRequest, size: int) -> None:
         path = self.path.split("?", 1)[0]
@@ -497,6 +510,12 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.server.fake
         estimate = math.ceil(size / 4)
         if fake.max_prompt_tokens is not None and estimate > fake.max_prompt_tokens:
+            own = too_long(fake.server_kind, estimate) if fake.server_kind else None
+            if own is not None:
+                status, answer = own
+                return self._send(
+                    record, status, _dumps(answer), {"content-type": "application/json"}
+                )
             error = _prompt_too_long(provider, estimate, fake.max_prompt_tokens, None)
             return self._send_error(record, error)
         player = fake.player_for(body, record)
@@ -679,7 +698,10 @@ class FakeModelServer:
         max_prompt_tokens: int | None = None,
         summaries: Scenario | Iterable[Turn] | None = None,
         keep_bodies: bool = True,
+        server_kind: ServerKind | None = None,
     ) -> None:
+        """`server_kind`: answer a local server's own endpoints as that kind of server, and
+        refuse prompts past its window (testing/server_kinds.py)."""
         self.conversations: dict[str, ScenarioPlayer] = {}
         self.summaries: ScenarioPlayer | None = None
         if summaries is not None:
@@ -696,6 +718,9 @@ class FakeModelServer:
         self.player = ScenarioPlayer(self.scenario)
         # Requests whose body is larger than this many tokens (4 characters each) get the
         # provider's "prompt is too long" error, as a real context window would.
+        self.server_kind = server_kind
+        if max_prompt_tokens is None and server_kind is not None:
+            max_prompt_tokens = server_kind.window
         self.max_prompt_tokens = max_prompt_tokens
         # False: a request's body is dropped once answered (its size stays), so a session of
         # thousands of big requests does not fill the memory of the process serving it.
@@ -703,6 +728,7 @@ class FakeModelServer:
         self._port = port
         self._cond = threading.Condition()
         self._requests: list[RecordedRequest] = []
+        self._probes: list[RecordedRequest] = []
         self._connections: set[socket.socket] = set()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -779,6 +805,12 @@ class FakeModelServer:
             return list(self._requests)
 
     @property
+    def probes(self) -> list[RecordedRequest]:
+        """Requests to a local server's own endpoints (/props, /api/show, /v1/models...)."""
+        with self._cond:
+            return list(self._probes)
+
+    @property
     def remaining(self) -> int:
         """Turns not served yet."""
         players = self.conversations.values() if self.conversations else [self.player]
@@ -822,9 +854,9 @@ class FakeModelServer:
                 )
             return list(self._requests)
 
-    def _record(self, record: RecordedRequest) -> None:
+    def _record(self, record: RecordedRequest, *, probe: bool = False) -> None:
         with self._cond:
-            self._requests.append(record)
+            (self._probes if probe else self._requests).append(record)
             self._cond.notify_all()
 
     def _track(self, conn: socket.socket, *, open_: bool) -> None:
