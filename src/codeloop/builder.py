@@ -23,7 +23,7 @@ from codeloop.context.pipeline import ContextManager, ContextSettings
 from codeloop.context.system_prompt import STYLE_BASE, PromptContext, gather_prompt_context
 from codeloop.context.tokens import context_limits
 from codeloop.deps import CallModel, LoopDeps
-from codeloop.errors import SettingsError, UsageError
+from codeloop.errors import ConfigError, SettingsError, UsageError
 from codeloop.events import Notice, RequestEnd
 from codeloop.extensions.agents import AgentDefinition, choose_tools, task_description
 from codeloop.extensions.loader import Extensions, load_extensions
@@ -413,6 +413,7 @@ def _config(
         max_budget_usd=options.max_budget_usd,
         fallback_model=fallback_model_name(fallback, provider, env) if fallback else None,
         token_budget=options.token_budget,
+        task_budget=_task_budget(options.task_budget, provider),
         retry=replace(
             RetryPolicy.from_env(dict(env), local=_runs_locally(provider, env)),
             limiter=options.limiter,
@@ -800,6 +801,24 @@ def _client(
         replay=options.replay,
         cwd=cwd,
     )
+
+
+# The providers whose API takes output_config.task_budget: Anthropic's Messages API.
+TASK_BUDGET_PROVIDERS = frozenset({"anthropic", "vertex", "bedrock"})
+
+
+def _task_budget(total: int | None, provider: str) -> int | None:
+    """--task-budget, refused where it cannot be told to the model (never silently dropped)."""
+    if total is None:
+        return None
+    if isinstance(total, bool) or not isinstance(total, int) or total < 1:
+        raise ConfigError(f"task budget {total!r}: must be a positive integer")
+    if provider not in TASK_BUDGET_PROVIDERS:
+        raise ConfigError(
+            f"--task-budget: the {provider} provider's API has no task budget (Anthropic's "
+            "output_config.task_budget); run without it, or use --token-budget"
+        )
+    return total
 
 
 def _thinking(options: Options, settings: Settings, env: Mapping[str, str]) -> ThinkingConfig:

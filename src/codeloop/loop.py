@@ -27,6 +27,7 @@ from codeloop.context.tokens import estimate_message
 from codeloop.deps import Executor, LoopDeps
 from codeloop.events import (
     AssistantTurn,
+    CompactBoundary,
     Compacting,
     ContinueReason,
     Continuing,
@@ -52,6 +53,7 @@ from codeloop.models.base import (
     BlockDelta,
     KeepAlive,
     MediaError,
+    MessageStart,
     ModelError,
     ModelRequest,
     Overloaded,
@@ -72,7 +74,7 @@ from codeloop.system.aio import (
 )
 from codeloop.token_budget import BudgetTracker
 from codeloop.tools.base import AnyTool, Workspace
-from codeloop.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from codeloop.types import Message, TaskBudget, TextBlock, ToolResultBlock, ToolUseBlock
 from codeloop.usage.costs import Ledger
 
 MAX_OUTPUT_RECOVERIES = 3
@@ -110,6 +112,8 @@ class LoopParams:
     ledger: Ledger = field(default_factory=Ledger)
     # Output tokens the task should use (--token-budget, or `+500k` in the prompt).
     token_budget: int | None = None
+    # Tokens the task may take, told to the model in every request (--task-budget).
+    task_budget: int | None = None
     fallback_model: str | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     abort: asyncio.Event = field(default_factory=asyncio.Event)
@@ -177,6 +181,7 @@ class _Attempt:
     error: ModelError | None = None
     aborted: bool = False
     started: float = 0.0  # the clock when it was sent
+    ttft_ms: float | None = None  # when its message_start came, after `started`
 
     def collect(self, event: Event) -> Event:
         if isinstance(event, ToolFinished):
@@ -229,12 +234,23 @@ class _Run:
         self.totals = params.ledger.child()
         # The token budget counts what this prompt spends, sub-agents included.
         self.output_before = params.ledger.usage.output_tokens
+        # A compaction hid what the history spent: the task budget then says what is left.
+        self.compacted = False
 
     async def specs(self) -> tuple[ToolSpec, ...]:
         """The tools this turn's request offers."""
         if self.params.offered_tools is None:
             return self.tool_specs
         return tuple(await self.params.offered_tools())
+
+    def task_budget(self) -> TaskBudget | None:
+        total = self.params.task_budget
+        if total is None:
+            return None
+        if not self.compacted:
+            return TaskBudget(total)
+        spent = self.params.ledger.usage.output_tokens - self.output_before
+        return TaskBudget(total, max(0, total - spent))
 
     def first_state(self) -> State:
         budget = self.params.token_budget
@@ -298,6 +314,7 @@ async def prepare_context(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
         yield event
     prepared = task.result()
     for event in prepared.events:
+        run.compacted = run.compacted or isinstance(event, CompactBoundary)
         yield event
     run.totals.add(turn.state.model, prepared.usage)
     turn.state = replace(turn.state, messages=prepared.messages)
@@ -336,6 +353,7 @@ async def request_with_retries(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
             temperature=params.temperature,
             stop_sequences=params.stop_sequences,
             stream=not attempts.non_streaming,
+            task_budget=run.task_budget(),
         )
         async for event in _stream(
             run, attempt, request, params.retry.first_wait(turn.prompt_tokens)
@@ -353,6 +371,7 @@ async def request_with_retries(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
             attempt.assembler.id,
             describe(error) if error is not None else None,
             error.status if error is not None else None,
+            ttft_ms=attempt.ttft_ms,
         )
         if attempt.aborted or error is None or attempt.executor.started_any:
             return
@@ -397,8 +416,11 @@ async def _stream(
             if isinstance(event, Stalled):
                 yield Notice("warning", f"the model has sent nothing for {event.seconds:g} s")
                 continue
+            ttft_ms = None
+            if isinstance(event, MessageStart):
+                ttft_ms = attempt.ttft_ms = (run.deps.clock() - attempt.started) * 1000
             if run.params.stream_events and not isinstance(event, KeepAlive):
-                yield ModelStreamed(event)
+                yield ModelStreamed(event, ttft_ms)
             block = assembler.feed(event)
             if isinstance(event, BlockDelta):
                 if event.kind == "text":
@@ -489,6 +511,7 @@ async def _recover(run: _Run, turn: _Turn, error: ModelError) -> AsyncIterator[E
         yield Compacting("reactive", turn.prompt_tokens)
         compacted = await run.deps.context.reactive_compact(state.messages)
         for event in compacted.events:
+            run.compacted = run.compacted or isinstance(event, CompactBoundary)
             yield event
         run.totals.add(state.model, compacted.usage)
         if compacted.messages is None:

@@ -41,6 +41,8 @@ class Options:
     # Used when the model stays overloaded (same provider, e.g. a smaller Claude).
     fallback_model: str | None = None
     token_budget: int | None = None
+    # --task-budget: tokens the task may take, told to the model (Anthropic's APIs only).
+    task_budget: int | None = None
     # Write every model call to this cassette; or serve the calls from one, with no model.
     record: str | None = None
     replay: str | None = None

@@ -391,6 +391,7 @@ class Session:
             max_output_tokens=config.max_output_tokens,
             max_turns=config.max_turns,
             max_budget_usd=config.max_budget_usd,
+            task_budget=config.task_budget,
             ledger=self.ledger,
             fallback_model=config.fallback_model,
             retry=config.retry,

@@ -64,6 +64,7 @@ def session_options(args: argparse.Namespace, *, interactive: bool = False) -> O
         max_budget_usd=args.max_budget_usd,
         fallback_model=args.fallback_model,
         token_budget=args.token_budget,
+        task_budget=task_budget(args.task_budget),
         record=args.record,
         replay=args.replay,
         session_id=args.session_id,
@@ -78,6 +79,21 @@ def session_options(args: argparse.Namespace, *, interactive: bool = False) -> O
             else None
         ),
     )
+
+
+def task_budget(raw: str | None) -> int | None:
+    """--task-budget N: a positive whole number of tokens (exit 1 otherwise, as Claude Code)."""
+    from codeloop.errors import ConfigError
+
+    if raw is None:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ConfigError(f"--task-budget {raw!r}: must be a positive integer")
+    return value
 
 
 def _appended(args: argparse.Namespace) -> str | None:
@@ -155,6 +171,12 @@ def add_sdk_flags(parser: argparse.ArgumentParser) -> None:
         "--append-system-prompt-file", metavar="FILE", help="add FILE's text to the system prompt"
     )
     parser.add_argument(
+        "--task-budget",
+        metavar="TOKENS",
+        help="tokens the whole task may take, told to the model in every request (Anthropic's "
+        "task budget; refused for other providers)",
+    )
+    parser.add_argument(
         "--max-thinking-tokens",
         type=positive_int,
         metavar="TOKENS",
@@ -172,7 +194,6 @@ UNSUPPORTED_SDK_FLAGS = (
     "--betas",
     "--thinking",
     "--thinking-display",
-    "--task-budget",
     "--resume-session-at",
     "--resume-drops-turn",
 )

@@ -66,6 +66,7 @@ class JsonRenderer:
         self._denials_before = 0
         self._stop_reason: str | None = None
         self._api_status: int | None = None
+        self._ttft_ms: float | None = None
         self.start_turn()
 
     def start_turn(self) -> None:
@@ -73,6 +74,7 @@ class JsonRenderer:
         self._denials_before = len(self.session.config.policy.denials)
         self._stop_reason = None
         self._api_status = None
+        self._ttft_ms = None
 
     def start(self) -> None:
         self.start_turn()
@@ -80,8 +82,11 @@ class JsonRenderer:
     def event(self, event: Event) -> None:
         if isinstance(event, AssistantTurn):
             self._stop_reason = event.stop_reason
-        elif isinstance(event, RequestEnd) and event.status is not None:
-            self._api_status = event.status
+        elif isinstance(event, RequestEnd):
+            if event.status is not None:
+                self._api_status = event.status
+            if self._ttft_ms is None and event.purpose == "turn":
+                self._ttft_ms = event.ttft_ms  # the turn's first request, as Claude Code's
         self.report.event(event)
 
     def finish(self, end: LoopEnd, elapsed: float) -> int:
@@ -108,6 +113,7 @@ class JsonRenderer:
             "usage": session.usage.to_dict(),
             "modelUsage": session.model_usage(),
             "terminal_reason": end.reason,
+            "ttft_ms": None if self._ttft_ms is None else round(self._ttft_ms),
             "permission_denials": [
                 {
                     "tool_name": d.tool_name,
@@ -189,15 +195,16 @@ class StreamJsonRenderer(JsonRenderer):
         if isinstance(event, AssistantTurn | UserTurn):
             self.emit(message_line(event, session_id))
         elif isinstance(event, ModelStreamed):
-            self.emit(
-                {
-                    "type": "stream_event",
-                    "uuid": new_uuid(),
-                    "session_id": session_id,
-                    "event": anthropic_event(event.event),
-                    "parent_tool_use_id": None,
-                }
-            )
+            line: dict[str, Any] = {
+                "type": "stream_event",
+                "uuid": new_uuid(),
+                "session_id": session_id,
+                "event": anthropic_event(event.event),
+                "parent_tool_use_id": None,
+            }
+            if event.ttft_ms is not None:  # on message_start: the time to first token
+                line["ttft_ms"] = round(event.ttft_ms)
+            self.emit(line)
         elif isinstance(event, Retrying):
             self.emit(
                 {

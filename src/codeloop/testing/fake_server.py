@@ -170,6 +170,46 @@ def _refusal(provider: Provider, body: dict[str, Any], chat: bool) -> _Error | N
     return None
 
 
+# Request fields the Messages API takes only under a beta: field → the beta it needs.
+_BETA_FIELDS = {"task_budget": "task-budgets-2026-03-13"}
+
+
+def _beta_refusal(
+    provider: Provider, body: dict[str, Any], headers: dict[str, str]
+) -> _Error | None:
+    """The 400 the Messages API answers a beta field sent without its beta (in the
+    anthropic-beta header, or Bedrock's body `anthropic_beta`), or sent malformed."""
+    if provider != "anthropic":
+        return None
+    output_config = body.get("output_config")
+    if not isinstance(output_config, dict):
+        return None
+    betas = {b.strip() for b in headers.get("anthropic-beta", "").split(",")}
+    betas |= set(body.get("anthropic_beta") or ())
+    for name, beta in _BETA_FIELDS.items():
+        if name not in output_config:
+            continue
+        if beta not in betas:
+            text = f"output_config.{name}: Extra inputs are not permitted"
+            return _error(provider, 400, "invalid_request_error", text)
+    budget = output_config.get("task_budget")
+    if budget is not None and not _valid_task_budget(budget):
+        text = "output_config.task_budget: expected {type: tokens, total: int >= 1, remaining?}"
+        return _error(provider, 400, "invalid_request_error", text)
+    return None
+
+
+def _valid_task_budget(budget: Any) -> bool:
+    if not isinstance(budget, dict) or budget.get("type") != "tokens":
+        return False
+    if not set(budget) <= {"type", "total", "remaining"}:
+        return False
+    numbers = [budget.get("total"), budget.get("remaining", 0)]
+    return all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in numbers) and (
+        budget["total"] >= 1
+    )
+
+
 def _fault_error(provider: Provider, fault: Fault) -> _Error:
     headers: dict[str, str] = {}
     if fault.retry_after is not None:
@@ -491,7 +531,9 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(body, dict):
             message = "fake server: the request body is not a JSON object"
             return self._send_error(record, _error(provider, 400, "invalid_request_error", message))
-        refusal = _refusal(provider, body, chat=not self.responses_api)
+        refusal = _refusal(provider, body, chat=not self.responses_api) or _beta_refusal(
+            provider, body, record.headers
+        )
         if refusal is not None:
             return self._send_error(record, refusal)
         fake = self.server.fake
