@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from codeloop.context.auto_memory import auto_memory_dir
 from codeloop.context.compact import SummaryModel
 from codeloop.context.environment import GitProbe
 from codeloop.context.lazy_memory import InstructionTracker
@@ -165,7 +166,8 @@ async def _assemble(options: Options, cwd: Path, git: GitProbe) -> Session:
         model, tools=bool(tools), thinking=thinking, effort_flag=options.effort is not None
     )
     warnings += model_notices(model, client.provider, env)
-    policy = _policy(options, settings, tools, roots, warnings, requested)
+    memory_dir = auto_memory_dir(cwd, env, settings.auto_memory_enabled)
+    policy = _policy(options, settings, tools, roots, warnings, requested, memory_dir)
     override, append = _prompt_parts(options, settings, ext, main)
     store = SessionStore(cwd, env)
     if settings.cleanup_period_days is not None:
@@ -177,7 +179,7 @@ async def _assemble(options: Options, cwd: Path, git: GitProbe) -> Session:
     hooks = _hooks(
         settings, ext, transcript, cwd, env, policy, tools, client.stream, model, workspace
     )
-    memory = _memory(settings, cwd, env, workspace, hooks)
+    memory = _memory(settings, cwd, env, workspace, hooks, memory_dir)
     mcp = _mcp(options, settings, ext, cwd, env, model, warnings)
     try:
         if mcp is not None:  # the servers come up while the prompt context is gathered
@@ -193,6 +195,7 @@ async def _assemble(options: Options, cwd: Path, git: GitProbe) -> Session:
             memory=memory,
             reminders=(listing,) if listing else (),
             git=git,
+            memory_dir=memory_dir,
         )
         warnings += prompt.warnings
         config = _config(options, settings, env, client.provider, model, prompt, policy, main)
@@ -227,6 +230,7 @@ async def _assemble(options: Options, cwd: Path, git: GitProbe) -> Session:
         _connect_tools(services, session, client, env)
         _connect_language_servers(services, session, env, warnings)
         session.memory_files = tuple(prompt.memory.files)
+        session.memory_dir = memory_dir
         _describe(session, ext, settings, memory)
         if telemetry.observer is not None:
             session.observers.append(telemetry.observer)
@@ -248,12 +252,21 @@ def _offers_skill_tool(ext: Extensions, listing: str, cwd: Path) -> bool:
 
 
 def _memory(
-    settings: Settings, cwd: Path, env: dict[str, str], workspace: Workspace, hooks: HookRunner
+    settings: Settings,
+    cwd: Path,
+    env: dict[str, str],
+    workspace: Workspace,
+    hooks: HookRunner,
+    memory_dir: Path | None,
 ) -> Memory:
     """The memory files loaded at start; the workspace's tracker loads the nested and
     path-scoped ones as the model's tools touch their folders."""
     memory = load_memory(
-        cwd, env=env, excludes=settings.claude_md_excludes, managed_text=settings.managed_claude_md
+        cwd,
+        env=env,
+        excludes=settings.claude_md_excludes,
+        managed_text=settings.managed_claude_md,
+        auto_memory=memory_dir,
     )
     workspace.instructions = InstructionTracker(
         memory,
@@ -791,20 +804,26 @@ def _client(
     requestOverrides; the model named by --model, the --agent, the environment or settings."""
     overrides, bad = parse_overrides(settings.request_overrides)
     warnings += bad
-    return resolve_model(
+    client, model = resolve_model(
         options.model or (main.model if main else None),
         env,
         settings_model=settings.model,
         plan_mode=plan_mode,
-        shape=RequestShape(thinking, overrides),
+        shape=RequestShape(thinking, overrides, tuple(options.betas)),
         record=options.record,
         replay=options.replay,
         cwd=cwd,
     )
+    if options.betas and client.provider not in ANTHROPIC_APIS:
+        raise ConfigError(
+            f"--betas: the {client.provider} provider has no Anthropic beta features; run "
+            "without it"
+        )
+    return client, model
 
 
-# The providers whose API takes output_config.task_budget: Anthropic's Messages API.
-TASK_BUDGET_PROVIDERS = frozenset({"anthropic", "vertex", "bedrock"})
+# The providers speaking Anthropic's Messages API: beta features, the task budget.
+ANTHROPIC_APIS = frozenset({"anthropic", "vertex", "bedrock"})
 
 
 def _task_budget(total: int | None, provider: str) -> int | None:
@@ -813,7 +832,7 @@ def _task_budget(total: int | None, provider: str) -> int | None:
         return None
     if isinstance(total, bool) or not isinstance(total, int) or total < 1:
         raise ConfigError(f"task budget {total!r}: must be a positive integer")
-    if provider not in TASK_BUDGET_PROVIDERS:
+    if provider not in ANTHROPIC_APIS:
         raise ConfigError(
             f"--task-budget: the {provider} provider's API has no task budget (Anthropic's "
             "output_config.task_budget); run without it, or use --token-budget"
@@ -832,7 +851,8 @@ def _thinking(options: Options, settings: Settings, env: Mapping[str, str]) -> T
         if budget < 0:
             raise ValueError(f"MAX_THINKING_TOKENS must be a number of tokens, got {raw!r}")
     effort = options.effort or settings.effort_level
-    return ThinkingConfig(effort, budget or None, settings.always_thinking)
+    always = settings.always_thinking or options.thinking == "adaptive"
+    return ThinkingConfig(effort, budget or None, always, options.thinking == "disabled")
 
 
 def _sandboxed_bash(
@@ -864,9 +884,11 @@ def _policy(
     roots: list[Path],
     warnings: list[str | Notice],
     requested: str | None = None,
+    memory_dir: Path | None = None,
 ) -> Policy:
     """Rules from the flags (checked: a mistake there is the user's to fix now) and from every
-    settings file (checked as they loaded), each tagged with where it came from."""
+    settings file (checked as they loaded), each tagged with where it came from; and the
+    auto-memory folder's, where the model may write its notes (deny rules still win)."""
     cli_allow = _flag_rules(options.allowed_tools, "--allowedTools")
     cli_deny = _flag_rules(options.disallowed_tools, "--disallowedTools")
     for rule in (*cli_allow, *cli_deny):
@@ -878,9 +900,10 @@ def _policy(
     notices: list[Notice] = []
     mode = permission_mode(requested, settings, notices)
     warnings += notices
+    memory = [Rule.parse(f"Edit(/{memory_dir}/**)", "auto memory")] if memory_dir else []
     return Policy(
         mode,  # type: ignore[arg-type]  # one of PERMISSION_MODES: settings and flags check it
-        [*cli_allow, *rules["allow"]],
+        [*cli_allow, *rules["allow"], *memory],
         [*cli_deny, *rules["deny"]],
         rules["ask"],
         roots=roots,

@@ -66,6 +66,10 @@ class Options:
     agent: str | None = None
     # --effort: low, medium, high, xhigh or max (else the effortLevel setting).
     effort: str | None = None
+    # --thinking: "adaptive" (think, as much as the model sees fit) or "disabled" (never).
+    thinking: str | None = None
+    # --betas: Anthropic beta features sent with every request (Anthropic's APIs only).
+    betas: Sequence[str] = ()
     # Sampling for the session's requests (its sub-agents' too; not the summaries'): each
     # provider's own field (Chat Completions' `stop`, Anthropic's `stop_sequences`). None and
     # (): the provider's default (the local model's temperature is 0.2).

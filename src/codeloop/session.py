@@ -46,6 +46,8 @@ from codeloop.usage.costs import Ledger, model_usage
 from codeloop.usage.record import RequestLog
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from codeloop.checkpoints import Checkpoints
     from codeloop.checkpoints.rewinding import Rewound
     from codeloop.lsp.servers import LanguageServers
@@ -135,6 +137,8 @@ class Session:
         self.user_context: tuple[Message, ...] = tuple(user_context)
         # The memory files behind it, for the InstructionsLoaded hooks at the start.
         self.memory_files: tuple[Any, ...] = ()
+        # The project's auto-memory folder (context/auto_memory.py); None when it is off.
+        self.memory_dir: Path | None = None
         self.observers: list[SessionObserver] = []
         self._requests = RequestLog()
         # The tools load in the background (registry.preload): each one the model calls

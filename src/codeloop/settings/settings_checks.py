@@ -364,6 +364,7 @@ _CHECKS: dict[str, Any] = {
     "allowManagedMcpServersOnly": _boolean,
     "effortLevel": _effort,
     "alwaysThinkingEnabled": _boolean,
+    "autoMemoryEnabled": _boolean,
     "requestOverrides": _object,
     "webSearch": _web_search,
     # Claude Code's top-level spelling in some files; permissions.* is the documented one.
