@@ -35,21 +35,15 @@ def auto_memory_dir(cwd: Path, env: Mapping[str, str], enabled: bool | None) -> 
 
 
 def prompt_section(folder: Path) -> str:
-    """The system prompt's words on the folder."""
+    """The system prompt's words on the folder (short: every request carries them)."""
     return f"""\
 # auto memory
 
-You have a persistent memory folder at `{folder}/`: what you write there is kept for your
-later conversations in this project. Its index, `{folder / INDEX}`, is read into the start of
-each new conversation (its first {MAX_INDEX_LINES} lines); keep it short, one line per note,
-each pointing to a topic file in the same folder (such as `debugging.md`) that holds the
-details. Create the folder and the files with your file tools when you first need them.
-
-Save what a later conversation would need and cannot read from the code: the user's stated
-preferences and corrections, commands that build and test the project, pitfalls found the hard
-way. Leave out what only matters to the task at hand or is already in CLAUDE.md. When the user
-asks you to remember something, save it there; to forget something, remove it; correct a note
-that turns out to be wrong."""
+Your persistent memory folder is `{folder}/`; it outlasts this conversation. The first \
+{MAX_INDEX_LINES} lines of its index, {INDEX}, start each new one: keep it to one line per \
+note, linking topic files (e.g. `debugging.md`) for details. Save what later work needs and \
+the code does not show (the user's preferences and corrections, working build and test \
+commands, pitfalls); remember or forget what the user asks; fix notes that prove wrong."""
 
 
 def read_index(folder: Path) -> str | None:
