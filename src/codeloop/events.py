@@ -173,6 +173,14 @@ class UserTurn:
 
 
 @dataclass(frozen=True, slots=True)
+class MessagesDelivered:
+    """Messages the user sent while the model worked went to it inside this turn's tool
+    results (the UserTurn that follows), rather than waiting for a turn of their own."""
+
+    uuids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Notice:
     """Something the user should see that is not part of the conversation (retries, warnings)."""
 
@@ -321,6 +329,7 @@ class TodosChanged:
 Event = (
     RequestStart
     | RequestEnd
+    | MessagesDelivered
     | ModelStreamed
     | TextDelta
     | ThinkingDelta

@@ -35,6 +35,7 @@ from codeloop.events import (
     Event,
     LoopEnd,
     MediaRemoved,
+    MessagesDelivered,
     ModelStreamed,
     Notice,
     RequestEnd,
@@ -83,6 +84,10 @@ OUTPUT_RECOVERY_PROMPT = (
     "you were doing. Pick up mid-thought if that is where the cut happened, and break the "
     "remaining work into smaller pieces."
 )
+MID_TURN_MESSAGE = (
+    "The user sent a new message while you were working:\n{text}\n\nTake it into account "
+    "from here on: finish or adjust the current step as it asks, and answer it."
+)
 TRUNCATED_TOOL_CALL = (
     "This tool call was cut off by the output token limit before its input was complete, so it "
     "was not run. Issue it again, smaller if it was large (e.g. write a big file in parts)."
@@ -127,6 +132,9 @@ class LoopParams:
     # Each event of the model's stream goes out as it comes (ModelStreamed), before what the
     # loop makes of it: a face showing the raw stream asks for it.
     stream_events: bool = False
+    # What the user sent while the model works (taken: each is given once), for the next
+    # tool results; None: nobody can send any (a sub-agent's loop).
+    inbox: Callable[[], Sequence[Message]] | None = None
 
 
 @dataclass(frozen=True)
@@ -661,6 +669,15 @@ async def after_tools(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
         yield attempt.collect(event)
     if recovering:
         content = (*content, TextBlock(OUTPUT_RECOVERY_PROMPT))
+    limit = params.max_turns
+    turns_over = not recovering and limit is not None and state.turn_count + 1 > limit
+    over = None if recovering or turns_over else run.over_budget()
+    goes_on = attempt.executor.hook_stop is None and not turns_over and over is None
+    # What the user sent meanwhile rides along, if the model gets these results at all.
+    if goes_on and (arrived := params.inbox() if params.inbox is not None else ()):
+        reminders = (_mid_turn(message) for message in arrived)
+        content = (*content, *reminders)
+        yield MessagesDelivered(tuple(message.uuid for message in arrived))
     user_message = Message("user", content, uuid=run.deps.uuid(), is_meta=not results)
     yield UserTurn(user_message)
     messages = (*state.messages, assistant, user_message)
@@ -671,9 +688,9 @@ async def after_tools(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
         turn.next = state.go_on(
             "max_output_tokens_recovery", messages=messages, output_recoveries=recoveries
         )
-    elif params.max_turns is not None and state.turn_count + 1 > params.max_turns:
-        yield run.end(turn, "max_turns", messages, f"Reached the limit of {params.max_turns} turns")
-    elif (over := run.over_budget()) is not None:
+    elif turns_over:
+        yield run.end(turn, "max_turns", messages, f"Reached the limit of {limit} turns")
+    elif over is not None:
         yield run.end(turn, "max_budget", messages, over)
     else:
         turn.next = state.next_turn(messages)
@@ -686,6 +703,10 @@ PHASES: tuple[Phase, ...] = (
     after_answer,
     after_tools,
 )
+
+
+def _mid_turn(message: Message) -> TextBlock:
+    return TextBlock(system_reminder(MID_TURN_MESSAGE.format(text=_text_of(message))))
 
 
 def _text_of(message: Message) -> str:

@@ -139,6 +139,8 @@ class Session:
         self.memory_files: tuple[Any, ...] = ()
         # The project's auto-memory folder (context/auto_memory.py); None when it is off.
         self.memory_dir: Path | None = None
+        # What the user sent while a prompt runs, until the loop hands it to the model.
+        self._inbox: list[Message] = []
         self.observers: list[SessionObserver] = []
         self._requests = RequestLog()
         # The tools load in the background (registry.preload): each one the model calls
@@ -258,6 +260,7 @@ class Session:
             token_budget=budget,
             model=model or self.config.model,
             stream_events=self.stream_events,
+            inbox=self.take_sent,
         )
         async for event in query_loop(params, self.run_deps()):
             if isinstance(event, ModelStreamed):  # the face's alone: nothing keeps or observes it
@@ -375,6 +378,17 @@ class Session:
         }
         path = sidechain_path(self.transcript.path, agent.agent_id)
         return TranscriptWriter(path, self.session_id, self.workspace.cwd, sidechain=fields)
+
+    def send(self, text: str, uuid: str) -> None:
+        """A message the user sent while a prompt runs: the model gets it with the next tool
+        results (MessagesDelivered says when); `take_sent` hands back what it never got."""
+        self._inbox.append(Message("user", (TextBlock(text),), uuid=uuid))
+
+    def take_sent(self) -> tuple[Message, ...]:
+        """The messages sent meanwhile, taken: the loop's next tool results carry them, or,
+        once the prompt is over, they are prompts of their own."""
+        taken, self._inbox = tuple(self._inbox), []
+        return taken
 
     @property
     def abort_event(self) -> asyncio.Event:

@@ -21,6 +21,7 @@ from codeloop.events import (
     Compacting,
     Event,
     LoopEnd,
+    MessagesDelivered,
     ModelStreamed,
     Notice,
     RequestEnd,
@@ -67,6 +68,8 @@ class JsonRenderer:
         self._stop_reason: str | None = None
         self._api_status: int | None = None
         self._ttft_ms: float | None = None
+        # The prompt's message and those sent meanwhile that reached the model with it.
+        self._user_messages: list[str] | None = None
         self.start_turn()
 
     def start_turn(self) -> None:
@@ -76,10 +79,15 @@ class JsonRenderer:
         self._api_status = None
         self._ttft_ms = None
 
-    def start(self) -> None:
+    def start(self, uuid: str | None = None) -> None:
+        """A prompt begins; `uuid`: its message's, which the result names (user_message_uuids)
+        with the messages sent while it ran."""
         self.start_turn()
+        self._user_messages = [uuid] if uuid is not None else None
 
     def event(self, event: Event) -> None:
+        if isinstance(event, MessagesDelivered) and self._user_messages is not None:
+            self._user_messages += event.uuids
         if isinstance(event, AssistantTurn):
             self._stop_reason = event.stop_reason
         elif isinstance(event, RequestEnd):
@@ -126,6 +134,8 @@ class JsonRenderer:
             "subagents": [run.summary() for run in session.subagent_runs],
             "uuid": new_uuid(),
         }
+        if self._user_messages is not None:
+            result["user_message_uuids"] = list(self._user_messages)
         if api_error:
             result["api_error_status"] = self._api_status
         if is_error:  # what went wrong, as the SDKs read it
@@ -157,8 +167,8 @@ class StreamJsonRenderer(JsonRenderer):
         super().__init__(session, emit, structured=structured)
         session.observers.append(_SubagentLines(self))
 
-    def start(self) -> None:
-        super().start()
+    def start(self, uuid: str | None = None) -> None:
+        super().start(uuid)
         session = self.session
         self.emit(
             {

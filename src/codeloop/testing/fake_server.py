@@ -107,6 +107,11 @@ class RecordedRequest:
     size: int = 0  # bytes of the request body
 
 
+# The longest a held answer waits for its test (FakeModelServer.hold): a test that fails
+# before letting it go must not leave the handler thread behind for long.
+HOLD_SECONDS = 120.0
+
+
 def _dumps(data: Any) -> bytes:
     return json.dumps(data, separators=(",", ":")).encode()
 
@@ -651,6 +656,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             self._chunk(render(paced.event))
             record.usage = _reported(provider, record.usage, paced.event, final)
+            if i == 0 and (hold := self.server.fake.held(serving.index)) is not None:
+                hold.wait(HOLD_SECONDS)
             if paced.pause:
                 self._wait(paced.pause)
         if (
@@ -749,6 +756,8 @@ class FakeModelServer:
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._wake = (-1, -1)  # the accept loop's wake pipe (read end, write end)
+        # Scenario turns whose answer stops after its message_start until the test says (hold).
+        self._holds: dict[int, threading.Event] = {}
 
     # lifecycle
 
@@ -770,10 +779,22 @@ class FakeModelServer:
                 return
             httpd.handle_request()
 
+    def hold(self, turn: int) -> threading.Event:
+        """The answer to scenario turn `turn` stops after its message_start until the event
+        returned is set: the model is at work while a test does what must happen meanwhile."""
+        with self._cond:
+            return self._holds.setdefault(turn, threading.Event())
+
+    def held(self, turn: int) -> threading.Event | None:
+        with self._cond:
+            return self._holds.get(turn)
+
     def close(self) -> None:
         """Stop accepting, and hang up on open connections so no handler thread lingers."""
         if self._httpd is None or self._thread is None:
             return
+        for hold in list(self._holds.values()):
+            hold.set()
         os.write(self._wake[1], b"x")
         self._thread.join()
         self._httpd.server_close()
