@@ -647,3 +647,27 @@ def test_a_message_typed_while_a_tool_runs_goes_with_its_result(tmp_path: Path) 
     assert len(requests) == 2
     reminder = "The user sent a new message while you were working:\nand test it"
     assert any(reminder in text for text in user_texts(requests[1].body))
+
+
+def test_memory_opens_the_auto_memory_index_too(tmp_path: Path) -> None:
+    """/memory offers the project's auto-memory index beside CLAUDE.md files; the editor
+    opens it (creating the folder), and the next session's first request carries it."""
+    from codeloop.store.data_paths import project_slug
+
+    editor = 'sh -c \'echo "- the tests run with make check" >> "$0"\''
+    index = tmp_path / "data" / "projects" / project_slug(tmp_path) / "memory" / "MEMORY.md"
+    scenario = Scenario(turns=(turn("Noted."),))
+    with ui(scenario, tmp_path, env={"EDITOR": editor, "VISUAL": ""}) as (_, term):
+        term.send("/memory")
+        screen = term.wait_for("Edit which memory file?")
+        assert "3. auto memory (the model's notes): /" in screen
+        term.keys("3")
+        term.wait_for("Saved")
+    assert index.read_text() == "- the tests run with make check\n"
+    with FakeModelServer(scenario) as server:
+        done = run_cli(
+            ["-p", "what do you know?", *MODEL], cwd=tmp_path, env=env_for(server, tmp_path)
+        )
+        assert done.returncode == 0, done.stderr
+        body = server.requests[0].body
+    assert any("the tests run with make check" in t for t in user_texts(body))

@@ -159,7 +159,7 @@ async def _memory(ctx: CommandContext, args: str) -> Submit | None:
     labels = [f"project: {files[0]}", f"user: {files[1]}"]
     if (auto := ctx.session.memory_dir) is not None:
         files.append(auto / INDEX)
-        labels.append(f"auto memory (the model's notes, in {auto}): {auto / INDEX}")
+        labels.append(f"auto memory (the model's notes): {auto / INDEX}")
     if not ctx.ui.interactive:
         raise CommandError("/memory opens your editor: run it in the interactive UI")
     picked = await ctx.ui.choose("Edit which memory file?", labels)
