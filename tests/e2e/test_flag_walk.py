@@ -66,8 +66,8 @@ def answer() -> Scenario:
     return Scenario(turns=(turn("Hi."), turn("Hi again.")))
 
 
-def tool_turns() -> Scenario:
-    return Scenario(turns=(turn(tool_use("Bash", {"command": "touch made"})), turn("Done.")))
+def tool_turns(command: str = "touch made") -> Scenario:
+    return Scenario(turns=(turn(tool_use("Bash", {"command": command})), turn("Done.")))
 
 
 def overloaded() -> Scenario:
@@ -94,6 +94,10 @@ class Variant:
 VARIANTS: dict[str, Variant] = {
     "answer": Variant(),
     "tool": Variant(scenario=tool_turns),
+    # Bash may do anything: only a sandbox keeps it from writing outside the project
+    "tool-allowed": Variant(
+        base=(*BASE, "--dangerously-skip-permissions"), scenario=lambda: tool_turns("touch ~/made")
+    ),
     "overloaded": Variant(scenario=overloaded, env={"CODELOOP_MAX_RETRIES": "4"}),
     "session": Variant(before=BASE),
     "recorded": Variant(before=(*BASE, "--record", "calls.cassette")),
@@ -204,7 +208,7 @@ ROWS: dict[str, Row] = {
     "--session-id": Row(("--session-id", SESSION_ID), check=_session_is(SESSION_ID)),
     "--permission-mode": Row(("--permission-mode", "plan")),
     "--settings": Row(("--settings", json.dumps({"effortLevel": "high"}))),
-    "--sandbox": Row(("--sandbox",), "tool"),
+    "--sandbox": Row(("--sandbox",), "tool-allowed"),
     "--allowedTools": Row(("--allowedTools", "Bash"), "tool"),
     "--disallowedTools": Row(("--disallowedTools", "Bash"), "tool"),
     "--dangerously-skip-permissions": Row(("--dangerously-skip-permissions",), "tool"),
