@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from codeloop.context.auto_memory import auto_memory_dir
 from codeloop.context.compact import SummaryModel
 from codeloop.context.environment import GitProbe
 from codeloop.context.lazy_memory import InstructionTracker
@@ -23,7 +24,7 @@ from codeloop.context.pipeline import ContextManager, ContextSettings
 from codeloop.context.system_prompt import STYLE_BASE, PromptContext, gather_prompt_context
 from codeloop.context.tokens import ContextLimits, context_limits
 from codeloop.deps import CallModel, LoopDeps
-from codeloop.errors import SettingsError, UsageError
+from codeloop.errors import ConfigError, SettingsError, UsageError
 from codeloop.events import Notice, RequestEnd
 from codeloop.extensions.agents import AgentDefinition, choose_tools, task_description
 from codeloop.extensions.loader import Extensions, load_extensions
@@ -175,7 +176,8 @@ async def _assemble(options: Options, cwd: Path, git: GitProbe) -> Session:
         model, tools=bool(tools), thinking=thinking, effort_flag=options.effort is not None
     )
     warnings += model_notices(model, client.provider, env)
-    policy = _policy(options, settings, tools, roots, warnings, requested)
+    memory_dir = auto_memory_dir(cwd, env, settings.auto_memory_enabled)
+    policy = _policy(options, settings, tools, roots, warnings, requested, memory_dir)
     if compact := compact_wanted(profile, limits.window):
         tools = compact_tools(tools, functools.partial(prompt_tokens, client, ""))
         warnings.append(Notice("info", f"compact profile: {', '.join(tools)}"))
@@ -190,7 +192,7 @@ async def _assemble(options: Options, cwd: Path, git: GitProbe) -> Session:
     hooks = _hooks(
         settings, ext, transcript, cwd, env, policy, tools, client.stream, model, workspace
     )
-    memory = _memory(settings, cwd, env, workspace, hooks)
+    memory = _memory(settings, cwd, env, workspace, hooks, memory_dir)
     mcp = _mcp(options, settings, ext, cwd, env, limits.window, warnings)
     try:
         if mcp is not None:  # the servers come up while the prompt context is gathered
@@ -207,6 +209,7 @@ async def _assemble(options: Options, cwd: Path, git: GitProbe) -> Session:
             reminders=(listing,) if listing else (),
             git=git,
             brief=compact,
+            memory_dir=memory_dir,
         )
         warnings += prompt.warnings
         config = _config(
@@ -243,6 +246,7 @@ async def _assemble(options: Options, cwd: Path, git: GitProbe) -> Session:
         _connect_tools(services, session, client, env)
         _connect_language_servers(services, session, env, warnings)
         session.memory_files = tuple(prompt.memory.files)
+        session.memory_dir = memory_dir
         _describe(session, ext, settings, memory)
         if telemetry.observer is not None:
             session.observers.append(telemetry.observer)
@@ -264,12 +268,21 @@ def _offers_skill_tool(ext: Extensions, listing: str, cwd: Path) -> bool:
 
 
 def _memory(
-    settings: Settings, cwd: Path, env: dict[str, str], workspace: Workspace, hooks: HookRunner
+    settings: Settings,
+    cwd: Path,
+    env: dict[str, str],
+    workspace: Workspace,
+    hooks: HookRunner,
+    memory_dir: Path | None,
 ) -> Memory:
     """The memory files loaded at start; the workspace's tracker loads the nested and
     path-scoped ones as the model's tools touch their folders."""
     memory = load_memory(
-        cwd, env=env, excludes=settings.claude_md_excludes, managed_text=settings.managed_claude_md
+        cwd,
+        env=env,
+        excludes=settings.claude_md_excludes,
+        managed_text=settings.managed_claude_md,
+        auto_memory=memory_dir,
     )
     workspace.instructions = InstructionTracker(
         memory,
@@ -430,6 +443,7 @@ def _config(
         max_budget_usd=options.max_budget_usd,
         fallback_model=fallback_model_name(fallback, provider, env) if fallback else None,
         token_budget=options.token_budget,
+        task_budget=_task_budget(options.task_budget, provider),
         retry=replace(
             RetryPolicy.from_env(dict(env), local=_runs_locally(provider, env)),
             limiter=options.limiter,
@@ -810,16 +824,40 @@ def _client(
     requestOverrides; the model named by --model, the --agent, the environment or settings."""
     overrides, bad = parse_overrides(settings.request_overrides)
     warnings += bad
-    return resolve_model(
+    client, model = resolve_model(
         options.model or (main.model if main else None),
         env,
         settings_model=settings.model,
         plan_mode=plan_mode,
-        shape=RequestShape(thinking, overrides),
+        shape=RequestShape(thinking, overrides, tuple(options.betas)),
         record=options.record,
         replay=options.replay,
         cwd=cwd,
     )
+    if options.betas and client.provider not in ANTHROPIC_APIS:
+        raise ConfigError(
+            f"--betas: the {client.provider} provider has no Anthropic beta features; run "
+            "without it"
+        )
+    return client, model
+
+
+# The providers speaking Anthropic's Messages API: beta features, the task budget.
+ANTHROPIC_APIS = frozenset({"anthropic", "vertex", "bedrock"})
+
+
+def _task_budget(total: int | None, provider: str) -> int | None:
+    """--task-budget, refused where it cannot be told to the model (never silently dropped)."""
+    if total is None:
+        return None
+    if isinstance(total, bool) or not isinstance(total, int) or total < 1:
+        raise ConfigError(f"task budget {total!r}: must be a positive integer")
+    if provider not in ANTHROPIC_APIS:
+        raise ConfigError(
+            f"--task-budget: the {provider} provider's API has no task budget (Anthropic's "
+            "output_config.task_budget); run without it, or use --token-budget"
+        )
+    return total
 
 
 async def _limits(
@@ -859,7 +897,8 @@ def _thinking(options: Options, settings: Settings, env: Mapping[str, str]) -> T
         if budget < 0:
             raise ValueError(f"MAX_THINKING_TOKENS must be a number of tokens, got {raw!r}")
     effort = options.effort or settings.effort_level
-    return ThinkingConfig(effort, budget or None, settings.always_thinking)
+    always = settings.always_thinking or options.thinking == "adaptive"
+    return ThinkingConfig(effort, budget or None, always, options.thinking == "disabled")
 
 
 def _sandboxed_bash(
@@ -891,9 +930,11 @@ def _policy(
     roots: list[Path],
     warnings: list[str | Notice],
     requested: str | None = None,
+    memory_dir: Path | None = None,
 ) -> Policy:
     """Rules from the flags (checked: a mistake there is the user's to fix now) and from every
-    settings file (checked as they loaded), each tagged with where it came from."""
+    settings file (checked as they loaded), each tagged with where it came from; and the
+    auto-memory folder's, where the model may write its notes (deny rules still win)."""
     cli_allow = _flag_rules(options.allowed_tools, "--allowedTools")
     cli_deny = _flag_rules(options.disallowed_tools, "--disallowedTools")
     for rule in (*cli_allow, *cli_deny):
@@ -905,9 +946,10 @@ def _policy(
     notices: list[Notice] = []
     mode = permission_mode(requested, settings, notices)
     warnings += notices
+    memory = [Rule.parse(f"Edit(/{memory_dir}/**)", "auto memory")] if memory_dir else []
     return Policy(
         mode,  # type: ignore[arg-type]  # one of PERMISSION_MODES: settings and flags check it
-        [*cli_allow, *rules["allow"]],
+        [*cli_allow, *rules["allow"], *memory],
         [*cli_deny, *rules["deny"]],
         rules["ask"],
         roots=roots,

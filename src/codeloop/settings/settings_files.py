@@ -159,6 +159,8 @@ class Settings:
     # `compactProfile`: on, off or auto (tools/profile.py).
     compact_profile: str | None = None
     always_thinking: bool = False
+    # `autoMemoryEnabled` (None: unset, auto memory on unless the environment turns it off).
+    auto_memory_enabled: bool | None = None
     # `requestOverrides` (codeloop's own key): extra request fields and headers per provider or
     # model, checked by models/shaping.py, which owns their meaning.
     request_overrides: Mapping[str, Any] = field(default_factory=dict)
@@ -495,6 +497,7 @@ def _build(
         effort_level=merged.get("effortLevel"),
         compact_profile=merged.get("compactProfile"),
         always_thinking=merged.get("alwaysThinkingEnabled") is True,
+        auto_memory_enabled=merged.get("autoMemoryEnabled"),
         request_overrides=dict(merged.get("requestOverrides", {})),
         web_search_url=(merged.get("webSearch") or {}).get("url"),
         sources=sources,

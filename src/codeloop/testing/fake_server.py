@@ -108,6 +108,11 @@ class RecordedRequest:
     size: int = 0  # bytes of the request body
 
 
+# The longest a held answer waits for its test (FakeModelServer.hold): a test that fails
+# before letting it go must not leave the handler thread behind for long.
+HOLD_SECONDS = 120.0
+
+
 def _dumps(data: Any) -> bytes:
     return json.dumps(data, separators=(",", ":")).encode()
 
@@ -169,6 +174,46 @@ def _refusal(provider: Provider, body: dict[str, Any], chat: bool) -> _Error | N
             first = refused[0]
             return _error(provider, 400, "invalid_request_error", first.message, param=first.param)
     return None
+
+
+# Request fields the Messages API takes only under a beta: field → the beta it needs.
+_BETA_FIELDS = {"task_budget": "task-budgets-2026-03-13"}
+
+
+def _beta_refusal(
+    provider: Provider, body: dict[str, Any], headers: dict[str, str]
+) -> _Error | None:
+    """The 400 the Messages API answers a beta field sent without its beta (in the
+    anthropic-beta header, or Bedrock's body `anthropic_beta`), or sent malformed."""
+    if provider != "anthropic":
+        return None
+    output_config = body.get("output_config")
+    if not isinstance(output_config, dict):
+        return None
+    betas = {b.strip() for b in headers.get("anthropic-beta", "").split(",")}
+    betas |= set(body.get("anthropic_beta") or ())
+    for name, beta in _BETA_FIELDS.items():
+        if name not in output_config:
+            continue
+        if beta not in betas:
+            text = f"output_config.{name}: Extra inputs are not permitted"
+            return _error(provider, 400, "invalid_request_error", text)
+    budget = output_config.get("task_budget")
+    if budget is not None and not _valid_task_budget(budget):
+        text = "output_config.task_budget: expected {type: tokens, total: int >= 1, remaining?}"
+        return _error(provider, 400, "invalid_request_error", text)
+    return None
+
+
+def _valid_task_budget(budget: Any) -> bool:
+    if not isinstance(budget, dict) or budget.get("type") != "tokens":
+        return False
+    if not set(budget) <= {"type", "total", "remaining"}:
+        return False
+    numbers = [budget.get("total"), budget.get("remaining", 0)]
+    return all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in numbers) and (
+        budget["total"] >= 1
+    )
 
 
 def _fault_error(provider: Provider, fault: Fault) -> _Error:
@@ -504,7 +549,9 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(body, dict):
             message = "fake server: the request body is not a JSON object"
             return self._send_error(record, _error(provider, 400, "invalid_request_error", message))
-        refusal = _refusal(provider, body, chat=not self.responses_api)
+        refusal = _refusal(provider, body, chat=not self.responses_api) or _beta_refusal(
+            provider, body, record.headers
+        )
         if refusal is not None:
             return self._send_error(record, refusal)
         fake = self.server.fake
@@ -628,6 +675,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             self._chunk(render(paced.event))
             record.usage = _reported(provider, record.usage, paced.event, final)
+            if i == 0 and (hold := self.server.fake.held(serving.index)) is not None:
+                hold.wait(HOLD_SECONDS)
             if paced.pause:
                 self._wait(paced.pause)
         if (
@@ -733,6 +782,8 @@ class FakeModelServer:
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._wake = (-1, -1)  # the accept loop's wake pipe (read end, write end)
+        # Scenario turns whose answer stops after its message_start until the test says (hold).
+        self._holds: dict[int, threading.Event] = {}
 
     # lifecycle
 
@@ -754,10 +805,22 @@ class FakeModelServer:
                 return
             httpd.handle_request()
 
+    def hold(self, turn: int) -> threading.Event:
+        """The answer to scenario turn `turn` stops after its message_start until the event
+        returned is set: the model is at work while a test does what must happen meanwhile."""
+        with self._cond:
+            return self._holds.setdefault(turn, threading.Event())
+
+    def held(self, turn: int) -> threading.Event | None:
+        with self._cond:
+            return self._holds.get(turn)
+
     def close(self) -> None:
         """Stop accepting, and hang up on open connections so no handler thread lingers."""
         if self._httpd is None or self._thread is None:
             return
+        for hold in list(self._holds.values()):
+            hold.set()
         os.write(self._wake[1], b"x")
         self._thread.join()
         self._httpd.server_close()

@@ -60,6 +60,7 @@ class TextRenderer:
 
 
 def progress_line(event: Event) -> str | None:
+    """What --verbose shows on stderr for `event`: a tool call (a sub-agent's too)."""
     if isinstance(event, SubagentEvent):
         inner = progress_line(event.event)
         who = event.agent.description or event.agent.agent_type
