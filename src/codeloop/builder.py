@@ -71,6 +71,7 @@ from codeloop.settings.settings_apply import (
 )
 from codeloop.settings.settings_files import Settings, config_sources, load_settings, user_dirs
 from codeloop.shell.sandbox import sandbox_for
+from codeloop.side_requests import SideRequests, tool_summaries_on
 from codeloop.store.data_paths import codeloop_home
 from codeloop.store.resume import Opened, open_transcript
 from codeloop.store.session_store import SessionStore
@@ -99,7 +100,7 @@ from codeloop.tools.registry import (
     switched_tools,
     uses_teams,
 )
-from codeloop.tools.services import ToolServices
+from codeloop.tools.services import SideModel, ToolServices
 from codeloop.tools.skill_runtime import SkillRuntime
 from codeloop.types import new_uuid
 from codeloop.workspace.background import BackgroundShells
@@ -225,6 +226,7 @@ async def _assemble(options: Options, cwd: Path, git: GitProbe) -> Session:
         _connect_hooks(hooks, session, client.stream, model)
         _connect_auto_mode(session, hooks, settings, prompt.memory.text())
         _connect_tools(services, session, client, env)
+        session.side = _side_requests(services.side_model, options, env)
         _connect_language_servers(services, session, env, warnings)
         session.memory_files = tuple(prompt.memory.files)
         _describe(session, ext, settings, memory)
@@ -352,6 +354,22 @@ def _connect_tools(
     services.questions = session.questions  # a frontend that can ask sets `.ask`
     small = _small_model(client.provider, config.model, env)
     services.side_model = QuickModel(client.stream, small, config.retry, session.ledger.add)
+
+
+def _side_requests(
+    model: SideModel | None, options: Options, env: Mapping[str, str]
+) -> SideRequests | None:
+    """The side requests the session asked for, on the tools' side model (the same client,
+    retries and usage ledger); None when none is on."""
+    if model is None:
+        return None
+    side = SideRequests(
+        model,
+        tool_summaries=tool_summaries_on(env),
+        agent_progress=options.agent_progress_summaries,
+        prompt_suggestions=options.prompt_suggestions,
+    )
+    return side if side.tool_summaries or side.agent_progress or side.prompt_suggestions else None
 
 
 def _small_model(provider: str, model: str, env: Mapping[str, str]) -> str:

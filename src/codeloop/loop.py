@@ -43,6 +43,7 @@ from codeloop.events import (
     TextDelta,
     ThinkingDelta,
     ToolFinished,
+    ToolUseSummary,
     UserTurn,
 )
 from codeloop.hooks.hook_runner import MAX_STOP_HOOK_CONTINUATIONS
@@ -207,16 +208,20 @@ async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]
     """Run the loop to its end; the last event is the `LoopEnd`."""
     run = _Run(params, deps)
     state = run.first_state()
-    while True:
-        turn = _Turn(state)
-        for phase in PHASES:
-            async for event in phase(run, turn):
-                yield event
-            if turn.next is not None:
-                break
-        if not isinstance(turn.next, State):
-            return  # the phase that ended the run yielded its LoopEnd
-        state = turn.next
+    try:
+        while True:
+            turn = _Turn(state)
+            for phase in PHASES:
+                async for event in phase(run, turn):
+                    yield event
+                if turn.next is not None:
+                    break
+            if not isinstance(turn.next, State):
+                return  # the phase that ended the run yielded its LoopEnd
+            state = turn.next
+    finally:
+        for _, task in run.summaries:  # a run that ended early leaves its labels unread
+            task.cancel()
 
 
 class _Run:
@@ -229,6 +234,9 @@ class _Run:
         self.totals = params.ledger.child()
         # The token budget counts what this prompt spends, sub-agents included.
         self.output_before = params.ledger.usage.output_tokens
+        # Tool-use summaries under way, each with its batch's call ids: read once the next
+        # response has finished (deps.summarize_tools).
+        self.summaries: list[tuple[tuple[str, ...], asyncio.Future[str | None]]] = []
 
     async def specs(self) -> tuple[ToolSpec, ...]:
         """The tools this turn's request offers."""
@@ -548,6 +556,9 @@ async def after_answer(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
         assembler.id,
         (deps.clock() - attempt.started) * 1000,
     )
+    if run.summaries:
+        async for event in _finished_summaries(run, wait=not assistant.tool_uses):
+            yield event
     if assistant.tool_uses or _recovering(turn):
         return
     async for event in _stop_hooks(run, turn, assistant):
@@ -608,6 +619,33 @@ async def _stop_hooks(run: _Run, turn: _Turn, assistant: Message) -> AsyncIterat
         yield Notice("warning", f"a Stop hook blocked {limit} times; the run ends")
 
 
+def _summarize_batch(run: _Run, assistant: Message, results: list[ToolResultBlock]) -> None:
+    """Start the batch's tool-use summary beside the loop: the next request does not wait."""
+    summarize = run.deps.summarize_tools
+    if summarize is None or not results:
+        return
+    calls = assistant.tool_uses
+    label = asyncio.ensure_future(summarize(calls, tuple(results)))
+    run.summaries.append((tuple(call.id for call in calls), label))
+
+
+async def _finished_summaries(run: _Run, *, wait: bool) -> AsyncIterator[Event]:
+    """The tool-use summaries ready once a response has finished, in batch order. `wait`: the
+    response ends the run's tool work, so the labels still coming are waited for (the answer
+    is out already; an abort stops the wait)."""
+    if wait:
+        pending = [label for _, label in run.summaries if not label.done()]
+        if pending:
+            await unless_aborted(asyncio.wait(pending), run.params.abort)
+    kept = []
+    for ids, label in run.summaries:
+        if not label.done():
+            kept.append((ids, label))
+        elif not label.cancelled() and label.exception() is None and (summary := label.result()):
+            yield ToolUseSummary(summary, ids)
+    run.summaries = kept
+
+
 # --- 5. after the tools --------------------------------------------------------------------
 
 
@@ -631,6 +669,7 @@ async def after_tools(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
     truncated = attempt.assembler.stop_reason == "max_tokens"
     recovering = _recovering(turn)
     results = _explain_truncated_calls(attempt.results, assistant) if truncated else attempt.results
+    _summarize_batch(run, assistant, results)
     content: tuple[ToolResultBlock | TextBlock, ...] = tuple(results)
     if batch_context := await attempt.executor.finish_batch():
         content = (*content, TextBlock(batch_context))
