@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -126,12 +126,15 @@ class SideRequests:
         self, recent: Callable[[], Sequence[Message]], report: Callable[[str], None]
     ) -> None:
         """Every `progress_every` seconds, a few words on what `recent` shows to `report`,
-        until cancelled (the sub-agent ended)."""
+        until cancelled (the sub-agent ended). A period in which the agent did nothing new
+        (its prompt alone, or a tool still running since the last report) asks nothing."""
+        described = len(recent())
         while True:
             await self.wait(self.progress_every)
             messages = recent()
-            if not messages:
+            if len(messages) == described:
                 continue
+            described = len(messages)
             if (summary := await self.describe_progress(messages)) is not None:
                 report(summary)
 
@@ -143,12 +146,6 @@ class SideRequests:
         except Exception as exc:  # a side request never costs the run
             log.warning("codeloop: %s request failed: %s", what, exc)
             return None
-
-
-def tool_summaries_on(env: Mapping[str, str]) -> bool:
-    """CLAUDE_CODE_EMIT_TOOL_USE_SUMMARIES, as Claude Code reads it: on when set truthy."""
-    value = env.get("CLAUDE_CODE_EMIT_TOOL_USE_SUMMARIES", "").strip().lower()
-    return value not in ("", "0", "false", "no", "off")
 
 
 def conversation_text(messages: Sequence[Message]) -> str:

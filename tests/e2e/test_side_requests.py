@@ -4,9 +4,13 @@ the small fast model, each off by default with no side request at all."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
-from codeloop.side_requests import SUGGESTION_PROMPT, TOOL_SUMMARY_PROMPT
+from codeloop.side_requests import PROGRESS_PROMPT, SUGGESTION_PROMPT, TOOL_SUMMARY_PROMPT
 from codeloop.testing.fake_server import FakeModelServer
 from codeloop.testing.scenario import Scenario, tool_use, turn
 from tests.e2e.cli import CliRun, provider_env, run_cli
@@ -16,6 +20,8 @@ SMALL = "claude-haiku-test"
 TASK = "count-the-files"
 SUMMARY_KEY = TOOL_SUMMARY_PROMPT.split(".")[0]
 SUGGESTION_KEY = SUGGESTION_PROMPT.splitlines()[0]
+SDK_FLAGS = ("--input-format", "stream-json", "--output-format", "stream-json", "--verbose")
+SDK_FLAGS += ("--allowedTools", "Bash")
 
 
 def _server(*, summaries: int = 0, suggestions: int = 0) -> FakeModelServer:
@@ -115,3 +121,109 @@ def test_prompt_suggestions_need_stream_json(tmp_path: Path) -> None:
         assert run.returncode != 0
         assert "--prompt-suggestions" in run.stderr and "stream-json" in run.stderr
         assert not server.requests
+
+
+def test_sdk_initialize_asks_for_progress_and_suggestions(tmp_path: Path) -> None:
+    """initialize's agentProgressSummaries: a task_progress line while the sub-agent runs
+    (its tool waits for a file the test writes once the line came); promptSuggestions: a
+    prompt_suggestion line after the result."""
+    work = tmp_path / "work"
+    work.mkdir()
+    wait = "while [ ! -f go ]; do sleep 0.05; done; echo went"
+    task = tool_use("Task", {"description": "wait", "prompt": "wait-for-go, then say so"})
+    progress_key = PROGRESS_PROMPT.split(" in ")[0]
+    conversations = {
+        "delegate-it": Scenario(turns=(turn(task),)),
+        "wait-for-go": Scenario(
+            turns=(turn(tool_use("Bash", {"command": wait})), turn("finale-key: it went"))
+        ),
+        "finale-key": Scenario(turns=(turn("Done waiting."),)),
+        # One report per new action of the sub-agent: its Bash call, then its answer at most.
+        progress_key: Scenario(turns=(turn("Waiting for go"), turn("Saying it went"))),
+        SUGGESTION_KEY: Scenario(turns=(turn("check the output"),)),
+    }
+    with FakeModelServer(conversations) as server:
+        env = provider_env(server, "anthropic", tmp_path) | {
+            "CODELOOP_HOME": str(tmp_path / "home"),
+            "ANTHROPIC_SMALL_FAST_MODEL": SMALL,
+            "CODELOOP_AGENT_PROGRESS_MS": "50",
+        }
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "codeloop", "--model", MODEL, *SDK_FLAGS],
+            cwd=work,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        init = {"subtype": "initialize", "promptSuggestions": True, "agentProgressSummaries": True}
+        prompt = {"role": "user", "content": "delegate-it please"}
+        frames = [
+            {"type": "control_request", "request_id": "init", "request": init},
+            {"type": "user", "message": prompt, "parent_tool_use_id": None},
+        ]
+        proc.stdin.write("".join(json.dumps(f) + "\n" for f in frames))
+        proc.stdin.flush()
+        lines: list[dict[str, Any]] = []
+        for raw in proc.stdout:
+            line = json.loads(raw)
+            lines.append(line)
+            if line.get("subtype") == "task_progress":
+                (work / "go").write_text("go")
+            if line["type"] == "result":
+                proc.stdin.close()
+        stderr = proc.stderr.read()
+        proc.wait(timeout=60)
+    assert proc.returncode == 0, stderr
+    assert "not supported" not in stderr  # both options taken
+    kinds = [line["type"] for line in lines]
+    progress = [line for line in lines if line.get("subtype") == "task_progress"]
+    assert progress and progress[0]["summary"] == "Waiting for go"
+    call_id = next(
+        b["id"]
+        for line in lines
+        if line["type"] == "assistant" and line["parent_tool_use_id"] is None
+        for b in line["message"]["content"]
+        if b["type"] == "tool_use"
+    )
+    assert {p["tool_use_id"] for p in progress} == {call_id}
+    assert all(p["type"] == "system" and p["uuid"] and p["session_id"] for p in progress)
+    # While the sub-agent still ran: before its final answer.
+    sub_answers = [
+        i
+        for i, line in enumerate(lines)
+        if line["type"] == "assistant" and line["parent_tool_use_id"] == call_id
+    ]
+    assert lines.index(progress[0]) < sub_answers[-1]
+    assert kinds[-2:] == ["result", "prompt_suggestion"]
+    assert lines[-1]["suggestion"] == "check the output"
+    sent = [r.body for r in server.requests if r.conversation == progress_key]
+    assert sent and all(body["model"] == SMALL for body in sent)
+    assert "while [ ! -f go ]" in str(sent[0]["messages"])
+
+
+def test_sdk_without_the_options_no_side_request(tmp_path: Path) -> None:
+    with _server() as server:
+        proc = subprocess.run(
+            [sys.executable, "-m", "codeloop", "--model", MODEL, *SDK_FLAGS],
+            cwd=tmp_path,
+            env=provider_env(server, "anthropic", tmp_path)
+            | {"CODELOOP_HOME": str(tmp_path / "home")},
+            input=json.dumps(
+                {
+                    "type": "user",
+                    "message": {"role": "user", "content": f"{TASK} please"},
+                    "parent_tool_use_id": None,
+                }
+            )
+            + "\n",
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert proc.returncode == 0, proc.stderr
+    last = json.loads(proc.stdout.splitlines()[-1])
+    assert last["type"] == "result"
+    assert [r.conversation for r in server.requests] == [TASK] * 3
