@@ -20,8 +20,10 @@ SMALL = "claude-haiku-test"
 TASK = "count-the-files"
 SUMMARY_KEY = TOOL_SUMMARY_PROMPT.split(".")[0]
 SUGGESTION_KEY = SUGGESTION_PROMPT.splitlines()[0]
-SDK_FLAGS = ("--input-format", "stream-json", "--output-format", "stream-json", "--verbose")
-SDK_FLAGS += ("--allowedTools", "Bash")
+SDK_FLAGS = (
+    *("--input-format", "stream-json", "--output-format", "stream-json", "--verbose"),
+    *("--allowedTools", "Bash"),
+)
 
 
 def _server(*, summaries: int = 0, suggestions: int = 0) -> FakeModelServer:
