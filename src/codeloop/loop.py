@@ -234,9 +234,22 @@ class _Run:
         self.totals = params.ledger.child()
         # The token budget counts what this prompt spends, sub-agents included.
         self.output_before = params.ledger.usage.output_tokens
-        # Tool-use summaries under way, each with its batch's call ids: read once the next
-        # response has finished (deps.summarize_tools).
+        # Tool-use summaries (deps.summarize_tools): the batches waiting for the next
+        # request to be out, then the labels under way with their batch's call ids, read once
+        # the next response has finished.
+        self.to_label: list[tuple[tuple[ToolUseBlock, ...], tuple[ToolResultBlock, ...]]] = []
         self.summaries: list[tuple[tuple[str, ...], asyncio.Future[str | None]]] = []
+
+    def start_labels(self) -> None:
+        """The side requests of the batches before this request, now that it is out: they
+        never stand between a batch and the next request (Claude Code's leave ~8 ms after)."""
+        summarize = self.deps.summarize_tools
+        if summarize is None:
+            return
+        for calls, results in self.to_label:
+            label = asyncio.ensure_future(summarize(calls, results))
+            self.summaries.append((tuple(call.id for call in calls), label))
+        self.to_label.clear()
 
     async def specs(self) -> tuple[ToolSpec, ...]:
         """The tools this turn's request offers."""
@@ -405,6 +418,8 @@ async def _stream(
             if isinstance(event, Stalled):
                 yield Notice("warning", f"the model has sent nothing for {event.seconds:g} s")
                 continue
+            if run.to_label:
+                run.start_labels()
             if run.params.stream_events and not isinstance(event, KeepAlive):
                 yield ModelStreamed(event)
             block = assembler.feed(event)
@@ -556,6 +571,7 @@ async def after_answer(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
         assembler.id,
         (deps.clock() - attempt.started) * 1000,
     )
+    run.start_labels()  # a response that came whole, with no event before its end
     if run.summaries:
         async for event in _finished_summaries(run, wait=not assistant.tool_uses):
             yield event
@@ -620,13 +636,9 @@ async def _stop_hooks(run: _Run, turn: _Turn, assistant: Message) -> AsyncIterat
 
 
 def _summarize_batch(run: _Run, assistant: Message, results: list[ToolResultBlock]) -> None:
-    """Start the batch's tool-use summary beside the loop: the next request does not wait."""
-    summarize = run.deps.summarize_tools
-    if summarize is None or not results:
-        return
-    calls = assistant.tool_uses
-    label = asyncio.ensure_future(summarize(calls, tuple(results)))
-    run.summaries.append((tuple(call.id for call in calls), label))
+    """The batch's tool-use summary, due as soon as the next request is out."""
+    if run.deps.summarize_tools is not None and results:
+        run.to_label.append((assistant.tool_uses, tuple(results)))
 
 
 async def _finished_summaries(run: _Run, *, wait: bool) -> AsyncIterator[Event]:
@@ -679,6 +691,9 @@ async def after_tools(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
         content = (*content, TextBlock(OUTPUT_RECOVERY_PROMPT))
     user_message = Message("user", content, uuid=run.deps.uuid(), is_meta=not results)
     yield UserTurn(user_message)
+    if run.summaries:  # the labels ready by now, their next response long finished
+        async for label in _finished_summaries(run, wait=False):
+            yield label
     messages = (*state.messages, assistant, user_message)
     if attempt.executor.hook_stop is not None:
         yield run.end(turn, "hook_stopped", messages, attempt.executor.hook_stop)

@@ -69,10 +69,10 @@ def test_tool_use_summaries_follow_each_batch_once_the_next_response_finished(
     assert [s["preceding_tool_use_ids"] for s in summaries] == calls[:2]
     session_id = lines[0]["session_id"]
     assert all(s["session_id"] == session_id and s["uuid"] for s in summaries)
-    # Each label after the assistant message of the response that followed its batch.
+    # Each label once the response that followed its batch has finished, before the result.
     assistants = [i for i, kind in enumerate(kinds) if kind == "assistant"]
     at = [i for i, kind in enumerate(kinds) if kind == "tool_use_summary"]
-    assert assistants[1] < at[0] < assistants[2] < at[1] < kinds.index("result")
+    assert assistants[1] < at[0] and assistants[2] < at[1] < kinds.index("result")
     # The side requests: the small fast model, no tools, the batch's calls with their output.
     sent = _side(server, SUMMARY_KEY)
     assert len(sent) == 2
