@@ -241,8 +241,9 @@ class _Run:
         self.summaries: list[tuple[tuple[str, ...], asyncio.Future[str | None]]] = []
 
     def start_labels(self) -> None:
-        """The side requests of the batches before this request, now that it is out: they
-        never stand between a batch and the next request (Claude Code's leave ~8 ms after)."""
+        """The side requests of the batches before this request, now that it is answered (its
+        first event): they never stand between a batch and the next request, and their work
+        falls while the model writes (bench/tool_summaries.py)."""
         summarize = self.deps.summarize_tools
         if summarize is None:
             return

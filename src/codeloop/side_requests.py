@@ -141,9 +141,7 @@ class SideRequests:
     async def _ask(self, what: str, prompt: str, max_tokens: int) -> str | None:
         try:
             return await self.model.ask(prompt, system=SIDE_SYSTEM, max_tokens=max_tokens)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # a side request never costs the run
+        except Exception as exc:  # a side request never costs the run (a cancel still stops it)
             log.warning("codeloop: %s request failed: %s", what, exc)
             return None
 

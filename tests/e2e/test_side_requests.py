@@ -229,3 +229,16 @@ def test_sdk_without_the_options_no_side_request(tmp_path: Path) -> None:
     last = json.loads(proc.stdout.splitlines()[-1])
     assert last["type"] == "result"
     assert [r.conversation for r in server.requests] == [TASK] * 3
+
+
+def test_text_output_shows_the_labels_with_verbose(tmp_path: Path) -> None:
+    with _server(summaries=2) as server:
+        args = ["-p", f"{TASK} please", "--model", MODEL, "--allowedTools", "Bash", "--verbose"]
+        env = provider_env(server, "anthropic", tmp_path) | {
+            "CODELOOP_HOME": str(tmp_path / "home"),
+            "CLAUDE_CODE_EMIT_TOOL_USE_SUMMARIES": "1",
+        }
+        run = run_cli(args, cwd=tmp_path, env=env)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "There are 3 files."
+    assert "⎿ Ran batch 1" in run.stderr and "⎿ Ran batch 2" in run.stderr
