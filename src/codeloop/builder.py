@@ -100,7 +100,7 @@ from codeloop.tools.registry import (
     switched_tools,
     uses_teams,
 )
-from codeloop.tools.services import SideModel, ToolServices
+from codeloop.tools.services import ToolServices
 from codeloop.tools.skill_runtime import SkillRuntime
 from codeloop.types import new_uuid
 from codeloop.workspace.background import BackgroundShells
@@ -225,8 +225,8 @@ async def _assemble(options: Options, cwd: Path, git: GitProbe) -> Session:
         _connect_skills(skills, session, policy, tools, hooks)
         _connect_hooks(hooks, session, client.stream, model)
         _connect_auto_mode(session, hooks, settings, prompt.memory.text())
-        _connect_tools(services, session, client, env)
-        session.side = _side_requests(services.side_model, options, env, session.notify)
+        side_model = _connect_tools(services, session, client, env)
+        session.side = _side_requests(side_model, options, env, session.notify)
         _connect_language_servers(services, session, env, warnings)
         session.memory_files = tuple(prompt.memory.files)
         _describe(session, ext, settings, memory)
@@ -346,18 +346,21 @@ def _agent_mcp(settings: Settings, env: Mapping[str, str], cwd: Path) -> AgentMc
 
 def _connect_tools(
     services: ToolServices, session: Session, client: ModelClient, env: Mapping[str, str]
-) -> None:
-    """What the tools that need the session act through, now that it exists."""
+) -> QuickModel:
+    """What the tools that need the session act through, now that it exists; the side model
+    they ask, which the side requests use too."""
     config = session.config
     services.leave_plan_mode = config.policy.leave_plan_mode
     services.host_allowed = functools.partial(config.policy.names_host, "WebFetch")
     services.questions = session.questions  # a frontend that can ask sets `.ask`
     small = _small_model(client.provider, config.model, env)
-    services.side_model = QuickModel(client.stream, small, config.retry, session.ledger.add)
+    side_model = QuickModel(client.stream, small, config.retry, session.ledger.add)
+    services.side_model = side_model
+    return side_model
 
 
 def _side_requests(
-    model: SideModel | None,
+    model: QuickModel,
     options: Options,
     env: Mapping[str, str],
     warn: Callable[[str], None],
@@ -365,8 +368,6 @@ def _side_requests(
     """The side requests the session asked for, on the tools' side model (the same client,
     retries and usage ledger); None when none is on. CODELOOP_AGENT_PROGRESS_MS: the period
     of a sub-agent's progress reports (Claude Code's 30 s by default)."""
-    if model is None:
-        return None
     notes: list[str] = []
     every = milliseconds(
         env, "CODELOOP_AGENT_PROGRESS_MS", int(PROGRESS_EVERY_SECONDS * 1000), notes
@@ -374,7 +375,7 @@ def _side_requests(
     for note in notes:
         warn(note)
     side = SideRequests(
-        model,
+        replace(model, stream=False),  # short answers, each read in one piece
         tool_summaries=flag(env, "CLAUDE_CODE_EMIT_TOOL_USE_SUMMARIES"),
         agent_progress=options.agent_progress_summaries,
         prompt_suggestions=options.prompt_suggestions,

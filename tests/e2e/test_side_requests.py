@@ -77,6 +77,7 @@ def test_tool_use_summaries_follow_each_batch_once_the_next_response_finished(
     sent = _side(server, SUMMARY_KEY)
     assert len(sent) == 2
     assert all(body["model"] == SMALL and "tools" not in body for body in sent)
+    assert not any(body.get("stream") for body in sent)  # short answers, read in one piece
     first = str(sent[0]["messages"])
     assert "echo one" in first and "ls" in first and "one\\n" in first
     # Their cost is the session's: the result's usage has the small model in it.
