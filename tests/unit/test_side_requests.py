@@ -105,12 +105,20 @@ async def test_off_no_side_request(tmp_path: Path) -> None:
 
 
 async def test_a_failed_summary_is_logged_and_the_run_goes_on(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     session = make_session(_two_batches(), tmp_path)
     session.side = SideRequests(Failing(), tool_summaries=True)
-    with caplog.at_level(logging.WARNING, logger="codeloop.side_requests"):
-        events = await _run(session, "go")
+    # Heard at the logger itself: another test's logging configuration may have disabled it
+    # or stopped it from propagating to the root, where caplog listens.
+    logger = logging.getLogger("codeloop.side_requests")
+    monkeypatch.setattr(logger, "disabled", False)
+    logger.addHandler(caplog.handler)
+    try:
+        with caplog.at_level(logging.WARNING, logger="codeloop.side_requests"):
+            events = await _run(session, "go")
+    finally:
+        logger.removeHandler(caplog.handler)
     end = events[-1]
     assert isinstance(end, LoopEnd) and end.reason == "completed"
     assert not [e for e in events if isinstance(e, ToolUseSummary)]
