@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from codeloop.messages import (
         AssistantMessage,
         Message,
+        PromptSuggestionMessage,
         ResultMessage,
         StreamEvent,
         SystemMessage,
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
         ThinkingBlock,
         ToolResultBlock,
         ToolUseBlock,
+        ToolUseSummaryMessage,
         UserMessage,
     )
     from codeloop.options import Options
@@ -44,6 +46,7 @@ __all__ = [
     "Options",
     "PermissionResultAllow",
     "PermissionResultDeny",
+    "PromptSuggestionMessage",
     "ResultMessage",
     "StreamEvent",
     "SystemMessage",
@@ -52,6 +55,7 @@ __all__ = [
     "ToolPermissionContext",
     "ToolResultBlock",
     "ToolUseBlock",
+    "ToolUseSummaryMessage",
     "UserMessage",
     "__version__",
     "query",
@@ -72,6 +76,7 @@ _HOMES = {
     "codeloop.messages": (
         "AssistantMessage",
         "Message",
+        "PromptSuggestionMessage",
         "ResultMessage",
         "StreamEvent",
         "SystemMessage",
@@ -79,6 +84,7 @@ _HOMES = {
         "ThinkingBlock",
         "ToolResultBlock",
         "ToolUseBlock",
+        "ToolUseSummaryMessage",
         "UserMessage",
     ),
     "codeloop.options": ("Options",),

@@ -214,6 +214,17 @@ class Client:
             if isinstance(message, ResultMessage):
                 return
 
+    async def after_response(self) -> AsyncIterator[Message]:
+        """What the prompts sent so far still had to say after their ResultMessage (a prompt
+        suggestion), once they are over."""
+        if self._turn is not None:
+            await asyncio.gather(self._turn, return_exceptions=True)
+        while not self._messages.empty():
+            item = self._messages.get_nowait()
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+
     async def interrupt(self) -> None:
         if self._conversation is not None and self._conversation.running:
             self._conversation.conversation.interrupt()
@@ -260,7 +271,8 @@ async def query(
     output_schema: dict[str, Any] | None = None,
     include_partial_messages: bool = False,
 ) -> AsyncIterator[Message]:
-    """One prompt in a session of its own: its messages, the ResultMessage last."""
+    """One prompt in a session of its own: its messages, the ResultMessage last (then, with
+    Options.prompt_suggestions, the PromptSuggestionMessage that follows it)."""
     client = Client(
         options,
         can_use_tool=can_use_tool,
@@ -272,6 +284,8 @@ async def query(
     try:
         await client.query(prompt)
         async for message in client.receive_response():
+            yield message
+        async for message in client.after_response():
             yield message
     finally:
         await client.disconnect()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -74,12 +74,13 @@ from codeloop.settings.settings_apply import (
 )
 from codeloop.settings.settings_files import Settings, config_sources, load_settings, user_dirs
 from codeloop.shell.sandbox import sandbox_for
+from codeloop.side_requests import PROGRESS_EVERY_SECONDS, SideRequests
 from codeloop.store.data_paths import codeloop_home
 from codeloop.store.resume import Opened, open_transcript
 from codeloop.store.session_store import SessionStore
 from codeloop.store.transcript import TranscriptWriter
 from codeloop.subagents import DEFAULT_MAX_PARALLEL_AGENTS, VERIFIER, AgentRunner, run_agent
-from codeloop.system.env_values import milliseconds
+from codeloop.system.env_values import flag, milliseconds
 from codeloop.teams.task_list import TaskList
 from codeloop.teams.teammates import spawn_teammate
 from codeloop.telemetry import StartType, start_telemetry
@@ -243,7 +244,8 @@ async def _assemble(options: Options, cwd: Path, git: GitProbe) -> Session:
         _connect_skills(skills, session, policy, tools, hooks)
         _connect_hooks(hooks, session, client.stream, model)
         _connect_auto_mode(session, hooks, settings, prompt.memory.text())
-        _connect_tools(services, session, client, env)
+        side_model = _connect_tools(services, session, client, env)
+        session.side = _side_requests(side_model, options, env, session.notify)
         _connect_language_servers(services, session, env, warnings)
         session.memory_files = tuple(prompt.memory.files)
         session.memory_dir = memory_dir
@@ -373,14 +375,42 @@ def _agent_mcp(settings: Settings, env: Mapping[str, str], cwd: Path) -> AgentMc
 
 def _connect_tools(
     services: ToolServices, session: Session, client: ModelClient, env: Mapping[str, str]
-) -> None:
-    """What the tools that need the session act through, now that it exists."""
+) -> QuickModel:
+    """What the tools that need the session act through, now that it exists; the side model
+    they ask, which the side requests use too."""
     config = session.config
     services.leave_plan_mode = config.policy.leave_plan_mode
     services.host_allowed = functools.partial(config.policy.names_host, "WebFetch")
     services.questions = session.questions  # a frontend that can ask sets `.ask`
     small = _small_model(client.provider, config.model, env)
-    services.side_model = QuickModel(client.stream, small, config.retry, session.ledger.add)
+    side_model = QuickModel(client.stream, small, config.retry, session.ledger.add)
+    services.side_model = side_model
+    return side_model
+
+
+def _side_requests(
+    model: QuickModel,
+    options: Options,
+    env: Mapping[str, str],
+    warn: Callable[[str], None],
+) -> SideRequests | None:
+    """The side requests the session asked for, on the tools' side model (the same client,
+    retries and usage ledger); None when none is on. CODELOOP_AGENT_PROGRESS_MS: the period
+    of a sub-agent's progress reports (Claude Code's 30 s by default)."""
+    notes: list[str] = []
+    every = milliseconds(
+        env, "CODELOOP_AGENT_PROGRESS_MS", int(PROGRESS_EVERY_SECONDS * 1000), notes
+    )
+    for note in notes:
+        warn(note)
+    side = SideRequests(
+        replace(model, stream=False),  # short answers, each read in one piece
+        tool_summaries=flag(env, "CLAUDE_CODE_EMIT_TOOL_USE_SUMMARIES"),
+        agent_progress=options.agent_progress_summaries,
+        prompt_suggestions=options.prompt_suggestions,
+        progress_every=every / 1000,
+    )
+    return side if side.tool_summaries or side.agent_progress or side.prompt_suggestions else None
 
 
 def _small_model(provider: str, model: str, env: Mapping[str, str]) -> str:

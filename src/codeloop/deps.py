@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -20,7 +20,7 @@ from codeloop.models.base import ModelClient, ModelRequest, StreamEvent
 from codeloop.tools.base import AnyTool, SpawnAgent, Workspace
 from codeloop.tools.executor import ExecutorEvent, ToolExecutor
 from codeloop.tools.permission import CanUseTool
-from codeloop.types import Message, ToolUseBlock, Usage, new_uuid
+from codeloop.types import Message, ToolResultBlock, ToolUseBlock, Usage, new_uuid
 
 CallModel = Callable[[ModelRequest], AsyncIterator[StreamEvent]]
 
@@ -72,6 +72,13 @@ class ExecutorFactory(Protocol):
     ) -> Executor: ...
 
 
+# Labels one tool batch (its calls, their results) beside the loop: a side request on the small
+# fast model (side_requests.py); None when it failed.
+SummarizeTools = Callable[
+    [Sequence[ToolUseBlock], Sequence[ToolResultBlock]], Awaitable[str | None]
+]
+
+
 # Called before the first writer of a turn runs, with the history before that turn: a checkpoint
 # (checkpoints/). Returns once it is on disk, or a warning for the user when it failed.
 BeforeWrite = Callable[[tuple[Message, ...], ToolUseBlock], Awaitable[str | None]]
@@ -118,6 +125,8 @@ class LoopDeps:
     clock: Callable[[], float] = field(default=time.monotonic)
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     before_write: BeforeWrite | None = None
+    # Tool-use summaries (CLAUDE_CODE_EMIT_TOOL_USE_SUMMARIES); None: none asked for.
+    summarize_tools: SummarizeTools | None = None
 
     @staticmethod
     def for_client(client: ModelClient, can_use_tool: CanUseTool) -> LoopDeps:

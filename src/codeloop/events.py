@@ -326,6 +326,24 @@ class TodosChanged:
     todos: tuple[dict[str, str], ...]
 
 
+@dataclass(frozen=True, slots=True)
+class ToolUseSummary:
+    """A short label for one tool batch, made beside the loop on the small fast model
+    (CLAUDE_CODE_EMIT_TOOL_USE_SUMMARIES): yielded once the next response has finished."""
+
+    summary: str
+    tool_use_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskProgress:
+    """A few words on what a running sub-agent does now (the SDK's agentProgressSummaries),
+    about every 30 s while it runs; `tool_use_id` is the Agent call that started it."""
+
+    summary: str
+    tool_use_id: str
+
+
 Event = (
     RequestStart
     | RequestEnd
@@ -350,6 +368,8 @@ Event = (
     | LoopEnd
     | SubagentEvent
     | TodosChanged
+    | ToolUseSummary
+    | TaskProgress
 )
 
 # How a step that takes a while tells what it is doing as it starts (the loop yields it then).

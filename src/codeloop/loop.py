@@ -45,6 +45,7 @@ from codeloop.events import (
     TextDelta,
     ThinkingDelta,
     ToolFinished,
+    ToolUseSummary,
     UserTurn,
 )
 from codeloop.hooks.hook_runner import MAX_STOP_HOOK_CONTINUATIONS
@@ -220,16 +221,20 @@ async def query_loop(params: LoopParams, deps: LoopDeps) -> AsyncIterator[Event]
     """Run the loop to its end; the last event is the `LoopEnd`."""
     run = _Run(params, deps)
     state = run.first_state()
-    while True:
-        turn = _Turn(state)
-        for phase in PHASES:
-            async for event in phase(run, turn):
-                yield event
-            if turn.next is not None:
-                break
-        if not isinstance(turn.next, State):
-            return  # the phase that ended the run yielded its LoopEnd
-        state = turn.next
+    try:
+        while True:
+            turn = _Turn(state)
+            for phase in PHASES:
+                async for event in phase(run, turn):
+                    yield event
+                if turn.next is not None:
+                    break
+            if not isinstance(turn.next, State):
+                return  # the phase that ended the run yielded its LoopEnd
+            state = turn.next
+    finally:
+        for _, task in run.summaries:  # a run that ended early leaves its labels unread
+            task.cancel()
 
 
 class _Run:
@@ -244,6 +249,23 @@ class _Run:
         self.output_before = params.ledger.usage.output_tokens
         # A compaction hid what the history spent: the task budget then says what is left.
         self.compacted = False
+        # Tool-use summaries (deps.summarize_tools): the batches waiting for the next
+        # request to be out, then the labels under way with their batch's call ids, read once
+        # the next response has finished.
+        self.to_label: list[tuple[tuple[ToolUseBlock, ...], tuple[ToolResultBlock, ...]]] = []
+        self.summaries: list[tuple[tuple[str, ...], asyncio.Future[str | None]]] = []
+
+    def start_labels(self) -> None:
+        """The side requests of the batches before this request, now that it is answered (its
+        first event): they never stand between a batch and the next request, and their work
+        falls while the model writes (bench/tool_summaries.py)."""
+        summarize = self.deps.summarize_tools
+        if summarize is None:
+            return
+        for calls, results in self.to_label:
+            label = asyncio.ensure_future(summarize(calls, results))
+            self.summaries.append((tuple(call.id for call in calls), label))
+        self.to_label.clear()
 
     async def specs(self) -> tuple[ToolSpec, ...]:
         """The tools this turn's request offers."""
@@ -427,6 +449,8 @@ async def _stream(
             ttft_ms = None
             if isinstance(event, MessageStart):
                 ttft_ms = attempt.ttft_ms = (run.deps.clock() - attempt.started) * 1000
+            if run.to_label:
+                run.start_labels()
             if run.params.stream_events and not isinstance(event, KeepAlive):
                 yield ModelStreamed(event, ttft_ms)
             block = assembler.feed(event)
@@ -579,6 +603,10 @@ async def after_answer(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
         assembler.id,
         (deps.clock() - attempt.started) * 1000,
     )
+    run.start_labels()  # a response that came whole, with no event before its end
+    if run.summaries:
+        async for event in _finished_summaries(run, wait=not assistant.tool_uses):
+            yield event
     if assistant.tool_uses or _recovering(turn):
         return
     async for event in _stop_hooks(run, turn, assistant):
@@ -639,6 +667,29 @@ async def _stop_hooks(run: _Run, turn: _Turn, assistant: Message) -> AsyncIterat
         yield Notice("warning", f"a Stop hook blocked {limit} times; the run ends")
 
 
+def _summarize_batch(run: _Run, assistant: Message, results: list[ToolResultBlock]) -> None:
+    """The batch's tool-use summary, due as soon as the next request is out."""
+    if run.deps.summarize_tools is not None and results:
+        run.to_label.append((assistant.tool_uses, tuple(results)))
+
+
+async def _finished_summaries(run: _Run, *, wait: bool) -> AsyncIterator[Event]:
+    """The tool-use summaries ready once a response has finished, in batch order. `wait`: the
+    response ends the run's tool work, so the labels still coming are waited for (the answer
+    is out already; an abort stops the wait)."""
+    if wait:
+        pending = [label for _, label in run.summaries if not label.done()]
+        if pending:
+            await unless_aborted(asyncio.wait(pending), run.params.abort)
+    kept = []
+    for ids, label in run.summaries:
+        if not label.done():
+            kept.append((ids, label))
+        elif not label.cancelled() and label.exception() is None and (summary := label.result()):
+            yield ToolUseSummary(summary, ids)
+    run.summaries = kept
+
+
 # --- 5. after the tools --------------------------------------------------------------------
 
 
@@ -662,6 +713,7 @@ async def after_tools(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
     truncated = attempt.assembler.stop_reason == "max_tokens"
     recovering = _recovering(turn)
     results = _explain_truncated_calls(attempt.results, assistant) if truncated else attempt.results
+    _summarize_batch(run, assistant, results)
     content: tuple[ToolResultBlock | TextBlock, ...] = tuple(results)
     if batch_context := await attempt.executor.finish_batch():
         content = (*content, TextBlock(batch_context))
@@ -680,6 +732,9 @@ async def after_tools(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
         yield MessagesDelivered(tuple(message.uuid for message in arrived))
     user_message = Message("user", content, uuid=run.deps.uuid(), is_meta=not results)
     yield UserTurn(user_message)
+    if run.summaries:  # the labels ready by now, their next response long finished
+        async for label in _finished_summaries(run, wait=False):
+            yield label
     messages = (*state.messages, assistant, user_message)
     if attempt.executor.hook_stop is not None:
         yield run.end(turn, "hook_stopped", messages, attempt.executor.hook_stop)

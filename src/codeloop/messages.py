@@ -102,7 +102,35 @@ class StreamEvent:
     parent_tool_use_id: str | None = None
 
 
-Message = UserMessage | AssistantMessage | SystemMessage | ResultMessage | StreamEvent
+@dataclass(frozen=True)
+class ToolUseSummaryMessage:
+    """A short label for the tool batch `preceding_tool_use_ids` ran
+    (CLAUDE_CODE_EMIT_TOOL_USE_SUMMARIES), once the next response has finished."""
+
+    summary: str
+    preceding_tool_use_ids: list[str]
+    session_id: str
+    uuid: str
+
+
+@dataclass(frozen=True)
+class PromptSuggestionMessage:
+    """What the user might type next (Options.prompt_suggestions), after the result."""
+
+    suggestion: str
+    session_id: str
+    uuid: str
+
+
+Message = (
+    UserMessage
+    | AssistantMessage
+    | SystemMessage
+    | ResultMessage
+    | StreamEvent
+    | ToolUseSummaryMessage
+    | PromptSuggestionMessage
+)
 
 
 def parse_message(data: dict[str, Any]) -> Message | None:
@@ -154,6 +182,11 @@ def parse_message(data: dict[str, Any]) -> Message | None:
         return StreamEvent(
             data["uuid"], data["session_id"], data["event"], data.get("parent_tool_use_id")
         )
+    if kind == "tool_use_summary":
+        ids = list(data["preceding_tool_use_ids"])
+        return ToolUseSummaryMessage(data["summary"], ids, data["session_id"], data["uuid"])
+    if kind == "prompt_suggestion":
+        return PromptSuggestionMessage(data["suggestion"], data["session_id"], data["uuid"])
     return None
 
 

@@ -89,3 +89,8 @@ class Options:
     # Shared by sessions that draw on one quota (a batch): a 429/529 pauses them all, and
     # the summary calls wait on it too.
     limiter: RateLimiter | None = None
+    # Side requests on the small fast model (side_requests.py): after each answer, what the
+    # user might type next (--prompt-suggestions, the SDK's promptSuggestions); about every
+    # 30 s of a running sub-agent, what it does (the SDK's agentProgressSummaries).
+    prompt_suggestions: bool = False
+    agent_progress_summaries: bool = False

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from codeloop.lsp.servers import LanguageServers
     from codeloop.mcp.server_manager import McpManager
     from codeloop.settings.settings_files import Settings
+    from codeloop.side_requests import SideRequests
 
 
 class SessionObserver(Protocol):
@@ -154,6 +155,9 @@ class Session:
         # The main conversation's raw model stream as events too (ModelStreamed), for a face
         # that shows it; the front door sets it (frontdoor.Conversation).
         self.stream_events = False
+        # The side requests asked for (tool-use summaries, task progress, prompt
+        # suggestions; side_requests.py); None: none.
+        self.side: SideRequests | None = None
 
     async def start_servers(self) -> bool:
         """Wait for the MCP servers the builder started (the first prompt does otherwise);
@@ -437,6 +441,9 @@ class Session:
             context=self.context or TrimOnly(),
             hooks=self.hooks,
             spawn_agent=self._run_subagent,
+            summarize_tools=(
+                self.side.summarize_tools if self.side and self.side.tool_summaries else None
+            ),
         )
 
     def _answering(self, call_model: CallModel) -> CallModel:

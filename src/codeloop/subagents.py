@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -28,7 +28,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 from codeloop.context.memory import system_reminder
 from codeloop.context.system_prompt import build_system_prompt
 from codeloop.deps import BeforeWrite, LoopDeps, TrimOnly
-from codeloop.events import Event, LoopEnd, SubAgent, SubagentEvent
+from codeloop.events import (
+    AssistantTurn,
+    Event,
+    LoopEnd,
+    SubAgent,
+    SubagentEvent,
+    TaskProgress,
+    UserTurn,
+)
 from codeloop.extensions.agents import GENERAL, AgentDefinition, Agents, choose_tools
 from codeloop.hooks.hook_runner import HookRunner
 from codeloop.loop import LoopParams, query_loop
@@ -43,6 +51,7 @@ from codeloop.usage.costs import Ledger, total_cost_usd
 
 if TYPE_CHECKING:
     from codeloop.mcp.agent_servers import AgentMcp
+    from codeloop.side_requests import SideRequests
 
 # Skill name -> its rendered body, for an agent's `skills:` (None: no such skill).
 SkillBodies = Callable[[str], str | None]
@@ -71,6 +80,8 @@ class AgentHost(Protocol):
     def user_context(self) -> tuple[Message, ...]: ...
     @property
     def subagent_runs(self) -> list[SubagentRun]: ...
+    @property
+    def side(self) -> SideRequests | None: ...
 
     def run_params(self, messages: tuple[Message, ...], **changes: Any) -> LoopParams: ...
     def run_deps(self) -> LoopDeps: ...
@@ -319,6 +330,7 @@ async def prepare_agent(
         hooks=hooks,
         spawn_agent=None,
         before_write=_caller_checkpoint(ctx),
+        summarize_tools=None,  # the labels are the main conversation's (Claude Code's too)
     )
     return PreparedAgent(sub, params, deps)
 
@@ -331,14 +343,20 @@ async def drive(session: AgentHost, agent: PreparedAgent, ctx: ToolContext) -> L
     transcript = session.sidechain(sub)
     started = time.monotonic()
     end: LoopEnd | None = None
-    async with linked_abort(params.abort, ctx.abort) as abort:
+    seen = [params.messages[-1]]  # what its progress reports describe
+    async with (
+        linked_abort(params.abort, ctx.abort) as abort,
+        _reporting_progress(session, sub, ctx, seen),
+    ):
         params = replace(params, abort=abort)
         _write(transcript, params.messages[-1])
         async for event in query_loop(params, deps):
             _write(transcript, event)
             session.observe_subagent(event, sub)  # its requests recorded, observers told
             ctx.emit(SubagentEvent(sub, event))
-            if isinstance(event, LoopEnd):
+            if isinstance(event, AssistantTurn | UserTurn):
+                seen.append(event.message)
+            elif isinstance(event, LoopEnd):
                 end = event
     assert end is not None
     run = SubagentRun(
@@ -364,6 +382,29 @@ async def drive(session: AgentHost, agent: PreparedAgent, ctx: ToolContext) -> L
             )
             transcript.close()
     return end
+
+
+@contextlib.asynccontextmanager
+async def _reporting_progress(
+    session: AgentHost, sub: SubAgent, ctx: ToolContext, seen: list[Message]
+) -> AsyncIterator[None]:
+    """While the agent runs, about every 30 s, a few words on its latest action go up as a
+    TaskProgress (the SDK's agentProgressSummaries), the way its own events do."""
+    side = session.side
+    if side is None or not side.agent_progress:
+        yield
+        return
+
+    def report(summary: str) -> None:
+        progress = TaskProgress(summary, sub.tool_use_id)
+        session.observe_subagent(progress, sub)
+        ctx.emit(SubagentEvent(sub, progress))
+
+    reporting = asyncio.ensure_future(side.report_progress(lambda: tuple(seen), report))
+    try:
+        yield
+    finally:
+        reporting.cancel()
 
 
 def _write(transcript: TranscriptWriter | None, item: Message | Event) -> None:

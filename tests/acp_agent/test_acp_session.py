@@ -713,3 +713,31 @@ async def test_the_tools_flag_applies_to_every_session(tmp_path: Path) -> None:
     (request,) = server.requests
     assert {t["name"] for t in request.body["tools"]} == {"Read", "Grep"}
     assert unknown.value.code == -32602 and "Nope" in str(unknown.value.data)
+
+
+async def test_tool_use_summaries_reach_the_editor_as_thoughts(tmp_path: Path) -> None:
+    """CLAUDE_CODE_EMIT_TOOL_USE_SUMMARIES in the editor's environment: each tool batch's
+    label, made on the small fast model, shows as a thought once the next answer is in."""
+    from codeloop.side_requests import TOOL_SUMMARY_PROMPT
+    from codeloop.testing.scenario import Scenario
+
+    work = project(tmp_path)
+    (work / "notes.txt").write_text("remember the milk\n")
+    read = tool_use("Read", {"file_path": str(work / "notes.txt")})
+    conversations = {
+        "read-the-notes": Scenario(turns=(turn(read), turn("They say: milk."))),
+        TOOL_SUMMARY_PROMPT.split(".")[0]: Scenario(turns=(turn("Read the notes"),)),
+    }
+    editor = Editor()
+    env = acp_env(None, tmp_path, CLAUDE_CODE_EMIT_TOOL_USE_SUMMARIES="1")
+    with FakeModelServer(conversations) as server:
+        env |= {"ANTHROPIC_BASE_URL": server.anthropic_base_url, "ANTHROPIC_API_KEY": "test-key"}
+        async with codeloop_acp(editor, env, work) as (conn, _):
+            new = await conn.new_session(cwd=str(work), mcp_servers=[])
+            done = await conn.prompt(
+                session_id=new.session_id, prompt=[acp.text_block("read-the-notes please")]
+            )
+    assert done.stop_reason == "end_turn"
+    thoughts = "".join(u.content.text for u in editor.updates("agent_thought_chunk"))
+    assert "(Read the notes)" in thoughts
+    assert len([r for r in server.requests if r.conversation != "read-the-notes"]) == 1

@@ -229,6 +229,7 @@ ROWS: dict[str, Row] = {
         ("--input-format", "stream-json", "--output-format", "stream-json", "--verbose")
     ),
     "--include-partial-messages": Row(("--include-partial-messages",), "stream"),
+    "--prompt-suggestions": Row(("--prompt-suggestions",), "stream"),
     "--replay-user-messages": Row(("--replay-user-messages",), "stream-in"),
     "--permission-prompt-tool": Row(("--permission-prompt-tool", "stdio"), "stream-in-tool"),
     "--json-schema": Row(("--json-schema", json.dumps({"type": "object"}))),

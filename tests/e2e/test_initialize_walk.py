@@ -66,8 +66,12 @@ PARTS: dict[str, Part] = {
     "sdkMcpServerManifests": Part(None, elsewhere="sent with sdkMcpServers, read with them"),
     "skills": Part(None, elsewhere="the SDK passes --allowedTools Skill(name) with it"),
     # issue 38 part 1 (another branch) acts on these two
-    "promptSuggestions": Part(None, elsewhere="prompt suggestions (issue 38, part 1)"),
-    "agentProgressSummaries": Part(None, elsewhere="task_progress (issue 38, part 1)"),
+    "promptSuggestions": Part(
+        None, elsewhere="test_side_requests: test_sdk_initialize_asks_for_progress_and_suggestions"
+    ),
+    "agentProgressSummaries": Part(
+        None, elsewhere="test_side_requests: test_sdk_initialize_asks_for_progress_and_suggestions"
+    ),
     **{
         name: Part(True, warned=True)
         for name in (

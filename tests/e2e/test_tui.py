@@ -671,3 +671,33 @@ def test_memory_opens_the_auto_memory_index_too(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stderr
         body = server.requests[0].body
     assert any("the tests run with make check" in t for t in user_texts(body))
+
+
+def test_a_prompt_suggestion_shows_greyed_and_tab_takes_it(tmp_path: Path) -> None:
+    """--prompt-suggestions: after the answer, the small fast model's guess at the next prompt
+    is drawn greyed in the empty input; Tab puts it in the input, Enter sends it."""
+    from codeloop.side_requests import SUGGESTION_PROMPT
+
+    hint = SUGGESTION_PROMPT.splitlines()[0]
+    conversations = {
+        "tell-me": Scenario(turns=(turn("Here it is."), turn("Committed."))),
+        hint: Scenario(turns=(turn("commit the fix"), turn("push it"))),
+    }
+    with (
+        FakeModelServer(conversations) as server,
+        Terminal(
+            [*MODEL, "--prompt-suggestions"], cwd=tmp_path, env=env_for(server, tmp_path)
+        ) as term,
+    ):
+        term.ready()
+        term.send("tell-me the state")
+        term.wait_for("Here it is.")
+        term.wait_for("commit the fix")
+        grey = [line for line in term.screen(escapes=True).splitlines() if "commit the fix" in line]
+        assert grey and "\x1b[90m" in grey[-1]  # ansibrightblack: a hint, not typed text
+        term.keys("Tab")
+        term.keys("Enter")
+        term.wait_for("Committed.")
+        assert "> commit the fix" in term.history()
+        mains = [r for r in server.requests if r.conversation == "tell-me"]
+    assert "commit the fix" in user_texts(mains[-1].body)

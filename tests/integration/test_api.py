@@ -301,3 +301,38 @@ async def test_rewind_files_to_a_prompt(tmp_path: Path) -> None:
             assert done["filesChanged"] == [str(one)] and not one.exists()
             with pytest.raises(codeloop.CodeloopError, match="No file checkpoint"):
                 await client.rewind_files("not-a-prompt")
+
+
+async def test_tool_use_summaries_and_the_prompt_suggestion(tmp_path: Path) -> None:
+    """CLAUDE_CODE_EMIT_TOOL_USE_SUMMARIES and Options.prompt_suggestions: each comes as its
+    own message type, the suggestion after the ResultMessage; both on the small fast model."""
+    from codeloop import PromptSuggestionMessage, ToolUseSummaryMessage
+    from codeloop.side_requests import SUGGESTION_PROMPT, TOOL_SUMMARY_PROMPT
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "a.txt").write_text("alpha\n")
+    read = tool_use("Read", {"file_path": str(work / "a.txt")})
+    conversations = {
+        "peek-at-a": Scenario(turns=(turn(read), turn("It says alpha."))),
+        TOOL_SUMMARY_PROMPT.split(".")[0]: Scenario(turns=(turn("Read a.txt"),)),
+        SUGGESTION_PROMPT.splitlines()[0]: Scenario(turns=(turn("now read b.txt"),)),
+    }
+    with FakeModelServer(conversations) as server:
+        opts = options(server, tmp_path, prompt_suggestions=True)
+        assert opts.env is not None
+        opts.env = {**opts.env, "CLAUDE_CODE_EMIT_TOOL_USE_SUMMARIES": "1"}
+        messages = [m async for m in query("peek-at-a please", opts)]
+    (label,) = [m for m in messages if isinstance(m, ToolUseSummaryMessage)]
+    calls = [
+        b.id
+        for m in messages
+        if isinstance(m, AssistantMessage)
+        for b in m.content
+        if isinstance(b, codeloop.ToolUseBlock)
+    ]
+    assert label.summary == "Read a.txt" and label.preceding_tool_use_ids == calls[:1]
+    assert isinstance(messages[-2], ResultMessage)
+    last = messages[-1]
+    assert isinstance(last, PromptSuggestionMessage) and last.suggestion == "now read b.txt"
+    assert last.session_id == messages[-2].session_id

@@ -367,6 +367,8 @@ class UpdateTranslator:
                 return [update_agent_thought_text("Compacting the conversation…")]
             case events.CompactBoundary(messages_replaced=replaced):
                 return [update_agent_thought_text(f"Compacted: {replaced} messages summarised")]
+            case events.ToolUseSummary(summary=summary):  # a label for the last tool batch
+                return [update_agent_thought_text(f"({summary})")]
             # A sub-agent's call the editor was shown (it asked permission) runs and ends.
             case events.SubagentEvent(event=events.ToolRunning(tool_use_id=inner_id)):
                 return self.running(inner_id)

@@ -58,6 +58,11 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
     from codeloop.frontdoor import Conversation
     from codeloop.frontdoor.session_flags import session_options
 
+    if args.prompt_suggestions and args.output_format != "stream-json":
+        raise UsageError(
+            "--prompt-suggestions: the suggestion comes as a stream-json line; use it with "
+            "--output-format stream-json (or in the interactive UI)"
+        )
     structured = schema_output(args)
     partial = args.output_format == "stream-json" and args.include_partial_messages
     conversation = await Conversation.open(session_options(args), stream_events=partial)
@@ -117,6 +122,14 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
             # is working and nothing waits (teammates.py).
             while (sent := await conversation.teammate_prompt()) is not None:
                 end = await _rendered(conversation.prompt(sent), out) or end
+        if args.prompt_suggestions and end is not None:  # its line comes after the result
+            status = out.finish(end, time.monotonic() - started)
+            if (suggestion := await conversation.suggest_prompt(end)) is not None:
+                from codeloop.cli.render import write_line
+                from codeloop.protocol.json_lines import suggestion_line
+
+                write_line(suggestion_line(suggestion, session.session_id))
+            return status
     finally:
         await conversation.close()
     assert end is not None

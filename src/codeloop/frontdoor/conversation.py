@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from codeloop.errors import UsageError
-from codeloop.events import Event, MessagesDelivered
+from codeloop.events import Event, LoopEnd, MessagesDelivered
 from codeloop.models.aliases import resolve_alias
 from codeloop.models.factory import split_spec
 from codeloop.permissions.modes import MODE_ALIASES, PERMISSION_MODES, PermissionMode
@@ -200,6 +200,15 @@ class Conversation:
         self._sent[uuid] = future
         self._session.send(text, uuid)
         return future
+
+    async def suggest_prompt(self, end: LoopEnd) -> str | None:
+        """What the user might type next, asked of the small fast model once a prompt has
+        completed (--prompt-suggestions, the SDK's promptSuggestions); None when they are off
+        (nothing is sent), after any other end, or when nothing is obvious."""
+        side = self._session.side
+        if side is None or not side.prompt_suggestions or end.reason != "completed":
+            return None
+        return await side.suggest_prompt(self._session.messages)
 
     async def teammate_prompt(self) -> str | None:
         """An agent team's lead: what its teammates sent, once something came (the next

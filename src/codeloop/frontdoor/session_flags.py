@@ -77,6 +77,7 @@ def session_options(args: argparse.Namespace, *, interactive: bool = False) -> O
         fork_session=args.fork_session,
         mcp_config=args.mcp_config,
         strict_mcp_config=args.strict_mcp_config,
+        prompt_suggestions=args.prompt_suggestions,
         env=(
             {**os.environ, "MAX_THINKING_TOKENS": str(args.max_thinking_tokens)}
             if args.max_thinking_tokens
@@ -145,6 +146,13 @@ def add_sdk_flags(parser: argparse.ArgumentParser) -> None:
         "--include-partial-messages",
         action="store_true",
         help="stream-json: also each model stream's events as they arrive (stream_event lines)",
+    )
+    parser.add_argument(
+        "--prompt-suggestions",
+        action="store_true",
+        help="after each answer, ask the small fast model what you might type next: a "
+        "prompt_suggestion line after the result (stream-json), greyed in the empty input "
+        "(the interactive UI; Tab accepts it)",
     )
     parser.add_argument(
         "--replay-user-messages",

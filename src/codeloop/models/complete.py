@@ -51,15 +51,18 @@ async def complete(
     abort: asyncio.Event | None = None,
     sleep: Sleep = asyncio.sleep,
     prompt_tokens: int = 0,
+    stream: bool = True,
 ) -> Completion:
-    """Send `request` until it is answered whole, the policy gives up, or `abort` fires."""
+    """Send `request` until it is answered whole, the policy gives up, or `abort` fires;
+    `stream=False` asks for the answer in one piece (a short side answer: one read, not an
+    event per block)."""
     abort = abort or asyncio.Event()
     attempts = Attempts(policy, fallback_model)
     done = Completion(MessageAssembler(), request.model)
     while True:
         number = attempts.begin()
         done.assembler = MessageAssembler()
-        sent = replace(request, model=done.model, stream=not attempts.non_streaming)
+        sent = replace(request, model=done.model, stream=stream and not attempts.non_streaming)
         limiter = policy.limiter
         if limiter is not None and not await unless_aborted(limiter.wait(), abort):
             done.aborted = True
@@ -139,6 +142,9 @@ class QuickModel:
     model: str
     policy: RetryPolicy = field(default_factory=RetryPolicy)
     on_usage: Callable[[str, Usage], None] | None = None
+    # False: each answer comes in one piece (the side requests', which Claude Code sends
+    # without streaming too).
+    stream: bool = True
 
     async def ask(
         self,
@@ -158,7 +164,7 @@ class QuickModel:
             max_tokens=max_tokens,
             extra={"tools": [dict(t) for t in server_tools]} if server_tools else {},
         )
-        done = await complete(self.call_model, request, self.policy)
+        done = await complete(self.call_model, request, self.policy, stream=self.stream)
         if self.on_usage is not None:
             self.on_usage(done.model, done.usage)
         if done.error is not None:

@@ -27,6 +27,8 @@ from codeloop.events import (
     RequestEnd,
     Retrying,
     SubAgent,
+    TaskProgress,
+    ToolUseSummary,
     UserTurn,
 )
 from codeloop.models.wire_events import anthropic_event
@@ -240,6 +242,16 @@ class StreamJsonRenderer(JsonRenderer):
                     "uuid": new_uuid(),
                 }
             )
+        elif isinstance(event, ToolUseSummary):
+            self.emit(
+                {
+                    "type": "tool_use_summary",
+                    "summary": event.summary,
+                    "preceding_tool_use_ids": list(event.tool_use_ids),
+                    "uuid": new_uuid(),
+                    "session_id": session_id,
+                }
+            )
         elif isinstance(event, Compacting):
             self._compacting = True
             self.emit(_status("compacting", session_id))
@@ -274,12 +286,33 @@ class _SubagentLines:
         return None
 
     def event(self, event: Event, agent: SubAgent | None) -> None:
+        session_id = self.renderer.session.session_id
         if agent is not None and isinstance(event, AssistantTurn | UserTurn):
-            session_id = self.renderer.session.session_id
             self.renderer.emit(message_line(event, session_id, agent.tool_use_id))
+        elif isinstance(event, TaskProgress):  # while the sub-agent still runs
+            self.renderer.emit(
+                {
+                    "type": "system",
+                    "subtype": "task_progress",
+                    "summary": event.summary,
+                    "tool_use_id": event.tool_use_id,
+                    "uuid": new_uuid(),
+                    "session_id": session_id,
+                }
+            )
 
     def close(self) -> None:
         return None
+
+
+def suggestion_line(suggestion: str, session_id: str) -> dict[str, Any]:
+    """What the user might type next (--prompt-suggestions), after the prompt's result."""
+    return {
+        "type": "prompt_suggestion",
+        "suggestion": suggestion,
+        "uuid": new_uuid(),
+        "session_id": session_id,
+    }
 
 
 def _status(status: str | None, session_id: str) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 from codeloop.errors import UsageError
 from codeloop.events import LoopEnd
 from codeloop.frontdoor import Conversation
-from codeloop.protocol.json_lines import Emit, StreamJsonRenderer
+from codeloop.protocol.json_lines import Emit, StreamJsonRenderer, suggestion_line
 from codeloop.structured_output import StructuredOutput
 from codeloop.types import new_uuid
 
@@ -77,6 +77,8 @@ class SdkConversation:
                 end = event
         assert end is not None
         self.status = self.out.finish(end, time.monotonic() - started)
+        if (suggestion := await conversation.suggest_prompt(end)) is not None:
+            self.emit(suggestion_line(suggestion, conversation.session_id))
         return self.status
 
     def send(self, content: Any, uuid: str) -> asyncio.Future[bool] | None:

@@ -18,6 +18,7 @@ from codeloop.events import (
     SubagentEvent,
     TextDelta,
     ToolStarted,
+    ToolUseSummary,
 )
 from codeloop.protocol.run_report import SessionView, StderrReport
 
@@ -45,7 +46,9 @@ class TextRenderer:
             live.write(event.text)
         elif isinstance(event, ResponseDiscarded):
             live.discard(event.reason)  # never left on screen looking like the answer
-        elif isinstance(event, AssistantTurn | ToolStarted | Notice | Retrying | MediaRemoved):
+        elif isinstance(
+            event, AssistantTurn | ToolStarted | Notice | Retrying | MediaRemoved | ToolUseSummary
+        ):
             # the turn ended, or a line is about to go to stderr: end the streamed line first
             live.end_line()
             if isinstance(event, AssistantTurn):
@@ -70,4 +73,6 @@ def progress_line(event: Event) -> str | None:
         return f"⏺ {event.tool_use.name}({args[:120]})"
     if isinstance(event, Notice):
         return f"  {event.level}: {event.text}"
+    if isinstance(event, ToolUseSummary):  # CLAUDE_CODE_EMIT_TOOL_USE_SUMMARIES
+        return f"  ⎿ {event.summary}"
     return None

@@ -26,8 +26,6 @@ _IGNORED = frozenset(
         "agents",
         "sdkMcpServerManifests",
         "sdkMcpServerConfigs",
-        "promptSuggestions",
-        "agentProgressSummaries",
     }
 )
 
@@ -68,8 +66,14 @@ def from_initialize(options: Options, init: dict[str, Any]) -> tuple[dict[str, b
         paths = [p["path"] for p in init["plugins"] if isinstance(p, dict) and p.get("path")]
         options.plugin_dirs = [*options.plugin_dirs, *map(str, paths)]
         applied["plugins_applied"] = True
+    # Side requests (side_requests.py): what the user might type next, sub-agents' progress.
+    if init.get("promptSuggestions") is True:
+        options.prompt_suggestions = True
+    if init.get("agentProgressSummaries") is True:
+        options.agent_progress_summaries = True
     known = {"sdkMcpServers", "mcpServers", "systemPrompt", "appendSystemPrompt", "settings"}
     known |= {"disallowedTools", "plugins", "jsonSchema", "skills"}
+    known |= {"promptSuggestions", "agentProgressSummaries"}
     for key in sorted(set(init) - known - _IGNORED):
         if init[key] is not None:
             print(

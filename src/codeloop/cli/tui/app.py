@@ -59,6 +59,7 @@ from codeloop.cli.tui.controller import Controller
 from codeloop.cli.tui.dialogs import PermissionDialog, Picker
 from codeloop.cli.tui.early import PROMPT, STARTING
 from codeloop.cli.tui.presenter import Presenter
+from codeloop.cli.tui.suggestion import GreyedSuggestion
 from codeloop.commands import Registry
 
 if TYPE_CHECKING:
@@ -78,6 +79,7 @@ STYLE = Style.from_dict(
         "spinner": "ansiyellow",
         "queued": "ansibrightblack italic",
         "hint": "ansibrightblack",
+        "suggestion": "ansibrightblack",
     }
 )
 
@@ -350,6 +352,12 @@ class TerminalUI(Controller):
             out.append((style, text + ("\n" if i < len(rows) - 1 else "")))
         return out
 
+    def _suggested(self) -> str | None:
+        """The suggestion to show: only in the empty input, with nothing running or asked."""
+        if self.buffer.text or self.presenter.busy or self.dialog or self.picker:
+            return None
+        return self.suggestion
+
     def _footer(self) -> StyleAndTextTuples:
         width = self._width()
         now = time.monotonic()
@@ -391,7 +399,7 @@ class TerminalUI(Controller):
             dont_extend_width=True,
         )
         editor = Window(
-            BufferControl(self.buffer),
+            BufferControl(self.buffer, input_processors=[GreyedSuggestion(self._suggested)]),
             wrap_lines=True,
             height=Dimension(min=1, max=12),
             dont_extend_height=True,
@@ -520,6 +528,10 @@ class TerminalUI(Controller):
                 self.buffer.insert_text("\n")
                 return
             self._send()
+
+        @kb.add("tab", filter=in_input & ~asking & Condition(lambda: bool(self._suggested())))
+        def _take_suggestion(event: KeyPressEvent) -> None:
+            self.buffer.insert_text(self._suggested() or "")
 
         @kb.add("escape", "enter", filter=in_input)
         @kb.add("c-j", filter=in_input)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from codeloop.cli.tui.presenter import Presenter
 from codeloop.commands import CommandContext, CommandError, Registry, Submit, parse, run_command
+from codeloop.events import LoopEnd
 
 if TYPE_CHECKING:
     from codeloop.frontdoor import Conversation
@@ -32,6 +33,10 @@ class Controller(ABC):
         self._conversation: Conversation | None = None
         self.closing = False
         self.exit_status = 0
+        # What the user might type next (--prompt-suggestions): shown greyed in the empty
+        # input, Tab takes it; None until the last prompt's suggestion came (or none did).
+        self.suggestion: str | None = None
+        self._suggesting: asyncio.Task[None] | None = None
 
     # --- what each frontend provides ------------------------------------------------------
 
@@ -127,6 +132,7 @@ class Controller(ABC):
         )
         new = await self._open(options)
         self.options = dataclasses.replace(options, resume=None)
+        self._forget_suggestion()  # the old conversation's
         self._conversation = new
         await old.close()
 
@@ -188,8 +194,10 @@ class Controller(ABC):
 
     async def run(self, submit: Submit, *, shown: str | None) -> None:
         presenter = self.presenter
+        self._forget_suggestion()
         presenter.begin(shown)
         self.flush()
+        end: LoopEnd | None = None
         try:
             async for event in self.conversation.prompt(
                 submit.prompt,
@@ -199,15 +207,36 @@ class Controller(ABC):
             ):
                 presenter.event(event)
                 self.flush()
+                if isinstance(event, LoopEnd):
+                    end = event
         finally:
             presenter.end()
             self.flush()
+        if end is not None:
+            self._suggesting = asyncio.ensure_future(self._suggest(self.conversation, end))
+
+    async def _suggest(self, conversation: Conversation, end: LoopEnd) -> None:
+        """The next prompt's suggestion, asked beside the UI (the input stays usable)."""
+        self.suggestion = await conversation.suggest_prompt(end)
+        if self.suggestion is not None:
+            self.suggested(self.suggestion)
+
+    def suggested(self, suggestion: str) -> None:
+        """A suggestion came: the terminal UI draws it greyed in the empty input."""
+        self.flush()
+
+    def _forget_suggestion(self) -> None:
+        if self._suggesting is not None:
+            self._suggesting.cancel()
+            self._suggesting = None
+        self.suggestion = None
 
     def show(self, text: str) -> None:
         self.presenter.show(text)
         self.flush()
 
     async def close(self) -> None:
+        self._forget_suggestion()
         if self._conversation is not None:
             conversation, self._conversation = self._conversation, None
             await conversation.close()

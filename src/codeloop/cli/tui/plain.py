@@ -86,6 +86,10 @@ class PlainUI(Controller):
             sys.stdout.write(out)
             sys.stdout.flush()
 
+    def suggested(self, suggestion: str) -> None:
+        """No input to draw it in: a line of its own."""
+        self.show(f"Suggested next: {suggestion}")
+
     async def choose(self, title: str, options: Sequence[str]) -> int | None:
         if not self.interactive or not options:
             return None
