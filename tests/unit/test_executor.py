@@ -19,6 +19,7 @@ from codeloop.types import ToolUseBlock
 
 class WorkInput(ToolInput):
     ms: int = 0
+    after: str = ""  # the call whose end this one waits for (proof that they run together)
     fail: bool = False
     safe: bool = True
 
@@ -30,6 +31,10 @@ class Journal:
         self.entries: list[tuple[str, str]] = []
         self.running: set[str] = set()
         self.overlaps: list[tuple[str, frozenset[str]]] = []
+        self.ends: dict[str, asyncio.Event] = {}
+
+    def ended(self, tool_use_id: str) -> asyncio.Event:
+        return self.ends.setdefault(tool_use_id, asyncio.Event())
 
 
 class WorkTool(Tool[WorkInput]):
@@ -50,6 +55,8 @@ class WorkTool(Tool[WorkInput]):
             j.overlaps.append((ctx.tool_use_id, frozenset(j.running)))
         j.running.add(ctx.tool_use_id)
         try:
+            if args.after:
+                await asyncio.wait_for(j.ended(args.after).wait(), timeout=30)
             if args.ms:
                 abort_wait = asyncio.ensure_future(ctx.abort.wait())
                 await asyncio.wait({abort_wait}, timeout=args.ms / 1000)
@@ -62,6 +69,7 @@ class WorkTool(Tool[WorkInput]):
         finally:
             j.running.discard(ctx.tool_use_id)
             j.entries.append(("end", ctx.tool_use_id))
+            j.ended(ctx.tool_use_id).set()
 
 
 class BashLike(WorkTool):
@@ -88,12 +96,12 @@ async def drain(executor: ToolExecutor) -> list[ToolFinished]:
 async def test_results_come_in_call_order_not_finish_order(tmp_path: Path) -> None:
     journal = Journal()
     ex = make_executor(journal, tmp_path)
-    ex.add(use(0, ms=30))
-    ex.add(use(1, ms=1))
-    ex.add(use(2, ms=10))
+    ex.add(use(0, after="t1"))  # t0 can only end once t1 has: they must run together
+    ex.add(use(1))
+    ex.add(use(2, after="t1"))
     results = await drain(ex)
     assert [r.tool_use.id for r in results] == ["t0", "t1", "t2"]
-    # they did run together: t1 ended before t0 did
+    # t1 ended before t0 did, and the results still came in call order
     assert journal.entries.index(("end", "t1")) < journal.entries.index(("end", "t0"))
 
 
