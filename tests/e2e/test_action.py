@@ -149,7 +149,8 @@ def test_the_pull_request_step_posts_the_review(repo: Path, tmp_path: Path) -> N
         with FakeGitHub(TOKEN, head, {"src/app.py": {3, 4}}) as github:
             env, head = actions_env(repo, tmp_path, github.url)
             base_env = provider_env(server, "anthropic", tmp_path)
-            env = base_env | env | inputs_env() | {"BASE_SHA": git(repo, "rev-parse", "main")}
+            shas = {"BASE_SHA": git(repo, "rev-parse", "main"), "HEAD_SHA": head}
+            env = base_env | env | inputs_env() | shas
             del env["GITHUB_TOKEN"], env["ANTHROPIC_API_KEY"]  # the inputs bring them
             done = run_step(step("Review the pull request"), env, repo)
         first = server.requests[0].body

@@ -221,3 +221,28 @@ def test_review_of_no_change_completes_without_the_model(repo: Path, tmp_path: P
         "summary": "Nothing to review: no changes from feature.",
         "findings": [],
     }
+
+
+def test_post_github_places_findings_on_the_head_version_after_the_base_moved(
+    repo: Path, tmp_path: Path
+) -> None:
+    """The base gained two lines at the top of src/app.py after the branch was cut: the merge
+    commit Actions checks out numbers the changed lines 5-6, the pull request's head (where
+    GitHub places the comments) 3-4. The review is of the head."""
+    git(repo, "checkout", "-q", "main")
+    (repo / "src" / "app.py").write_text('"""Totals."""\n\n' + (repo / "src/app.py").read_text())
+    git(repo, "commit", "-qam", "docstring on main")
+    git(repo, "checkout", "-q", "feature")
+    turns = [turn(tool_use("StructuredOutput", REVIEW)), turn("Done.")]
+    with FakeModelServer(turns) as server:
+        head = git(repo, "rev-parse", "feature")
+        with FakeGitHub(TOKEN, head, {"src/app.py": {3, 4}}) as github:
+            env, head = actions_env(repo, tmp_path, github.url)
+            env |= provider_env(server, "anthropic", tmp_path)
+            run = run_cli(["review", "--post", "github", "--model", MODEL], cwd=repo, env=env)
+        first = json.dumps(server.requests[0].body)
+    assert run.returncode == 0, run.stderr
+    (post,) = github.made("POST", "/reviews")
+    assert [(c["path"], c["line"]) for c in post.body["comments"]] == [("src/app.py", 4)]
+    assert "+    for item in items[1:]:" in first
+    assert '"""Totals."""' not in first  # the base's own change is not the pull request's

@@ -84,7 +84,12 @@ def review_parser() -> argparse.ArgumentParser:
         help="compare with the merge base of REF and the head (default: the default branch; in "
         "a pull_request event, the pull request's base)",
     )
-    parser.add_argument("--head", metavar="REF", default="HEAD", help="the change's head (HEAD)")
+    parser.add_argument(
+        "--head",
+        metavar="REF",
+        help="the change's head (default: HEAD; in a pull_request event, the pull request's "
+        "head commit when the checkout has it)",
+    )
     parser.add_argument(
         "--format", choices=("text", "json"), default="text", help="text (default) or json"
     )
@@ -132,8 +137,8 @@ async def _review(own: argparse.Namespace, args: argparse.Namespace) -> int:
     else:
         summary = changes.stat.strip().splitlines()[-1].strip()
         print(
-            f"codeloop: reviewing {changes.base_label} ({changes.base[:12]})..{own.head}: "
-            f"{summary}",
+            f"codeloop: reviewing {changes.base_label} ({changes.base[:12]})"
+            f"..{changes.head_label[:12]}: {summary}",
             file=sys.stderr,
         )
         review = await _run_review(args, changes)
@@ -145,7 +150,7 @@ async def _review(own: argparse.Namespace, args: argparse.Namespace) -> int:
     return 0
 
 
-def _changes(cwd: Path, base: str | None, head: str, pr: PullRequest | None) -> Changes:
+def _changes(cwd: Path, base: str | None, head: str | None, pr: PullRequest | None) -> Changes:
     from codeloop.review.changes import (
         collect,
         commit_of,
@@ -162,7 +167,22 @@ def _changes(cwd: Path, base: str | None, head: str, pr: PullRequest | None) -> 
     else:
         base = base or default_branch(root)
         label = base
+    if head is None and pr is not None:
+        head = pull_request_head(root, base, pr)
+    head = head or "HEAD"
     return collect(root, merge_base(root, base, head), head, base_label=label)
+
+
+def pull_request_head(root: Path, base: str, pr: PullRequest) -> str:
+    """The pull request's head commit when the checkout has it and its history back to the
+    base: findings and inline comments are placed on lines of the head version (the
+    `commit_id` a review is posted on), and the merge commit Actions checks out numbers them
+    differently once the base has moved. Else HEAD (a shallow checkout: the merge commit)."""
+    from codeloop.review.changes import commit_of, has_merge_base
+
+    if commit_of(root, pr.head_sha) and has_merge_base(root, base, pr.head_sha):
+        return pr.head_sha
+    return "HEAD"
 
 
 async def _run_review(args: argparse.Namespace, changes: Changes) -> Review:

@@ -84,6 +84,14 @@ def default_branch(root: Path) -> str:
     )
 
 
+def has_merge_base(root: Path, base: str, head: str) -> bool:
+    try:
+        look("merge-base", base, head, cwd=root)
+    except GitError:
+        return False
+    return True
+
+
 def merge_base(root: Path, base: str, head: str) -> str:
     try:
         return look("merge-base", base, head, cwd=root).strip()
