@@ -8,7 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from codeloop.review.changes import ReviewError, collect, default_branch, touched_lines
+from codeloop.review.changes import (
+    MAX_PROMPT_DIFF,
+    ReviewError,
+    collect,
+    default_branch,
+    prompt_diff,
+    touched_lines,
+)
 
 
 def git(repo: Path, *args: str) -> None:
@@ -85,3 +92,31 @@ def test_the_working_tree_counts_new_files_git_does_not_know_yet(tmp_path: Path)
     assert not subprocess.run(  # and looking added nothing to the index
         ["git", "diff", "--cached", "--quiet"], cwd=repo, check=False
     ).returncode
+
+
+def test_a_huge_diff_shows_whole_files_and_names_those_left_out(tmp_path: Path) -> None:
+    """A generated file too big for the prompt comes first in git's order: the small files
+    after it are still shown, each whole, and the note names what is left out."""
+    repo = new_repo(tmp_path / "r", "main")
+    (repo / "a-lock.json").write_text("".join(f'"dep{n}": "1.0.{n}",\n' for n in range(9000)))
+    for n in range(30):
+        (repo / f"part{n:02}.py").write_text("".join(f"v{i} = {i}\n" for i in range(400)))
+    (repo / "z.py").write_text("print('the change')\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "two")
+    changes = collect(repo, "HEAD~1", "HEAD")
+    assert len(changes.diff) > MAX_PROMPT_DIFF
+    shown = prompt_diff(changes)
+    assert len(shown) <= MAX_PROMPT_DIFF + 2000
+    assert "+print('the change')" in shown  # after the huge file, still shown
+    assert '"dep0"' not in shown
+    body, _, note = shown.rpartition("\n[The diff is too long")
+    assert f"git diff {changes.base} {changes.head} -- PATH" in note
+    # every file is either shown whole (its last line too) or named as left out
+    named = [line.strip().rstrip("]") for line in note.splitlines()[1:]]
+    parts = {part.split(" b/")[0]: part for part in body.split("diff --git a/")[1:]}
+    assert "a-lock.json" in named and "z.py" in parts
+    assert any(f"part{n:02}.py" in named for n in range(30))  # the budget left some out
+    for n in range(30):
+        name = f"part{n:02}.py"
+        assert "+v399 = 399" in parts[name] if name in parts else name in named, name
