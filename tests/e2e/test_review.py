@@ -246,3 +246,45 @@ def test_post_github_places_findings_on_the_head_version_after_the_base_moved(
     assert [(c["path"], c["line"]) for c in post.body["comments"]] == [("src/app.py", 4)]
     assert "+    for item in items[1:]:" in first
     assert '"""Totals."""' not in first  # the base's own change is not the pull request's
+
+
+def test_findings_placed_outside_the_head_are_sent_back_to_the_model(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A path outside the repository, a file the head does not have, a line past the end:
+    the StructuredOutput call is refused with the reasons and the model places them again."""
+
+    def at(path: str, line: int) -> dict[str, Any]:
+        return {"path": path, "line": line, "severity": "low", "title": "t", "body": "b"}
+
+    misplaced = {
+        "summary": "s",
+        "findings": [
+            at("../../etc/passwd", 1),
+            at("/etc/hosts", 1),
+            at("src/nope.py", 1),
+            at("src/util.py", 3),
+            at(str(repo / "src/app.py"), 5),
+            at("./src/util.py", 2),
+        ],
+    }
+    turns = [
+        turn(tool_use("StructuredOutput", misplaced)),
+        turn(tool_use("StructuredOutput", REVIEW)),
+        turn("Done."),
+    ]
+    with FakeModelServer(turns) as server:
+        env = provider_env(server, "anthropic", tmp_path)
+        run = run_cli(
+            ["review", "--base", "main", "--format", "json", "--model", MODEL], cwd=repo, env=env
+        )
+        (refused,) = tool_results(server.requests[1].body)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == REVIEW
+    assert refused.get("is_error")
+    said = json.dumps(refused["content"])
+    for n in (0, 1):
+        assert f"findings/{n}: " in said and "outside the repository" in said
+    assert "findings/2: src/nope.py is not a file of HEAD" in said
+    assert "findings/3: src/util.py: line 3 is past the end of the file (2 lines" in said
+    assert "findings/4" not in said and "findings/5" not in said  # absolute inside, ./ are fine

@@ -192,14 +192,14 @@ async def _run_review(args: argparse.Namespace, changes: Changes) -> Review:
     from codeloop.frontdoor.session_flags import session_options
     from codeloop.protocol.run_report import StderrReport
     from codeloop.review.changes import ReviewError
-    from codeloop.review.findings import SCHEMA, Review, review_prompt
+    from codeloop.review.findings import SCHEMA, Review, misplaced, review_prompt
     from codeloop.structured_output import StructuredOutput
 
     options = session_options(args)
     options.cwd = changes.root
     options.permission_mode = "plan"
     conversation = await Conversation.open(options)
-    structured = StructuredOutput(SCHEMA)
+    structured = StructuredOutput(SCHEMA, check=lambda value: misplaced(value, changes))
     end: LoopEnd | None = None
     report = StderrReport()
     try:
