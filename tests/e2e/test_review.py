@@ -14,7 +14,16 @@ from codeloop.testing.fake_server import FakeModelServer
 from codeloop.testing.github_server import FakeGitHub
 from codeloop.testing.scenario import Turn, tool_use, turn
 from tests.e2e.cli import provider_env, run_cli
-from tests.e2e.review_checks import MODEL, REVIEW, TOKEN, UTIL, actions_env, git, make_repo
+from tests.e2e.review_checks import (
+    ELSEWHERE,
+    MODEL,
+    REVIEW,
+    TOKEN,
+    UTIL,
+    actions_env,
+    git,
+    make_repo,
+)
 
 
 @pytest.fixture
@@ -288,3 +297,21 @@ def test_findings_placed_outside_the_head_are_sent_back_to_the_model(
     assert "findings/2: src/nope.py is not a file of HEAD" in said
     assert "findings/3: src/util.py: line 3 is past the end of the file (2 lines" in said
     assert "findings/4" not in said and "findings/5" not in said  # absolute inside, ./ are fine
+
+
+def test_the_jobs_credentials_are_never_printed(repo: Path, tmp_path: Path) -> None:
+    """A change can have the model quote the environment (a read-only command) into its
+    review: neither the printed review nor the progress lines carry the token."""
+    leaky = {
+        "summary": f"The token is {TOKEN}.",
+        "findings": [{**ELSEWHERE, "body": f"GITHUB_TOKEN={TOKEN} is set"}],
+    }
+    turns = [turn(tool_use("StructuredOutput", leaky)), turn("Done.")]
+    with FakeModelServer(turns + turns) as server:
+        env = provider_env(server, "anthropic", tmp_path) | {"GITHUB_TOKEN": TOKEN}
+        for fmt in ("json", "text"):
+            args = ["review", "--base", "main", "--format", fmt, "--model", MODEL, "--verbose"]
+            run = run_cli(args, cwd=repo, env=env)
+            assert run.returncode == 0, run.stderr
+            assert TOKEN not in run.stdout + run.stderr
+            assert "GITHUB_TOKEN=***" in run.stdout

@@ -120,9 +120,12 @@ def run_review(argv: list[str], session_parser: argparse.ArgumentParser) -> int:
 
 
 async def _review(own: argparse.Namespace, args: argparse.Namespace) -> int:
-    from codeloop.review.actions import actions_run, pull_request_of, read_event
+    from codeloop.review.actions import actions_run, job_secrets, pull_request_of, read_event
 
     run = actions_run(os.environ) if own.post == "github" else None
+    # what is printed (and posted) goes without the job's credentials: a change under review
+    # can have the model quote the environment (a read-only command) in a finding
+    secrets = job_secrets(os.environ)
     pr = run.pull_request if run is not None else pull_request_of(read_event(os.environ))
     if run is not None and pr is None:
         raise UsageError(
@@ -141,7 +144,8 @@ async def _review(own: argparse.Namespace, args: argparse.Namespace) -> int:
             f"..{changes.head_label[:12]}: {summary}",
             file=sys.stderr,
         )
-        review = await _run_review(args, changes)
+        review = await _run_review(args, changes, secrets)
+    review = review.redacted(secrets)
     _print(review, own.format)
     if run is not None and pr is not None and changes.empty:
         print("codeloop: the pull request changes nothing: no review posted", file=sys.stderr)
@@ -185,12 +189,15 @@ def pull_request_head(root: Path, base: str, pr: PullRequest) -> str:
     return "HEAD"
 
 
-async def _run_review(args: argparse.Namespace, changes: Changes) -> Review:
+async def _run_review(
+    args: argparse.Namespace, changes: Changes, secrets: tuple[str, ...]
+) -> Review:
     from codeloop.cli.render.text_renderer import progress_line
     from codeloop.events import LoopEnd, ToolFinished
     from codeloop.frontdoor import Conversation
     from codeloop.frontdoor.session_flags import session_options
     from codeloop.protocol.run_report import StderrReport
+    from codeloop.review.actions import redacted
     from codeloop.review.changes import ReviewError
     from codeloop.review.findings import SCHEMA, Review, misplaced, review_prompt
     from codeloop.structured_output import StructuredOutput
@@ -209,9 +216,10 @@ async def _run_review(args: argparse.Namespace, changes: Changes) -> Review:
         prompt = review_prompt(changes, "review", "tool")
         async for event in conversation.prompt(prompt):
             if not report.event(event) and (line := progress_line(event)):
-                report.line(line)
+                report.line(redacted(line, secrets))
             if isinstance(event, ToolFinished) and event.decision == "reject":
-                report.line(f"  ⎿ refused: {event.result.text.splitlines()[0][:160]}")
+                refused = event.result.text.splitlines()[0][:160]
+                report.line(redacted(f"  ⎿ refused: {refused}", secrets))
             if isinstance(event, LoopEnd):
                 end = event
     finally:

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from codeloop.review.actions import redacted
 from codeloop.review.changes import Changes, look, prompt_diff
 from codeloop.system.procs import GitError
 
@@ -67,6 +68,14 @@ class Review:
             Finding(**{**item, "path": relative(item["path"], root)}) for item in value["findings"]
         )
         return cls(str(value["summary"]), findings)
+
+    def redacted(self, secrets: tuple[str, ...]) -> Review:
+        """This review with every secret in it replaced by `***`."""
+        return Review.from_json(redacted(self.to_json(), secrets))
+
+    @classmethod
+    def from_json(cls, value: dict[str, Any]) -> Review:
+        return cls(value["summary"], tuple(Finding(**item) for item in value["findings"]))
 
     def to_json(self) -> dict[str, Any]:
         return {"summary": self.summary, "findings": [asdict(f) for f in self.findings]}

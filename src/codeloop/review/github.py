@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
+from codeloop.review.actions import redacted
 from codeloop.review.changes import ReviewError
 
 if TYPE_CHECKING:
@@ -82,7 +83,7 @@ class GitHub:
         import httpx
 
         what = f"{method} {url.split('?')[0]}"
-        body = _redacted(body, self.secrets)
+        body = redacted(body, self.secrets)
         for attempt in range(1, MAX_TRIES + 1):
             try:
                 response = self.http.request(method, url, json=body)
@@ -103,19 +104,6 @@ class GitHub:
         if response.is_success:
             return response
         raise GitHubError(f"{what}: {_explain(response)}", response.status_code)
-
-
-def _redacted(value: Any, secrets: tuple[str, ...]) -> Any:
-    """`value` with every secret in its strings replaced by `***`."""
-    if isinstance(value, str):
-        for secret in secrets:
-            value = value.replace(secret, "***")
-        return value
-    if isinstance(value, dict):
-        return {k: _redacted(v, secrets) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redacted(v, secrets) for v in value]
-    return value
 
 
 def _rate_limit_wait(response: httpx.Response) -> float | None:
