@@ -45,6 +45,20 @@ def test_the_default_branch_is_origin_head_then_main_then_master(tmp_path: Path)
         default_branch(new_repo(tmp_path / "other", "develop"))
 
 
+@pytest.mark.parametrize("name", ["main", "master"])
+def test_a_ci_checkout_without_origin_head_nor_a_local_branch_uses_origins(
+    tmp_path: Path, name: str
+) -> None:
+    """As actions/checkout leaves a clone: HEAD detached, no origin/HEAD, no local main."""
+    upstream = new_repo(tmp_path / "upstream", name)
+    git(tmp_path, "clone", "-q", str(upstream), "clone")
+    clone = tmp_path / "clone"
+    git(clone, "remote", "set-head", "origin", "-d")
+    git(clone, "checkout", "-q", "--detach")
+    git(clone, "branch", "-D", name)
+    assert default_branch(clone) == f"origin/{name}"
+
+
 def test_touched_lines_follow_git_through_new_renamed_and_deleted_files(tmp_path: Path) -> None:
     repo = new_repo(tmp_path / "r", "main")
     lines = "".join(f"line {n}\n" for n in range(1, 21))

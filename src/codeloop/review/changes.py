@@ -69,15 +69,16 @@ def commit_of(root: Path, ref: str) -> str | None:
 
 
 def default_branch(root: Path) -> str:
-    """Where origin/HEAD points, else `main`, else `master`."""
+    """Where origin/HEAD points, else `main`, else `master`: each the local branch, else
+    origin's (a CI checkout, detached, has origin/main and no local main nor origin/HEAD)."""
     try:
         ref = look("symbolic-ref", "-q", "refs/remotes/origin/HEAD", cwd=root).strip()
     except GitError:
         ref = ""
     if ref and commit_of(root, ref):
         return ref.removeprefix("refs/remotes/")
-    for name in ("main", "master"):
-        if commit_of(root, name):
+    for name in ("main", "origin/main", "master", "origin/master"):
+        if commit_of(root, f"refs/heads/{name}" if "/" not in name else f"refs/remotes/{name}"):
             return name
     raise ReviewError(
         "no default branch to compare with (origin/HEAD, main and master are all missing): "
