@@ -10,10 +10,12 @@ import pytest
 
 from codeloop.review.changes import (
     MAX_PROMPT_DIFF,
+    MAX_STAT_FILES,
     ReviewError,
     collect,
     default_branch,
     prompt_diff,
+    prompt_stat,
     touched_lines,
 )
 
@@ -134,3 +136,16 @@ def test_a_huge_diff_shows_whole_files_and_names_those_left_out(tmp_path: Path) 
     for n in range(30):
         name = f"part{n:02}.py"
         assert "+v399 = 399" in parts[name] if name in parts else name in named, name
+
+
+def test_the_list_of_files_changed_is_cut_too(tmp_path: Path) -> None:
+    repo = new_repo(tmp_path / "r", "main")
+    for n in range(MAX_STAT_FILES + 50):
+        (repo / f"f{n:04}.txt").write_text(f"{n}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "many")
+    listed = prompt_stat(collect(repo, "HEAD~1", "HEAD")).splitlines()
+    assert len(listed) == MAX_STAT_FILES + 2
+    assert listed[0].strip().startswith("f0000.txt")
+    assert listed[-2] == " … and 50 more files"
+    assert listed[-1].strip().startswith(f"{MAX_STAT_FILES + 50} files changed")

@@ -22,6 +22,7 @@ from codeloop.system.procs import GitError, git
 # rest itself (git diff BASE HEAD -- PATH).
 MAX_PROMPT_DIFF = 120_000
 MAX_LEFT_OUT = 200  # files left out of the prompt's diff named one by one
+MAX_STAT_FILES = 300  # files the prompt's list of files changed names one by one
 MAX_UNTRACKED = 200  # new files of the working tree a review takes in
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 
@@ -184,6 +185,17 @@ def _path(name: str) -> str | None:
     if name == "/dev/null":
         return None
     return name[2:] if name.startswith("b/") else name
+
+
+def prompt_stat(changes: Changes) -> str:
+    """The files changed as the first request lists them: git's stat, the first
+    `MAX_STAT_FILES` files of a longer one, and its summary line."""
+    lines = changes.stat.rstrip().splitlines()
+    if len(lines) <= MAX_STAT_FILES + 1:
+        return "\n".join(lines)
+    files, summary = lines[:-1], lines[-1]
+    more = f" … and {len(files) - MAX_STAT_FILES:,} more files"
+    return "\n".join([*files[:MAX_STAT_FILES], more, summary])
 
 
 def prompt_diff(changes: Changes) -> str:

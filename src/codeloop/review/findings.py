@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from codeloop.review.actions import redacted
-from codeloop.review.changes import Changes, look, prompt_diff
+from codeloop.review.changes import Changes, look, prompt_diff, prompt_stat
 from codeloop.system.procs import GitError
 
 SEVERITIES = ("high", "medium", "low")
@@ -198,7 +198,7 @@ what goes wrong and how to fix it. No findings is a fine answer when the change 
 {_ANSWER[answer]}
 
 Files changed:
-{changes.stat.rstrip()}
+{prompt_stat(changes)}
 
 ```diff
 {prompt_diff(changes).rstrip()}
