@@ -10,7 +10,9 @@ and the result says the output is missing.
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Callable
 from typing import Any
 
 from codeloop.errors import UsageError
@@ -55,8 +57,16 @@ def checked_schema(schema: Any) -> dict[str, Any]:
 class StructuredOutput:
     """The answer one prompt gave (`value`), or why there is none (`failed`)."""
 
-    def __init__(self, schema: dict[str, Any], max_corrections: int = MAX_CORRECTIONS) -> None:
+    def __init__(
+        self,
+        schema: dict[str, Any],
+        max_corrections: int = MAX_CORRECTIONS,
+        check: Callable[[Any], list[str]] | None = None,
+    ) -> None:
+        """`check`: the caller's own problems with an answer the schema takes (blocking: run
+        in a thread), sent back to the model like the schema's."""
         self.schema = schema
+        self.check = check
         self.max_corrections = max_corrections
         self.value: Any = None
         self.failed: str | None = None
@@ -121,11 +131,13 @@ class _OutputTool:
             f"{'/'.join(str(p) for p in error.absolute_path) or '(top level)'}: {error.message}"
             for error in validator.iter_errors(args)
         ]
+        wrong = "does not match the schema"
+        if not problems and self.owner.check is not None:
+            problems, wrong = await asyncio.to_thread(self.owner.check, args), "is not right"
         if problems:
             listed = "\n".join(f"- {p}" for p in problems[:20])
             return ToolResult.error(
-                f"The output does not match the schema:\n{listed}\nCall {NAME} again with "
-                "corrected output."
+                f"The output {wrong}:\n{listed}\nCall {NAME} again with corrected output."
             )
         self.owner.value = args
         return ToolResult("Structured output provided successfully.")

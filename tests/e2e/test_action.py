@@ -142,14 +142,23 @@ def inputs_env() -> dict[str, str]:
     }
 
 
-def test_the_pull_request_step_posts_the_review(repo: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("fetchable_head", [True, False])
+def test_the_pull_request_step_posts_the_review(
+    repo: Path, tmp_path: Path, fetchable_head: bool
+) -> None:
+    """The step fetches the head it lacks; one it cannot fetch is no failure (the merge
+    commit checked out is reviewed instead)."""
     turns = [turn(tool_use("StructuredOutput", REVIEW)), turn("Done.")]
     with FakeModelServer(turns) as server:
         head = git(repo, "rev-parse", "feature")
         with FakeGitHub(TOKEN, head, {"src/app.py": {3, 4}}) as github:
             env, head = actions_env(repo, tmp_path, github.url)
             base_env = provider_env(server, "anthropic", tmp_path)
-            env = base_env | env | inputs_env() | {"BASE_SHA": git(repo, "rev-parse", "main")}
+            shas = {
+                "BASE_SHA": git(repo, "rev-parse", "main"),
+                "HEAD_SHA": head if fetchable_head else "0" * 40,  # no remote has it
+            }
+            env = base_env | env | inputs_env() | shas
             del env["GITHUB_TOKEN"], env["ANTHROPIC_API_KEY"]  # the inputs bring them
             done = run_step(step("Review the pull request"), env, repo)
         first = server.requests[0].body

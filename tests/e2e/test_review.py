@@ -14,7 +14,16 @@ from codeloop.testing.fake_server import FakeModelServer
 from codeloop.testing.github_server import FakeGitHub
 from codeloop.testing.scenario import Turn, tool_use, turn
 from tests.e2e.cli import provider_env, run_cli
-from tests.e2e.review_checks import MODEL, REVIEW, TOKEN, UTIL, actions_env, git, make_repo
+from tests.e2e.review_checks import (
+    ELSEWHERE,
+    MODEL,
+    REVIEW,
+    TOKEN,
+    UTIL,
+    actions_env,
+    git,
+    make_repo,
+)
 
 
 @pytest.fixture
@@ -221,3 +230,88 @@ def test_review_of_no_change_completes_without_the_model(repo: Path, tmp_path: P
         "summary": "Nothing to review: no changes from feature.",
         "findings": [],
     }
+
+
+def test_post_github_places_findings_on_the_head_version_after_the_base_moved(
+    repo: Path, tmp_path: Path
+) -> None:
+    """The base gained two lines at the top of src/app.py after the branch was cut: the merge
+    commit Actions checks out numbers the changed lines 5-6, the pull request's head (where
+    GitHub places the comments) 3-4. The review is of the head."""
+    git(repo, "checkout", "-q", "main")
+    (repo / "src" / "app.py").write_text('"""Totals."""\n\n' + (repo / "src/app.py").read_text())
+    git(repo, "commit", "-qam", "docstring on main")
+    git(repo, "checkout", "-q", "feature")
+    turns = [turn(tool_use("StructuredOutput", REVIEW)), turn("Done.")]
+    with FakeModelServer(turns) as server:
+        head = git(repo, "rev-parse", "feature")
+        with FakeGitHub(TOKEN, head, {"src/app.py": {3, 4}}) as github:
+            env, head = actions_env(repo, tmp_path, github.url)
+            env |= provider_env(server, "anthropic", tmp_path)
+            run = run_cli(["review", "--post", "github", "--model", MODEL], cwd=repo, env=env)
+        first = json.dumps(server.requests[0].body)
+    assert run.returncode == 0, run.stderr
+    (post,) = github.made("POST", "/reviews")
+    assert [(c["path"], c["line"]) for c in post.body["comments"]] == [("src/app.py", 4)]
+    assert "+    for item in items[1:]:" in first
+    assert '"""Totals."""' not in first  # the base's own change is not the pull request's
+
+
+def test_findings_placed_outside_the_head_are_sent_back_to_the_model(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A path outside the repository, a file the head does not have, a line past the end:
+    the StructuredOutput call is refused with the reasons and the model places them again."""
+
+    def at(path: str, line: int) -> dict[str, Any]:
+        return {"path": path, "line": line, "severity": "low", "title": "t", "body": "b"}
+
+    misplaced = {
+        "summary": "s",
+        "findings": [
+            at("../../etc/passwd", 1),
+            at("/etc/hosts", 1),
+            at("src/nope.py", 1),
+            at("src/util.py", 3),
+            at(str(repo / "src/app.py"), 5),
+            at("./src/util.py", 2),
+        ],
+    }
+    turns = [
+        turn(tool_use("StructuredOutput", misplaced)),
+        turn(tool_use("StructuredOutput", REVIEW)),
+        turn("Done."),
+    ]
+    with FakeModelServer(turns) as server:
+        env = provider_env(server, "anthropic", tmp_path)
+        run = run_cli(
+            ["review", "--base", "main", "--format", "json", "--model", MODEL], cwd=repo, env=env
+        )
+        (refused,) = tool_results(server.requests[1].body)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == REVIEW
+    assert refused.get("is_error")
+    said = json.dumps(refused["content"])
+    for n in (0, 1):
+        assert f"findings/{n}: " in said and "outside the repository" in said
+    assert "findings/2: src/nope.py is not a file of HEAD" in said
+    assert "findings/3: src/util.py: line 3 is past the end of the file (2 lines" in said
+    assert "findings/4" not in said and "findings/5" not in said  # absolute inside, ./ are fine
+
+
+def test_the_jobs_credentials_are_never_printed(repo: Path, tmp_path: Path) -> None:
+    """A change can have the model quote the environment (a read-only command) into its
+    review: neither the printed review nor the progress lines carry the token."""
+    leaky = {
+        "summary": f"The token is {TOKEN}.",
+        "findings": [{**ELSEWHERE, "body": f"GITHUB_TOKEN={TOKEN} is set"}],
+    }
+    turns = [turn(tool_use("StructuredOutput", leaky)), turn("Done.")]
+    with FakeModelServer(turns + turns) as server:
+        env = provider_env(server, "anthropic", tmp_path) | {"GITHUB_TOKEN": TOKEN}
+        for fmt in ("json", "text"):
+            args = ["review", "--base", "main", "--format", fmt, "--model", MODEL, "--verbose"]
+            run = run_cli(args, cwd=repo, env=env)
+            assert run.returncode == 0, run.stderr
+            assert TOKEN not in run.stdout + run.stderr
+            assert "GITHUB_TOKEN=***" in run.stdout

@@ -8,7 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from codeloop.review.changes import ReviewError, collect, default_branch, touched_lines
+from codeloop.review.changes import (
+    MAX_PROMPT_DIFF,
+    MAX_STAT_FILES,
+    ReviewError,
+    collect,
+    default_branch,
+    prompt_diff,
+    prompt_stat,
+    touched_lines,
+)
 
 
 def git(repo: Path, *args: str) -> None:
@@ -36,6 +45,20 @@ def test_the_default_branch_is_origin_head_then_main_then_master(tmp_path: Path)
     assert default_branch(new_repo(tmp_path / "old", "master")) == "master"
     with pytest.raises(ReviewError, match="origin/HEAD, main and master"):
         default_branch(new_repo(tmp_path / "other", "develop"))
+
+
+@pytest.mark.parametrize("name", ["main", "master"])
+def test_a_ci_checkout_without_origin_head_nor_a_local_branch_uses_origins(
+    tmp_path: Path, name: str
+) -> None:
+    """As actions/checkout leaves a clone: HEAD detached, no origin/HEAD, no local main."""
+    upstream = new_repo(tmp_path / "upstream", name)
+    git(tmp_path, "clone", "-q", str(upstream), "clone")
+    clone = tmp_path / "clone"
+    git(clone, "remote", "set-head", "origin", "-d")
+    git(clone, "checkout", "-q", "--detach")
+    git(clone, "branch", "-D", name)
+    assert default_branch(clone) == f"origin/{name}"
 
 
 def test_touched_lines_follow_git_through_new_renamed_and_deleted_files(tmp_path: Path) -> None:
@@ -85,3 +108,44 @@ def test_the_working_tree_counts_new_files_git_does_not_know_yet(tmp_path: Path)
     assert not subprocess.run(  # and looking added nothing to the index
         ["git", "diff", "--cached", "--quiet"], cwd=repo, check=False
     ).returncode
+
+
+def test_a_huge_diff_shows_whole_files_and_names_those_left_out(tmp_path: Path) -> None:
+    """A generated file too big for the prompt comes first in git's order: the small files
+    after it are still shown, each whole, and the note names what is left out."""
+    repo = new_repo(tmp_path / "r", "main")
+    (repo / "a-lock.json").write_text("".join(f'"dep{n}": "1.0.{n}",\n' for n in range(9000)))
+    for n in range(30):
+        (repo / f"part{n:02}.py").write_text("".join(f"v{i} = {i}\n" for i in range(400)))
+    (repo / "z.py").write_text("print('the change')\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "two")
+    changes = collect(repo, "HEAD~1", "HEAD")
+    assert len(changes.diff) > MAX_PROMPT_DIFF
+    shown = prompt_diff(changes)
+    assert len(shown) <= MAX_PROMPT_DIFF + 2000
+    assert "+print('the change')" in shown  # after the huge file, still shown
+    assert '"dep0"' not in shown
+    body, _, note = shown.rpartition("\n[The diff is too long")
+    assert f"git diff {changes.base} {changes.head} -- PATH" in note
+    # every file is either shown whole (its last line too) or named as left out
+    named = [line.strip().rstrip("]") for line in note.splitlines()[1:]]
+    parts = {part.split(" b/")[0]: part for part in body.split("diff --git a/")[1:]}
+    assert "a-lock.json" in named and "z.py" in parts
+    assert any(f"part{n:02}.py" in named for n in range(30))  # the budget left some out
+    for n in range(30):
+        name = f"part{n:02}.py"
+        assert "+v399 = 399" in parts[name] if name in parts else name in named, name
+
+
+def test_the_list_of_files_changed_is_cut_too(tmp_path: Path) -> None:
+    repo = new_repo(tmp_path / "r", "main")
+    for n in range(MAX_STAT_FILES + 50):
+        (repo / f"f{n:04}.txt").write_text(f"{n}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "many")
+    listed = prompt_stat(collect(repo, "HEAD~1", "HEAD")).splitlines()
+    assert len(listed) == MAX_STAT_FILES + 2
+    assert listed[0].strip().startswith("f0000.txt")
+    assert listed[-2] == " … and 50 more files"
+    assert listed[-1].strip().startswith(f"{MAX_STAT_FILES + 50} files changed")

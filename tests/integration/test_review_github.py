@@ -187,3 +187,38 @@ def test_no_credential_of_the_job_is_posted(tmp_path: Path) -> None:
     sent = json.dumps(post.body)
     assert key not in sent and TOKEN not in sent
     assert "GITHUB_TOKEN=***" in sent and "Key ***" in sent
+
+
+def test_githubs_error_objects_are_said_in_words() -> None:
+    """GitHub's `errors` are sentences or objects ({resource, field, code} or a custom
+    message): each said as such, not as a Python dict."""
+    refused = {
+        "message": "Validation Failed",
+        "errors": [
+            {"resource": "PullRequestReview", "field": "commit_id", "code": "invalid"},
+            {"resource": "PullRequestReview", "code": "custom", "message": "Line is outdated"},
+        ],
+        "documentation_url": "https://docs.github.com/rest/pulls/reviews",
+        "status": "422",
+    }
+    with FakeGitHub(TOKEN, HEAD, TOUCHED) as fake, GitHub(run_for(fake)) as github:
+        fake.fail_next.append(Answer(200, []))  # the list of reviews
+        fake.fail_next.append(Answer(422, refused))
+        with pytest.raises(GitHubError) as caught:
+            post_review(github, PR, Review("Nothing inline.", (OFF_DIFF,)), TOUCHED)
+    said = str(caught.value)
+    assert "Validation Failed (PullRequestReview.commit_id: invalid; Line is outdated)" in said
+    assert "{" not in said
+
+
+def test_the_token_never_follows_a_next_page_to_another_server() -> None:
+    with (
+        FakeGitHub(TOKEN, HEAD, TOUCHED) as fake,
+        FakeGitHub("other", HEAD, TOUCHED) as elsewhere,
+        GitHub(run_for(fake)) as github,
+    ):
+        link = f'<{elsewhere.url}/repos/octo/app/pulls/7/reviews?page=2>; rel="next"'
+        fake.fail_next.append(Answer(200, [], {"Link": link}))
+        with pytest.raises(GitHubError, match="the next page is on another server"):
+            post_review(github, PR, REVIEW, TOUCHED)
+    assert elsewhere.requests == []

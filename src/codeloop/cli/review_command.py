@@ -84,7 +84,12 @@ def review_parser() -> argparse.ArgumentParser:
         help="compare with the merge base of REF and the head (default: the default branch; in "
         "a pull_request event, the pull request's base)",
     )
-    parser.add_argument("--head", metavar="REF", default="HEAD", help="the change's head (HEAD)")
+    parser.add_argument(
+        "--head",
+        metavar="REF",
+        help="the change's head (default: HEAD; in a pull_request event, the pull request's "
+        "head commit when the checkout has it)",
+    )
     parser.add_argument(
         "--format", choices=("text", "json"), default="text", help="text (default) or json"
     )
@@ -115,9 +120,12 @@ def run_review(argv: list[str], session_parser: argparse.ArgumentParser) -> int:
 
 
 async def _review(own: argparse.Namespace, args: argparse.Namespace) -> int:
-    from codeloop.review.actions import actions_run, pull_request_of, read_event
+    from codeloop.review.actions import actions_run, job_secrets, pull_request_of, read_event
 
     run = actions_run(os.environ) if own.post == "github" else None
+    # what is printed (and posted) goes without the job's credentials: a change under review
+    # can have the model quote the environment (a read-only command) in a finding
+    secrets = job_secrets(os.environ)
     pr = run.pull_request if run is not None else pull_request_of(read_event(os.environ))
     if run is not None and pr is None:
         raise UsageError(
@@ -132,11 +140,12 @@ async def _review(own: argparse.Namespace, args: argparse.Namespace) -> int:
     else:
         summary = changes.stat.strip().splitlines()[-1].strip()
         print(
-            f"codeloop: reviewing {changes.base_label} ({changes.base[:12]})..{own.head}: "
-            f"{summary}",
+            f"codeloop: reviewing {changes.base_label} ({changes.base[:12]})"
+            f"..{changes.head_label[:12]}: {summary}",
             file=sys.stderr,
         )
-        review = await _run_review(args, changes)
+        review = await _run_review(args, changes, secrets)
+    review = review.redacted(secrets)
     _print(review, own.format)
     if run is not None and pr is not None and changes.empty:
         print("codeloop: the pull request changes nothing: no review posted", file=sys.stderr)
@@ -145,7 +154,7 @@ async def _review(own: argparse.Namespace, args: argparse.Namespace) -> int:
     return 0
 
 
-def _changes(cwd: Path, base: str | None, head: str, pr: PullRequest | None) -> Changes:
+def _changes(cwd: Path, base: str | None, head: str | None, pr: PullRequest | None) -> Changes:
     from codeloop.review.changes import (
         collect,
         commit_of,
@@ -162,24 +171,42 @@ def _changes(cwd: Path, base: str | None, head: str, pr: PullRequest | None) -> 
     else:
         base = base or default_branch(root)
         label = base
+    if head is None and pr is not None:
+        head = pull_request_head(root, base, pr)
+    head = head or "HEAD"
     return collect(root, merge_base(root, base, head), head, base_label=label)
 
 
-async def _run_review(args: argparse.Namespace, changes: Changes) -> Review:
+def pull_request_head(root: Path, base: str, pr: PullRequest) -> str:
+    """The pull request's head commit when the checkout has it and its history back to the
+    base: findings and inline comments are placed on lines of the head version (the
+    `commit_id` a review is posted on), and the merge commit Actions checks out numbers them
+    differently once the base has moved. Else HEAD (a shallow checkout: the merge commit)."""
+    from codeloop.review.changes import commit_of, has_merge_base
+
+    if commit_of(root, pr.head_sha) and has_merge_base(root, base, pr.head_sha):
+        return pr.head_sha
+    return "HEAD"
+
+
+async def _run_review(
+    args: argparse.Namespace, changes: Changes, secrets: tuple[str, ...]
+) -> Review:
     from codeloop.cli.render.text_renderer import progress_line
     from codeloop.events import LoopEnd, ToolFinished
     from codeloop.frontdoor import Conversation
     from codeloop.frontdoor.session_flags import session_options
     from codeloop.protocol.run_report import StderrReport
+    from codeloop.review.actions import redacted
     from codeloop.review.changes import ReviewError
-    from codeloop.review.findings import SCHEMA, Review, review_prompt
+    from codeloop.review.findings import SCHEMA, Review, misplaced, review_prompt
     from codeloop.structured_output import StructuredOutput
 
     options = session_options(args)
     options.cwd = changes.root
     options.permission_mode = "plan"
     conversation = await Conversation.open(options)
-    structured = StructuredOutput(SCHEMA)
+    structured = StructuredOutput(SCHEMA, check=lambda value: misplaced(value, changes))
     end: LoopEnd | None = None
     report = StderrReport()
     try:
@@ -189,9 +216,10 @@ async def _run_review(args: argparse.Namespace, changes: Changes) -> Review:
         prompt = review_prompt(changes, "review", "tool")
         async for event in conversation.prompt(prompt):
             if not report.event(event) and (line := progress_line(event)):
-                report.line(line)
+                report.line(redacted(line, secrets))
             if isinstance(event, ToolFinished) and event.decision == "reject":
-                report.line(f"  ⎿ refused: {event.result.text.splitlines()[0][:160]}")
+                refused = event.result.text.splitlines()[0][:160]
+                report.line(redacted(f"  ⎿ refused: {refused}", secrets))
             if isinstance(event, LoopEnd):
                 end = event
     finally:

@@ -58,6 +58,24 @@ class ActionsRun:
         return number if isinstance(number, int) else None
 
 
+def job_secrets(env: Mapping[str, str]) -> tuple[str, ...]:
+    """The credentials the job holds (`SECRET_VARIABLES`' values, long enough to be one)."""
+    return tuple(v for n in SECRET_VARIABLES if len(v := env.get(n, "")) >= 8)
+
+
+def redacted(value: Any, secrets: tuple[str, ...]) -> Any:
+    """`value` with every secret in its strings replaced by `***`."""
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, "***")
+        return value
+    if isinstance(value, dict):
+        return {k: redacted(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redacted(v, secrets) for v in value]
+    return value
+
+
 def read_event(env: Mapping[str, str]) -> dict[str, Any] | None:
     """The event payload GITHUB_EVENT_PATH names; None outside Actions."""
     path = env.get("GITHUB_EVENT_PATH")
@@ -102,5 +120,4 @@ def actions_run(env: Mapping[str, str]) -> ActionsRun:
         raise ReviewError(f"GITHUB_REPOSITORY is {env['GITHUB_REPOSITORY']!r}, not OWNER/REPO")
     event = read_event(env) or {}
     api_url = (env.get("GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/")
-    secrets = tuple(v for n in SECRET_VARIABLES if len(v := env.get(n, "")) >= 8)
-    return ActionsRun(env["GITHUB_TOKEN"], api_url, owner, repo, event, secrets)
+    return ActionsRun(env["GITHUB_TOKEN"], api_url, owner, repo, event, job_secrets(env))

@@ -21,6 +21,8 @@ from codeloop.system.procs import GitError, git
 # The diff a prompt carries in full; past it the model gets the list of files and reads the
 # rest itself (git diff BASE HEAD -- PATH).
 MAX_PROMPT_DIFF = 120_000
+MAX_LEFT_OUT = 200  # files left out of the prompt's diff named one by one
+MAX_STAT_FILES = 300  # files the prompt's list of files changed names one by one
 MAX_UNTRACKED = 200  # new files of the working tree a review takes in
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 
@@ -68,20 +70,29 @@ def commit_of(root: Path, ref: str) -> str | None:
 
 
 def default_branch(root: Path) -> str:
-    """Where origin/HEAD points, else `main`, else `master`."""
+    """Where origin/HEAD points, else `main`, else `master`: each the local branch, else
+    origin's (a CI checkout, detached, has origin/main and no local main nor origin/HEAD)."""
     try:
         ref = look("symbolic-ref", "-q", "refs/remotes/origin/HEAD", cwd=root).strip()
     except GitError:
         ref = ""
     if ref and commit_of(root, ref):
         return ref.removeprefix("refs/remotes/")
-    for name in ("main", "master"):
-        if commit_of(root, name):
+    for name in ("main", "origin/main", "master", "origin/master"):
+        if commit_of(root, f"refs/heads/{name}" if "/" not in name else f"refs/remotes/{name}"):
             return name
     raise ReviewError(
         "no default branch to compare with (origin/HEAD, main and master are all missing): "
         "give the base, e.g. --base HEAD~1"
     )
+
+
+def has_merge_base(root: Path, base: str, head: str) -> bool:
+    try:
+        look("merge-base", base, head, cwd=root)
+    except GitError:
+        return False
+    return True
 
 
 def merge_base(root: Path, base: str, head: str) -> str:
@@ -176,14 +187,59 @@ def _path(name: str) -> str | None:
     return name[2:] if name.startswith("b/") else name
 
 
+def prompt_stat(changes: Changes) -> str:
+    """The files changed as the first request lists them: git's stat, the first
+    `MAX_STAT_FILES` files of a longer one, and its summary line."""
+    lines = changes.stat.rstrip().splitlines()
+    if len(lines) <= MAX_STAT_FILES + 1:
+        return "\n".join(lines)
+    files, summary = lines[:-1], lines[-1]
+    more = f" … and {len(files) - MAX_STAT_FILES:,} more files"
+    return "\n".join([*files[:MAX_STAT_FILES], more, summary])
+
+
 def prompt_diff(changes: Changes) -> str:
-    """The diff as the first request carries it: whole, or cut at `MAX_PROMPT_DIFF` with a
-    note saying how to read the rest."""
+    """The diff as the first request carries it: whole, or the files' diffs that fit in
+    `MAX_PROMPT_DIFF` (in git's order, each whole: a huge generated file does not crowd out
+    the rest), with a note naming the files left out and how to read them."""
     if len(changes.diff) <= MAX_PROMPT_DIFF:
         return changes.diff
+    shown: list[str] = []
+    left_out: list[str] = []
+    room = MAX_PROMPT_DIFF
+    for part in _file_diffs(changes.diff):
+        if len(part) <= room:
+            shown.append(part)
+            room -= len(part)
+        else:
+            left_out.append(_name(part))
     span = changes.base if changes.head is None else f"{changes.base} {changes.head}"
+    listed = "".join(f"\n  {name}" for name in left_out[:MAX_LEFT_OUT])
+    if len(left_out) > MAX_LEFT_OUT:
+        listed += f"\n  … and {len(left_out) - MAX_LEFT_OUT:,} more (see the files changed)"
     return (
-        changes.diff[:MAX_PROMPT_DIFF]
-        + f"\n[... the diff goes on: {len(changes.diff) - MAX_PROMPT_DIFF:,} more characters. "
-        f"Read the rest file by file with `git diff {span} -- PATH`.]\n"
+        "".join(shown)
+        + f"\n[The diff is too long to show whole: {len(left_out):,} file(s) left out here. "
+        f"Read each one's diff with `git diff {span} -- PATH`:{listed}]\n"
     )
+
+
+def _file_diffs(diff: str) -> list[str]:
+    """A unified diff cut into one part per file (each from its `diff --git` line)."""
+    parts: list[str] = []
+    for line in diff.splitlines(keepends=True):
+        if line.startswith("diff --git ") or not parts:
+            parts.append(line)
+        else:
+            parts[-1] += line
+    return parts
+
+
+def _name(part: str) -> str:
+    """The file a part of a diff is about (its new name; the old one when deleted)."""
+    lines = part.splitlines()
+    for prefix in ("+++ b/", "rename to ", "--- a/", "+++ ", "--- "):
+        found = next((line for line in lines if line.startswith(prefix)), None)
+        if found is not None and found.rstrip() not in ("+++ /dev/null", "--- /dev/null"):
+            return found[len(prefix) :].rstrip("\t")
+    return lines[0].removeprefix("diff --git ").rpartition(" b/")[2] if lines else "?"

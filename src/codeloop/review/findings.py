@@ -5,11 +5,14 @@ block for `/review` and `/security-review`), and the prompts that ask for it."""
 from __future__ import annotations
 
 import json
+import posixpath
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from codeloop.review.changes import Changes, prompt_diff
+from codeloop.review.actions import redacted
+from codeloop.review.changes import Changes, look, prompt_diff, prompt_stat
+from codeloop.system.procs import GitError
 
 SEVERITIES = ("high", "medium", "low")
 Kind = Literal["review", "security"]
@@ -66,8 +69,54 @@ class Review:
         )
         return cls(str(value["summary"]), findings)
 
+    def redacted(self, secrets: tuple[str, ...]) -> Review:
+        """This review with every secret in it replaced by `***`."""
+        return Review.from_json(redacted(self.to_json(), secrets))
+
+    @classmethod
+    def from_json(cls, value: dict[str, Any]) -> Review:
+        return cls(value["summary"], tuple(Finding(**item) for item in value["findings"]))
+
     def to_json(self) -> dict[str, Any]:
         return {"summary": self.summary, "findings": [asdict(f) for f in self.findings]}
+
+
+def misplaced(value: dict[str, Any], changes: Changes) -> list[str]:
+    """What is wrong with the findings' places: a path outside the repository or not a file
+    of the head version, a line past the file's end. (The StructuredOutput check: the model
+    is told, and places them again.)"""
+    problems: list[str] = []
+    for n, item in enumerate(value["findings"]):
+        path = relative(item["path"], changes.root)
+        where = f"findings/{n}: {item['path']}"
+        if Path(path).is_absolute() or posixpath.normpath(path).startswith("../"):
+            problems.append(f"{where} is outside the repository: give a repository-relative path")
+            continue
+        text = head_text(changes, posixpath.normpath(path))
+        if text is None:
+            problems.append(
+                f"{where} is not a file of {changes.head_label}: name a file of the head version"
+            )
+        elif item["line"] > (count := len(text.splitlines()) or 1):
+            problems.append(
+                f"{where}: line {item['line']} is past the end of the file ({count} lines in "
+                f"{changes.head_label})"
+            )
+    return problems
+
+
+def head_text(changes: Changes, path: str) -> str | None:
+    """A file's text in the head version (the working tree when the head is); None when the
+    head has no such file."""
+    if changes.head is None:
+        try:
+            return (changes.root / path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+    try:
+        return look("show", f"{changes.head}:{path}", cwd=changes.root)
+    except GitError:
+        return None
 
 
 def relative(path: str, root: Path) -> str:
@@ -149,7 +198,7 @@ what goes wrong and how to fix it. No findings is a fine answer when the change 
 {_ANSWER[answer]}
 
 Files changed:
-{changes.stat.rstrip()}
+{prompt_stat(changes)}
 
 ```diff
 {prompt_diff(changes).rstrip()}

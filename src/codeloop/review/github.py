@@ -6,12 +6,14 @@ the token. A rate limit that lifts within `MAX_WAIT` seconds is waited out (GitH
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from collections.abc import Iterator
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
+from codeloop.review.actions import redacted
 from codeloop.review.changes import ReviewError
 
 if TYPE_CHECKING:
@@ -77,12 +79,25 @@ class GitHub:
                 raise GitHubError(f"GET {path}: GitHub answered with no list", response.status_code)
             yield from (item for item in items if isinstance(item, dict))
             url = response.links.get("next", {}).get("url") or None
+            if url is not None and not self._ours(url):
+                raise GitHubError(f"GET {path}: the next page is on another server ({url})")
+
+    def _ours(self, url: str) -> bool:
+        """A URL the token may go to: the API's own server (the token goes with every
+        request)."""
+        import httpx
+
+        there, here = httpx.URL(url), self.http.base_url
+        return not there.is_absolute_url or (there.scheme, there.netloc) == (
+            here.scheme,
+            here.netloc,
+        )
 
     def _send(self, method: str, url: str, body: dict[str, Any] | None) -> httpx.Response:
         import httpx
 
         what = f"{method} {url.split('?')[0]}"
-        body = _redacted(body, self.secrets)
+        body = redacted(body, self.secrets)
         for attempt in range(1, MAX_TRIES + 1):
             try:
                 response = self.http.request(method, url, json=body)
@@ -103,19 +118,6 @@ class GitHub:
         if response.is_success:
             return response
         raise GitHubError(f"{what}: {_explain(response)}", response.status_code)
-
-
-def _redacted(value: Any, secrets: tuple[str, ...]) -> Any:
-    """`value` with every secret in its strings replaced by `***`."""
-    if isinstance(value, str):
-        for secret in secrets:
-            value = value.replace(secret, "***")
-        return value
-    if isinstance(value, dict):
-        return {k: _redacted(v, secrets) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redacted(v, secrets) for v in value]
-    return value
 
 
 def _rate_limit_wait(response: httpx.Response) -> float | None:
@@ -150,7 +152,7 @@ def _explain(response: httpx.Response) -> str:
     said = data.get("message", "") if isinstance(data, dict) else ""
     errors = data.get("errors") if isinstance(data, dict) else None
     if isinstance(errors, list) and errors:
-        said = f"{said} ({'; '.join(str(e) for e in errors[:3])})"
+        said = f"{said} ({'; '.join(_error_text(e) for e in errors[:3])})"
     meaning = {
         401: "GitHub refused the token (is github_token set, and still valid?)",
         403: "the token may not do this (the workflow needs `permissions: pull-requests: "
@@ -159,3 +161,14 @@ def _explain(response: httpx.Response) -> str:
         422: "GitHub would not take the request",
     }.get(response.status_code, "GitHub failed")
     return f"HTTP {response.status_code}: {meaning}" + (f": {said}" if said else "")
+
+
+def _error_text(error: Any) -> str:
+    """One of GitHub's `errors`: a sentence, or an object naming what it refused
+    (`{"resource", "field", "code"}`, with a `message` for a custom one)."""
+    if not isinstance(error, dict):
+        return str(error)
+    if message := error.get("message"):
+        return str(message)
+    where = ".".join(str(error[k]) for k in ("resource", "field") if error.get(k))
+    return f"{where}: {error.get('code', 'invalid')}" if where else json.dumps(error)
