@@ -8,6 +8,7 @@ import argparse
 import asyncio
 import dataclasses
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -111,6 +112,21 @@ class AcpAgent:
         return schema.LoadSessionResponse(
             modes=mode_state(live.conversation), config_options=config_options(live.conversation)
         )
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """codeloop's own methods (review.py): a saved session's timeline and usage."""
+        from codeloop.acp_agent import review
+
+        if method not in review.METHODS:
+            raise RequestError.method_not_found(f"_{method}")
+        session, cwd = params.get("sessionId"), params.get("cwd")
+        if not isinstance(session, str):
+            raise _invalid("sessionId (a string) is required")
+        root = _project_dir(cwd) if isinstance(cwd, str) else Path.cwd()
+        try:
+            return await asyncio.to_thread(review.review, method, session, root, os.environ)
+        except CodeloopError as exc:
+            raise _invalid(str(exc)) from None
 
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kwargs: Any
