@@ -1,6 +1,7 @@
 """`codeloop`, above every face: the console script and `python -m codeloop` start here. It
 picks the face the command line asks for (`codeloop batch ...`: the batch runner; `codeloop
-acp`: the Agent Client Protocol agent, with the command line's flags; anything else: the
+acp`: the Agent Client Protocol agent, with the command line's flags; `codeloop serve` and
+`codeloop web`: that agent over WebSocket, for browsers and programs; anything else: the
 command line's own faces, codeloop.cli.main) and turns what escapes it into one line
 and an exit status, never a traceback. A face is imported only once it is the one to run, so
 start-up pays for that face alone."""
@@ -42,6 +43,11 @@ def _run(argv: list[str]) -> int:
         from codeloop.cli.main import build_parser  # the same flags make the same session
 
         return run_acp(build_parser().parse_args(argv[1:]))
+    if argv[:1] in (["serve"], ["web"]):  # browsers and programs, over ACP on WebSocket
+        from codeloop.acp_agent.web.command import run_serve
+        from codeloop.cli.main import build_parser
+
+        return run_serve(argv[0], argv[1:], build_parser().parse_args([]))
     from codeloop.cli.main import run_cli
 
     return run_cli(argv)

@@ -9,6 +9,7 @@ import asyncio
 import dataclasses
 import logging
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,9 @@ class AcpAgent:
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=schema.AgentCapabilities(
                 load_session=True,
+                session_capabilities=schema.SessionCapabilities(
+                    list=schema.SessionListCapabilities()
+                ),
                 prompt_capabilities=schema.PromptCapabilities(
                     image=True, audio=False, embedded_context=True
                 ),
@@ -107,10 +111,30 @@ class AcpAgent:
                 await live.close()
                 message = f"session {session_id} is open in another codeloop; close it there first"
                 raise RequestError(-32603, message, {"message": message})
-        await live.send(live.translator.replay(live.conversation.history()))
+        await self._replay(live)
         self._after_answer(live, warnings)
         return schema.LoadSessionResponse(
             modes=mode_state(live.conversation), config_options=config_options(live.conversation)
+        )
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> schema.ListSessionsResponse:
+        """The project's stored sessions, newest first (the folder asked for, else this
+        process's); one page, so no cursor."""
+        from codeloop.store.session_store import SessionStore
+
+        folder = _project_dir(cwd) if cwd is not None else Path.cwd()
+        return schema.ListSessionsResponse(
+            sessions=[
+                schema.SessionInfo(
+                    session_id=s.session_id,
+                    cwd=str(folder),
+                    title=s.first_prompt[:120] or None,
+                    updated_at=_iso(s.last_active),
+                )
+                for s in SessionStore(folder, os.environ).summaries()
+            ]
         )
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -201,7 +225,7 @@ class AcpAgent:
             except UsageError as exc:
                 await conversation.close()
                 raise _invalid(str(exc)) from None
-        live = LiveSession(conversation, self.client, root)
+        live = LiveSession(conversation, self._audience(), root)
         conversation.respond(Responder(permission=live.ask, questions=live.questions))
         fs = self.client_capabilities.fs
         if fs is not None and (fs.read_text_file or fs.write_text_file):
@@ -217,6 +241,15 @@ class AcpAgent:
             conversation.run_in(ClientTerminals(self.client, live.session_id, live.show_terminal))
         self.sessions[live.session_id] = live
         return live, warnings
+
+    def _audience(self) -> Client:
+        """Where a new session's updates and permission requests go: this editor."""
+        assert self.client is not None
+        return self.client
+
+    async def _replay(self, live: LiveSession) -> None:
+        """session/load: the whole conversation, as the editor would have seen it live."""
+        await live.send(live.translator.replay(live.conversation.history()))
 
     def _options(
         self, cwd: Path, add_dirs: list[str], servers: list[Any], **fields: Any
@@ -279,6 +312,10 @@ def _commands(live: LiveSession) -> list[schema.AvailableCommand]:
         for c in default_registry().commands(live.conversation.session)
         if not c.interactive_only
     ]
+
+
+def _iso(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).isoformat().replace("+00:00", "Z")
 
 
 def _project_dir(cwd: str) -> Path:

@@ -32,11 +32,12 @@ def claim_stdio() -> tuple[int, int]:
     return proto_in, proto_out
 
 
-def quiet_sdk_logs() -> None:
-    """Warnings on stderr, one line each: the SDK logs a whole traceback for a line that is
-    not JSON (and drops it, as JSON-RPC can only answer a message it can read)."""
+def quiet_sdk_logs(command: str = "acp") -> None:
+    """Warnings on stderr, one line each, named `codeloop COMMAND:`: the SDK logs a whole
+    traceback for a line that is not JSON (and drops it, as JSON-RPC can only answer a
+    message it can read)."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("codeloop acp: %(message)s"))
+    handler.setFormatter(logging.Formatter(f"codeloop {command}: %(message)s"))
     handler.addFilter(_without_traceback)
     logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
 
