@@ -14,7 +14,7 @@ export class RpcError extends Error {
 
 export class AcpClient {
   // handlers: onNotification(method, params), onRequest(method, params) -> result (or a
-  // promise of it), onOpen() after every (re)connection, onStatus(text, state).
+  // promise of it), onOpen() after every (re)connection, onStatus(text, state) as it changes.
   constructor(url, handlers) {
     this.url = url;
     this.handlers = handlers;
@@ -31,7 +31,6 @@ export class AcpClient {
     this.socket = socket;
     socket.addEventListener("open", () => {
       this.retryMs = RETRY_FIRST_MS;
-      this.handlers.onStatus("connected", "ok");
       this.handlers.onOpen();
     });
     socket.addEventListener("message", (event) => this.receive(event.data));

@@ -443,11 +443,19 @@ for (const select of [ui.mode, ui.model]) {
   });
 }
 
+function showStatus(text, kind) {
+  ui.status.textContent = text;
+  ui.status.dataset.state = kind;
+}
+
 client = new AcpClient(socketUrl(), {
-  onOpen: () => guard(connected()),
+  // "connected" once the session is open again (its transcript replayed), not before.
+  onOpen: () => {
+    showStatus("opening the session…", "busy");
+    guard(connected().then(() => showStatus("connected", "ok")));
+  },
   onStatus: (text, kind) => {
-    ui.status.textContent = text;
-    ui.status.dataset.state = kind;
+    showStatus(text, kind);
     if (kind === "down") setBusy(false);
   },
   onNotification: (method, params) => {
