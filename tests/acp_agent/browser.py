@@ -23,16 +23,6 @@ from tests.acp_agent.editor import acp_env
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, ConsoleMessage, Page, Request
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 SERVE = [sys.executable, "-m", "codeloop", "serve"]
 URL_LINE = re.compile(r"^codeloop serve: (http://127\.0\.0\.1:\d+/\?token=\S+)$")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -138,14 +128,3 @@ def _origin(url: str) -> tuple[str, str]:
     parts = urlsplit(url)
     scheme = {"ws": "http", "wss": "https"}.get(parts.scheme, parts.scheme)
     return scheme, parts.netloc
-
-
-def launch() -> Iterator[Browser]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()

@@ -26,12 +26,14 @@ from tests.needs import missing, module
 
 module("acp", "needs the acp extra (pip install -e '.[dev,acp]')")
 module("playwright.sync_api", "needs Playwright for Python (the dev extra)")
-if not os.path.exists("/usr/bin/chromium"):
+from codeloop.testing.chromium import CHROMIUM, launch  # noqa: E402
+
+if not os.path.exists(CHROMIUM):
     missing("Debian's chromium is not installed (apt-get install chromium)")
 
 from codeloop.testing.fake_server import FakeModelServer  # noqa: E402
 from codeloop.testing.scenario import Turn, text, tool_use, turn  # noqa: E402
-from tests.acp_agent.browser import DESKTOP, PHONE, Visit, launch, serve, visit  # noqa: E402
+from tests.acp_agent.browser import DESKTOP, PHONE, Visit, serve, visit  # noqa: E402
 from tests.acp_agent.editor import acp_env  # noqa: E402
 
 if TYPE_CHECKING:
@@ -44,7 +46,8 @@ ANSWER = "Here is **the plan**:\n\n```python\ndef answer():\n    return 42\n```\
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    yield from launch()
+    with launch() as browser:
+        yield browser
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import { renderTimeline, renderUsage } from "./review.js";
 const $ = (id) => document.getElementById(id);
 const ui = {
   status: $("status"), mode: $("mode"), model: $("model"), newSession: $("new-session"),
-  form: $("prompt-form"), prompt: $("prompt"), send: $("send"), stop: $("stop"), usage: $("usage"),
+  form: $("prompt-form"), prompt: $("prompt"), send: $("send"), stop: $("stop"), usage: $("usage"), hint: $("hint"),
   permission: $("permission"), transcript: $("transcript"), plan: $("plan"), planEmpty: $("plan-empty"),
   sessions: $("sessions"), commands: $("commands"), review: $("review"),
 };
@@ -23,6 +23,7 @@ const OPTION_LABELS = {
 const state = {
   sessionId: null, cwd: null, busy: false, open: null, toolCalls: new Map(), asking: null, commands: [],
   ready: null, // a promise of the open session's id (a prompt typed before it waits for it)
+  queued: false, // Enter was pressed while an answer ran: the box's text goes next
   opening: null,
 };
 
@@ -380,7 +381,12 @@ async function connected() {
 
 async function sendPrompt() {
   const text = ui.prompt.value;
-  if (!text.trim() || state.busy) return;
+  if (!text.trim()) return;
+  if (state.busy) {
+    state.queued = true; // sent as soon as the answer running now ends
+    ui.hint.textContent = "Sent when this answer ends (Escape drops it).";
+    return;
+  }
   ui.prompt.value = "";
   setBusy(true);
   try {
@@ -396,9 +402,16 @@ async function sendPrompt() {
     setBusy(false);
   }
   guard(listSessions()); // the session is saved now, or has a newer last answer
+  if (state.queued) {
+    state.queued = false;
+    ui.hint.textContent = "";
+    sendPrompt();
+  }
 }
 
 function cancel() {
+  state.queued = false;
+  ui.hint.textContent = "";
   if (state.asking) state.asking();
   if (state.busy) client.notify("session/cancel", { sessionId: state.sessionId });
 }
