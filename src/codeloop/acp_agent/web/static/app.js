@@ -24,6 +24,7 @@ const state = {
   sessionId: null, cwd: null, busy: false, open: null, toolCalls: new Map(), asking: null, commands: [],
   ready: null, // a promise of the open session's id (a prompt typed before it waits for it)
   queued: false, // Enter was pressed while an answer ran: the box's text goes next
+  listed: new Set(), // the sessions the list shows
   opening: null,
 };
 
@@ -346,6 +347,7 @@ async function showReview(sessionId) {
 
 async function listSessions() {
   const answer = await client.request("session/list", {});
+  state.listed = new Set(answer.sessions.map((s) => s.sessionId));
   ui.sessions.replaceChildren(
     ...answer.sessions.map((s) => {
       const link = el("a", s.title || s.sessionId.slice(0, 8));
@@ -401,7 +403,9 @@ async function sendPrompt() {
     state.open = null;
     setBusy(false);
   }
-  guard(listSessions()); // the session is saved now, or has a newer last answer
+  // A new session is saved with its first answer: the list gets it (reading every session's
+  // transcript, so not after every answer).
+  if (!state.listed.has(state.sessionId)) guard(listSessions());
   if (state.queued) {
     state.queued = false;
     ui.hint.textContent = "";
