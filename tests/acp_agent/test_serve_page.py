@@ -146,7 +146,8 @@ def test_an_edit_asks_is_allowed_once_shows_its_diff_and_changes_the_file(
         dialog = page.get_by_role("dialog")
         dialog.get_by_text("+ x = 2").wait_for()
         assert dialog.get_by_text("- x = 1").is_visible()
-        assert page.get_by_role("button", name="Reject").is_visible()
+        for name in ("Allow once", "Allow always", "Reject"):
+            assert page.get_by_role("button", name=name, exact=True).is_visible()
         seen.shot("asked")
         page.get_by_role("button", name="Allow once").click()
         log = transcript(seen)
@@ -296,3 +297,31 @@ def test_a_dropped_connection_reconnects_and_the_session_goes_on(
                 # While the server was away, the browser said its connection attempts failed.
                 seen.errors = [e for e in seen.errors if not DROPPED.search(e)]
                 clean(seen)
+
+
+def test_two_browsers_share_a_session_and_either_may_answer(
+    browser: Browser, project: Path, tmp_path: Path
+) -> None:
+    """A second browser opens the session the first is running: it gets the question too,
+    answers it, and both watch the answer; the first's dialog goes away."""
+    with (
+        FakeModelServer(edit_x("2", then="Changed x.")) as server,
+        serve(server, tmp_path, project) as url,
+        visit(browser, url, "two-browsers-first") as first,
+    ):
+        prompt(first, "Set x to 2")
+        asked = first.page.get_by_role("dialog")
+        asked.get_by_text("+ x = 2").wait_for()
+        with visit(browser, url, "two-browsers-second") as second:
+            second.page.get_by_role("link", name="Set x to 2").click()
+            second.page.get_by_role("dialog").get_by_text("+ x = 2").wait_for()
+            second.shot("asked-too")
+            second.page.get_by_role("button", name="Allow once").click()
+            for seen in (first, second):
+                transcript(seen).get_by_text("Changed x.").wait_for()
+                assert transcript(seen).get_by_text("+ x = 2").is_visible()
+                seen.shot("answered")
+            asked.wait_for(state="hidden")
+            assert (project / "app.py").read_text() == "x = 2\n"
+            clean(second)
+        clean(first)

@@ -22,6 +22,7 @@ const OPTION_LABELS = {
 
 const state = {
   sessionId: null, cwd: null, busy: false, open: null, toolCalls: new Map(), asking: null, commands: [],
+  askingId: null, // the tool call the permission dialog asks about
   ready: null, // a promise of the open session's id (a prompt typed before it waits for it)
   queued: false, // Enter was pressed while an answer ran: the box's text goes next
   listed: new Set(), // the sessions the list shows
@@ -126,6 +127,7 @@ function updateToolCall(update) {
   const data = call.data;
   call.root.dataset.status = data.status || "pending";
   call.status.textContent = { pending: "○", in_progress: "◐", completed: "●", failed: "✕" }[data.status || "pending"];
+  call.status.setAttribute("role", "img");
   call.status.setAttribute("aria-label", data.status || "pending");
   call.title.textContent = data.title || "tool";
   if (update.content) {
@@ -138,6 +140,11 @@ function updateToolCall(update) {
     call.output.textContent = data.rawOutput;
   }
   if (!call.output.textContent && data.rawInput) call.output.textContent = JSON.stringify(data.rawInput, null, 2);
+  // Answered elsewhere (another browser on the session): the call runs or ended, so the
+  // question this page still shows is moot.
+  if (state.asking && state.askingId === update.toolCallId && update.status && update.status !== "pending") {
+    state.asking();
+  }
 }
 
 function showPlan(entries) {
@@ -252,6 +259,9 @@ function ask(params) {
       button.type = "button";
       const rule = option.name.match(/\((.*)\)$/);
       if (OPTION_LABELS[option.optionId] && rule) {
+        // Named by its label alone (what a screen reader, or a test by role, looks for);
+        // the rule it keeps shows beside it and is its description.
+        button.setAttribute("aria-label", OPTION_LABELS[option.optionId]);
         const said = el("span", rule[1], "rule");
         said.id = `rule-${option.optionId}`;
         button.setAttribute("aria-describedby", said.id);
@@ -275,6 +285,7 @@ function ask(params) {
       card.append(messageLabel, message);
     }
     state.asking = () => done({ outcome: "cancelled" });
+    state.askingId = call.toolCallId;
     ui.permission.replaceChildren(card);
     ui.permission.hidden = false;
     buttons.querySelector("button")?.focus();
