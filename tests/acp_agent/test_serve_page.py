@@ -325,3 +325,21 @@ def test_two_browsers_share_a_session_and_either_may_answer(
             assert (project / "app.py").read_text() == "x = 2\n"
             clean(second)
         clean(first)
+
+
+def test_an_answer_s_html_stays_text(browser: Browser, project: Path, tmp_path: Path) -> None:
+    """Markup in a model's answer is shown, never run or fetched: no image, no script, no
+    javascript: link."""
+    hostile = (
+        '<img src="http://203.0.113.9/x.png" onerror="document.title=1"> '
+        "<script>document.title=2</script> [click](javascript:document.title=3)"
+    )
+    with served(browser, [turn(hostile)], tmp_path, project, "html-stays-text") as (_, seen):
+        prompt(seen, "Say something odd")
+        log = transcript(seen)
+        log.get_by_text('<img src="http://203.0.113.9/x.png"', exact=False).wait_for()
+        seen.shot("shown")
+        assert log.locator("img, script, a[href^='javascript']").count() == 0
+        assert log.get_by_text("[click](javascript:document.title=3)").count() == 1
+        assert seen.page.title() == "codeloop"
+        clean(seen)
