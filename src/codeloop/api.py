@@ -175,16 +175,26 @@ class Client:
         return self._conversation
 
     async def query(self, prompt: str) -> str:
-        """Send a prompt; it runs after the ones sent before it. Its message's uuid comes
-        back: rewind_files() takes it."""
+        """Send a prompt. While one runs, the model gets it with its next tool results (that
+        prompt's ResultMessage answers both: user_message_uuids), or it runs next if that
+        prompt ends first. Its message's uuid comes back: rewind_files() takes it."""
         await self.connect()
         uuid = new_uuid()
-        self._turn = asyncio.create_task(self._run(prompt, uuid, self._turn))
+        reached = self._live().send(prompt, uuid)
+        self._turn = asyncio.create_task(self._run(prompt, uuid, self._turn, reached))
         return uuid
 
-    async def _run(self, prompt: str, uuid: str, before: asyncio.Task[None] | None) -> None:
+    async def _run(
+        self,
+        prompt: str,
+        uuid: str,
+        before: asyncio.Task[None] | None,
+        reached: asyncio.Future[bool] | None = None,
+    ) -> None:
         if before is not None:
             await asyncio.gather(before, return_exceptions=True)
+        if reached is not None and await reached:
+            return  # answered with the prompt that was running
         try:
             await self._live().prompt(prompt, uuid)
         except Exception as exc:  # surfaces in the caller's receive loop

@@ -15,15 +15,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from codeloop.context.auto_memory import auto_memory_dir
 from codeloop.context.compact import SummaryModel
 from codeloop.context.environment import GitProbe
 from codeloop.context.lazy_memory import InstructionTracker
 from codeloop.context.memory import Memory, load_memory
 from codeloop.context.pipeline import ContextManager, ContextSettings
 from codeloop.context.system_prompt import STYLE_BASE, PromptContext, gather_prompt_context
-from codeloop.context.tokens import context_limits
+from codeloop.context.tokens import ContextLimits, context_limits
 from codeloop.deps import CallModel, LoopDeps
-from codeloop.errors import SettingsError, UsageError
+from codeloop.errors import ConfigError, SettingsError, UsageError
 from codeloop.events import Notice, RequestEnd
 from codeloop.extensions.agents import AgentDefinition, choose_tools, task_description
 from codeloop.extensions.loader import Extensions, load_extensions
@@ -49,9 +50,11 @@ from codeloop.models.factory import (
     model_notices,
     resolve_model,
 )
+from codeloop.models.prompt_size import prompt_tokens
 from codeloop.models.retry import RetryPolicy
 from codeloop.models.shaping import RequestShape, parse_overrides
 from codeloop.models.thinking import ThinkingConfig
+from codeloop.models.window_discovery import discover_window
 from codeloop.options import Options
 from codeloop.permissions.decision import Decision
 from codeloop.permissions.policy import (
@@ -88,6 +91,12 @@ from codeloop.tools.base import (
     ToolContext,
     ToolResult,
     Workspace,
+)
+from codeloop.tools.profile import (
+    PROFILE_CHOICES,
+    ProfileChoice,
+    compact_tools,
+    compact_wanted,
 )
 from codeloop.tools.registry import (
     BUILTINS,
@@ -148,7 +157,9 @@ async def _assemble(options: Options, cwd: Path, git: GitProbe) -> Session:
     requested = options.permission_mode or (main.permission_mode if main else None)
     mode = requested or settings.permissions.default_mode or "default"
     thinking = _thinking(options, settings, env)
+    profile = _profile_choice(options, settings)
     client, model = _client(options, settings, env, cwd, main, mode == "plan", thinking, warnings)
+    limits = await _limits(client.provider, model, env, warnings)
     if ext.bin_dirs:  # a plugin's bin/ is on the Bash tool's PATH
         env["PATH"] = os.pathsep.join([*map(str, ext.bin_dirs), env.get("PATH", "")])
     skills = SkillRuntime(ext.skills, "", cwd, shell_disabled=settings.skill_shell_disabled)
@@ -165,7 +176,11 @@ async def _assemble(options: Options, cwd: Path, git: GitProbe) -> Session:
         model, tools=bool(tools), thinking=thinking, effort_flag=options.effort is not None
     )
     warnings += model_notices(model, client.provider, env)
-    policy = _policy(options, settings, tools, roots, warnings, requested)
+    memory_dir = auto_memory_dir(cwd, env, settings.auto_memory_enabled)
+    policy = _policy(options, settings, tools, roots, warnings, requested, memory_dir)
+    if compact := compact_wanted(profile, limits.window):
+        tools = compact_tools(tools, functools.partial(prompt_tokens, client, ""))
+        warnings.append(Notice("info", f"compact profile: {', '.join(tools)}"))
     override, append = _prompt_parts(options, settings, ext, main)
     store = SessionStore(cwd, env)
     if settings.cleanup_period_days is not None:
@@ -177,8 +192,8 @@ async def _assemble(options: Options, cwd: Path, git: GitProbe) -> Session:
     hooks = _hooks(
         settings, ext, transcript, cwd, env, policy, tools, client.stream, model, workspace
     )
-    memory = _memory(settings, cwd, env, workspace, hooks)
-    mcp = _mcp(options, settings, ext, cwd, env, model, warnings)
+    memory = _memory(settings, cwd, env, workspace, hooks, memory_dir)
+    mcp = _mcp(options, settings, ext, cwd, env, limits.window, warnings)
     try:
         if mcp is not None:  # the servers come up while the prompt context is gathered
             mcp.begin()
@@ -193,11 +208,15 @@ async def _assemble(options: Options, cwd: Path, git: GitProbe) -> Session:
             memory=memory,
             reminders=(listing,) if listing else (),
             git=git,
+            brief=compact,
+            memory_dir=memory_dir,
         )
         warnings += prompt.warnings
-        config = _config(options, settings, env, client.provider, model, prompt, policy, main)
+        config = _config(
+            options, settings, env, client.provider, model, prompt, policy, main, limits
+        )
         context = _context_manager(
-            config, settings, env, client.stream, tools, workspace, session_dir, hooks
+            config, settings, env, client, limits, tools, workspace, session_dir, hooks
         )
         deps = LoopDeps(call_model=client.stream, can_use_tool=policy.can_use_tool)
         # OpenTelemetry, when the environment (settings' env included) asks for it.
@@ -227,6 +246,7 @@ async def _assemble(options: Options, cwd: Path, git: GitProbe) -> Session:
         _connect_tools(services, session, client, env)
         _connect_language_servers(services, session, env, warnings)
         session.memory_files = tuple(prompt.memory.files)
+        session.memory_dir = memory_dir
         _describe(session, ext, settings, memory)
         if telemetry.observer is not None:
             session.observers.append(telemetry.observer)
@@ -248,12 +268,21 @@ def _offers_skill_tool(ext: Extensions, listing: str, cwd: Path) -> bool:
 
 
 def _memory(
-    settings: Settings, cwd: Path, env: dict[str, str], workspace: Workspace, hooks: HookRunner
+    settings: Settings,
+    cwd: Path,
+    env: dict[str, str],
+    workspace: Workspace,
+    hooks: HookRunner,
+    memory_dir: Path | None,
 ) -> Memory:
     """The memory files loaded at start; the workspace's tracker loads the nested and
     path-scoped ones as the model's tools touch their folders."""
     memory = load_memory(
-        cwd, env=env, excludes=settings.claude_md_excludes, managed_text=settings.managed_claude_md
+        cwd,
+        env=env,
+        excludes=settings.claude_md_excludes,
+        managed_text=settings.managed_claude_md,
+        auto_memory=memory_dir,
     )
     workspace.instructions = InstructionTracker(
         memory,
@@ -297,7 +326,7 @@ def _mcp(
     ext: Extensions,
     cwd: Path,
     env: Mapping[str, str],
-    model: str,
+    window: int,
     warnings: list[str | Notice],
 ) -> McpManager | None:
     """The session's MCP servers: the configured ones, the plugins', --mcp-config's."""
@@ -311,7 +340,7 @@ def _mcp(
         mcp_config=options.mcp_config,
         strict=options.strict_mcp_config,
         extra=[*plugin_mcp, *options.mcp_servers],
-        window=context_limits(model, env).window,
+        window=window,
         tunnel=options.mcp_tunnel,
         policy=McpPolicy(settings.allowed_mcp_servers, settings.denied_mcp_servers),
     )
@@ -400,6 +429,7 @@ def _config(
     prompt: PromptContext,
     policy: Policy,
     main: AgentDefinition | None,
+    limits: ContextLimits,
 ) -> SessionConfig:
     info = model_info(model, env)
     fallback = options.fallback_model or next(iter(settings.fallback_models), None)
@@ -407,12 +437,13 @@ def _config(
         model=model,
         system=prompt.system,
         # No more than the window keeps free for the answer (a small window keeps less).
-        max_tokens=min(info.default_output_tokens, context_limits(model, env).output_reserve),
+        max_tokens=min(info.default_output_tokens, limits.output_reserve),
         max_output_tokens=info.max_output_tokens,
         max_turns=options.max_turns,
         max_budget_usd=options.max_budget_usd,
         fallback_model=fallback_model_name(fallback, provider, env) if fallback else None,
         token_budget=options.token_budget,
+        task_budget=_task_budget(options.task_budget, provider),
         retry=replace(
             RetryPolicy.from_env(dict(env), local=_runs_locally(provider, env)),
             limiter=options.limiter,
@@ -452,25 +483,28 @@ def _context_manager(
     config: SessionConfig,
     settings: Settings,
     env: Mapping[str, str],
-    call_model: CallModel,
+    client: ModelClient,
+    limits: ContextLimits,
     tools: Mapping[str, AnyTool],
     workspace: Workspace,
     session_dir: Path,
     hooks: HookRunner,
 ) -> ContextManager:
-    """The session's context window: its summary calls are the main call's, retried alike."""
+    """The session's context window: its summary calls are the main call's, retried alike;
+    its overhead counted as the client renders it."""
     specs = tuple(tool.spec() for tool in tools.values())
     summarizer = SummaryModel(
-        call_model,
+        client.stream,
         config.model,
         config.system,
         specs,
         retry=config.retry,
         fallback_model=config.fallback_model,
+        prompt_count=functools.partial(prompt_tokens, client),
     )
     return ContextManager(
         summarizer,
-        context_limits(config.model, env),
+        limits,
         workspace,
         session_dir / "tool-results",
         # CODELOOP_AUTOCOMPACT=0: never summarise; a full window then ends the run instead.
@@ -790,16 +824,66 @@ def _client(
     requestOverrides; the model named by --model, the --agent, the environment or settings."""
     overrides, bad = parse_overrides(settings.request_overrides)
     warnings += bad
-    return resolve_model(
+    client, model = resolve_model(
         options.model or (main.model if main else None),
         env,
         settings_model=settings.model,
         plan_mode=plan_mode,
-        shape=RequestShape(thinking, overrides),
+        shape=RequestShape(thinking, overrides, tuple(options.betas)),
         record=options.record,
         replay=options.replay,
         cwd=cwd,
     )
+    if options.betas and client.provider not in ANTHROPIC_APIS:
+        raise ConfigError(
+            f"--betas: the {client.provider} provider has no Anthropic beta features; run "
+            "without it"
+        )
+    return client, model
+
+
+# The providers speaking Anthropic's Messages API: beta features, the task budget.
+ANTHROPIC_APIS = frozenset({"anthropic", "vertex", "bedrock"})
+
+
+def _task_budget(total: int | None, provider: str) -> int | None:
+    """--task-budget, refused where it cannot be told to the model (never silently dropped)."""
+    if total is None:
+        return None
+    if isinstance(total, bool) or not isinstance(total, int) or total < 1:
+        raise ConfigError(f"task budget {total!r}: must be a positive integer")
+    if provider not in ANTHROPIC_APIS:
+        raise ConfigError(
+            f"--task-budget: the {provider} provider's API has no task budget (Anthropic's "
+            "output_config.task_budget); run without it, or use --token-budget"
+        )
+    return total
+
+
+async def _limits(
+    provider: str, model: str, env: Mapping[str, str], warnings: list[str | Notice]
+) -> ContextLimits:
+    """The window, as the model's server or file says when the catalog does not know the
+    model and CODELOOP_CONTEXT_WINDOW does not say (asked before the first request); what was
+    found, or why nothing was, is a line for --verbose."""
+    found = None
+    if not env.get("CODELOOP_CONTEXT_WINDOW", "").strip():
+        discovery = await discover_window(provider, model, env)
+        found = discovery.window
+        if discovery.note:
+            warnings.append(Notice("info", f"context window: {discovery.note}"))
+    limits = context_limits(model, env, found)
+    said = f" ({limits.source})" if limits.source else ""
+    warnings.append(Notice("info", f"context window: {limits.window:,} tokens{said}"))
+    return limits
+
+
+def _profile_choice(options: Options, settings: Settings) -> ProfileChoice:
+    """--compact-profile, else the compactProfile setting, else auto (tools/profile.py)."""
+    choice = options.compact_profile or settings.compact_profile or "auto"
+    if choice not in PROFILE_CHOICES:
+        raise UsageError(f"compact_profile must be one of on, off, auto: {choice!r}")
+    return choice
 
 
 def _thinking(options: Options, settings: Settings, env: Mapping[str, str]) -> ThinkingConfig:
@@ -813,7 +897,8 @@ def _thinking(options: Options, settings: Settings, env: Mapping[str, str]) -> T
         if budget < 0:
             raise ValueError(f"MAX_THINKING_TOKENS must be a number of tokens, got {raw!r}")
     effort = options.effort or settings.effort_level
-    return ThinkingConfig(effort, budget or None, settings.always_thinking)
+    always = settings.always_thinking or options.thinking == "adaptive"
+    return ThinkingConfig(effort, budget or None, always, options.thinking == "disabled")
 
 
 def _sandboxed_bash(
@@ -845,9 +930,11 @@ def _policy(
     roots: list[Path],
     warnings: list[str | Notice],
     requested: str | None = None,
+    memory_dir: Path | None = None,
 ) -> Policy:
     """Rules from the flags (checked: a mistake there is the user's to fix now) and from every
-    settings file (checked as they loaded), each tagged with where it came from."""
+    settings file (checked as they loaded), each tagged with where it came from; and the
+    auto-memory folder's, where the model may write its notes (deny rules still win)."""
     cli_allow = _flag_rules(options.allowed_tools, "--allowedTools")
     cli_deny = _flag_rules(options.disallowed_tools, "--disallowedTools")
     for rule in (*cli_allow, *cli_deny):
@@ -859,9 +946,10 @@ def _policy(
     notices: list[Notice] = []
     mode = permission_mode(requested, settings, notices)
     warnings += notices
+    memory = [Rule.parse(f"Edit(/{memory_dir}/**)", "auto memory")] if memory_dir else []
     return Policy(
         mode,  # type: ignore[arg-type]  # one of PERMISSION_MODES: settings and flags check it
-        [*cli_allow, *rules["allow"]],
+        [*cli_allow, *rules["allow"], *memory],
         [*cli_deny, *rules["deny"]],
         rules["ask"],
         roots=roots,

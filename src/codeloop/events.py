@@ -75,6 +75,8 @@ class RequestEnd:
     # "summary": a compaction's summary call rather than a turn of the conversation; "hook":
     # a prompt hook's question to the model.
     purpose: Literal["turn", "summary", "hook"] = "turn"
+    # Time to first token: from sending to the response's message_start (None: none came).
+    ttft_ms: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +100,8 @@ class ModelStreamed:
     opened to stream them (Session.stream_events)."""
 
     event: StreamEvent
+    # On a message_start: how long after the request was sent it came (time to first token).
+    ttft_ms: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +170,14 @@ class UserTurn:
     """A user-role message the loop added: tool results, or a synthetic prompt."""
 
     message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class MessagesDelivered:
+    """Messages the user sent while the model worked went to it inside this turn's tool
+    results (the UserTurn that follows), rather than waiting for a turn of their own."""
+
+    uuids: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,6 +329,7 @@ class TodosChanged:
 Event = (
     RequestStart
     | RequestEnd
+    | MessagesDelivered
     | ModelStreamed
     | TextDelta
     | ThinkingDelta

@@ -27,6 +27,7 @@ from codeloop.context.tokens import estimate_message
 from codeloop.deps import Executor, LoopDeps
 from codeloop.events import (
     AssistantTurn,
+    CompactBoundary,
     Compacting,
     ContinueReason,
     Continuing,
@@ -34,6 +35,7 @@ from codeloop.events import (
     Event,
     LoopEnd,
     MediaRemoved,
+    MessagesDelivered,
     ModelStreamed,
     Notice,
     RequestEnd,
@@ -52,6 +54,7 @@ from codeloop.models.base import (
     BlockDelta,
     KeepAlive,
     MediaError,
+    MessageStart,
     ModelError,
     ModelRequest,
     Overloaded,
@@ -72,7 +75,7 @@ from codeloop.system.aio import (
 )
 from codeloop.token_budget import BudgetTracker
 from codeloop.tools.base import AnyTool, Workspace
-from codeloop.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from codeloop.types import Message, TaskBudget, TextBlock, ToolResultBlock, ToolUseBlock
 from codeloop.usage.costs import Ledger
 
 MAX_OUTPUT_RECOVERIES = 3
@@ -80,6 +83,10 @@ OUTPUT_RECOVERY_PROMPT = (
     "Output token limit hit. Resume directly where you stopped: no apology, no recap of what "
     "you were doing. Pick up mid-thought if that is where the cut happened, and break the "
     "remaining work into smaller pieces."
+)
+MID_TURN_MESSAGE = (
+    "The user sent a new message while you were working:\n{text}\n\nTake it into account "
+    "from here on: finish or adjust the current step as it asks, and answer it."
 )
 TRUNCATED_TOOL_CALL = (
     "This tool call was cut off by the output token limit before its input was complete, so it "
@@ -110,6 +117,8 @@ class LoopParams:
     ledger: Ledger = field(default_factory=Ledger)
     # Output tokens the task should use (--token-budget, or `+500k` in the prompt).
     token_budget: int | None = None
+    # Tokens the task may take, told to the model in every request (--task-budget).
+    task_budget: int | None = None
     fallback_model: str | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     abort: asyncio.Event = field(default_factory=asyncio.Event)
@@ -123,6 +132,9 @@ class LoopParams:
     # Each event of the model's stream goes out as it comes (ModelStreamed), before what the
     # loop makes of it: a face showing the raw stream asks for it.
     stream_events: bool = False
+    # What the user sent while the model works (taken: each is given once), for the next
+    # tool results; None: nobody can send any (a sub-agent's loop).
+    inbox: Callable[[], Sequence[Message]] | None = None
 
 
 @dataclass(frozen=True)
@@ -177,6 +189,7 @@ class _Attempt:
     error: ModelError | None = None
     aborted: bool = False
     started: float = 0.0  # the clock when it was sent
+    ttft_ms: float | None = None  # when its message_start came, after `started`
 
     def collect(self, event: Event) -> Event:
         if isinstance(event, ToolFinished):
@@ -229,12 +242,23 @@ class _Run:
         self.totals = params.ledger.child()
         # The token budget counts what this prompt spends, sub-agents included.
         self.output_before = params.ledger.usage.output_tokens
+        # A compaction hid what the history spent: the task budget then says what is left.
+        self.compacted = False
 
     async def specs(self) -> tuple[ToolSpec, ...]:
         """The tools this turn's request offers."""
         if self.params.offered_tools is None:
             return self.tool_specs
         return tuple(await self.params.offered_tools())
+
+    def task_budget(self) -> TaskBudget | None:
+        total = self.params.task_budget
+        if total is None:
+            return None
+        if not self.compacted:
+            return TaskBudget(total)
+        spent = self.params.ledger.usage.output_tokens - self.output_before
+        return TaskBudget(total, max(0, total - spent))
 
     def first_state(self) -> State:
         budget = self.params.token_budget
@@ -298,6 +322,7 @@ async def prepare_context(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
         yield event
     prepared = task.result()
     for event in prepared.events:
+        run.compacted = run.compacted or isinstance(event, CompactBoundary)
         yield event
     run.totals.add(turn.state.model, prepared.usage)
     turn.state = replace(turn.state, messages=prepared.messages)
@@ -336,6 +361,7 @@ async def request_with_retries(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
             temperature=params.temperature,
             stop_sequences=params.stop_sequences,
             stream=not attempts.non_streaming,
+            task_budget=run.task_budget(),
         )
         async for event in _stream(
             run, attempt, request, params.retry.first_wait(turn.prompt_tokens)
@@ -353,6 +379,7 @@ async def request_with_retries(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
             attempt.assembler.id,
             describe(error) if error is not None else None,
             error.status if error is not None else None,
+            ttft_ms=attempt.ttft_ms,
         )
         if attempt.aborted or error is None or attempt.executor.started_any:
             return
@@ -397,8 +424,11 @@ async def _stream(
             if isinstance(event, Stalled):
                 yield Notice("warning", f"the model has sent nothing for {event.seconds:g} s")
                 continue
+            ttft_ms = None
+            if isinstance(event, MessageStart):
+                ttft_ms = attempt.ttft_ms = (run.deps.clock() - attempt.started) * 1000
             if run.params.stream_events and not isinstance(event, KeepAlive):
-                yield ModelStreamed(event)
+                yield ModelStreamed(event, ttft_ms)
             block = assembler.feed(event)
             if isinstance(event, BlockDelta):
                 if event.kind == "text":
@@ -489,6 +519,7 @@ async def _recover(run: _Run, turn: _Turn, error: ModelError) -> AsyncIterator[E
         yield Compacting("reactive", turn.prompt_tokens)
         compacted = await run.deps.context.reactive_compact(state.messages)
         for event in compacted.events:
+            run.compacted = run.compacted or isinstance(event, CompactBoundary)
             yield event
         run.totals.add(state.model, compacted.usage)
         if compacted.messages is None:
@@ -638,6 +669,15 @@ async def after_tools(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
         yield attempt.collect(event)
     if recovering:
         content = (*content, TextBlock(OUTPUT_RECOVERY_PROMPT))
+    limit = params.max_turns
+    turns_over = not recovering and limit is not None and state.turn_count + 1 > limit
+    over = None if recovering or turns_over else run.over_budget()
+    goes_on = attempt.executor.hook_stop is None and not turns_over and over is None
+    # What the user sent meanwhile rides along, if the model gets these results at all.
+    if goes_on and (arrived := params.inbox() if params.inbox is not None else ()):
+        reminders = (_mid_turn(message) for message in arrived)
+        content = (*content, *reminders)
+        yield MessagesDelivered(tuple(message.uuid for message in arrived))
     user_message = Message("user", content, uuid=run.deps.uuid(), is_meta=not results)
     yield UserTurn(user_message)
     messages = (*state.messages, assistant, user_message)
@@ -648,9 +688,9 @@ async def after_tools(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
         turn.next = state.go_on(
             "max_output_tokens_recovery", messages=messages, output_recoveries=recoveries
         )
-    elif params.max_turns is not None and state.turn_count + 1 > params.max_turns:
-        yield run.end(turn, "max_turns", messages, f"Reached the limit of {params.max_turns} turns")
-    elif (over := run.over_budget()) is not None:
+    elif turns_over:
+        yield run.end(turn, "max_turns", messages, f"Reached the limit of {limit} turns")
+    elif over is not None:
         yield run.end(turn, "max_budget", messages, over)
     else:
         turn.next = state.next_turn(messages)
@@ -663,6 +703,10 @@ PHASES: tuple[Phase, ...] = (
     after_answer,
     after_tools,
 )
+
+
+def _mid_turn(message: Message) -> TextBlock:
+    return TextBlock(system_reminder(MID_TURN_MESSAGE.format(text=_text_of(message))))
 
 
 def _text_of(message: Message) -> str:

@@ -86,6 +86,10 @@ class ResultMessage:
     api_error_status: int | None = None
     terminal_reason: str | None = None
     uuid: str | None = None
+    # Time to first token of the prompt's first request, in ms.
+    ttft_ms: int | None = None
+    # The prompt's message and those sent while it ran that reached the model with it.
+    user_message_uuids: list[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -143,6 +147,8 @@ def parse_message(data: dict[str, Any]) -> Message | None:
             api_error_status=data.get("api_error_status"),
             terminal_reason=data.get("terminal_reason"),
             uuid=data.get("uuid"),
+            ttft_ms=data.get("ttft_ms"),
+            user_message_uuids=data.get("user_message_uuids"),
         )
     if kind == "stream_event":
         return StreamEvent(

@@ -41,6 +41,8 @@ class Options:
     # Used when the model stays overloaded (same provider, e.g. a smaller Claude).
     fallback_model: str | None = None
     token_budget: int | None = None
+    # --task-budget: tokens the task may take, told to the model (Anthropic's APIs only).
+    task_budget: int | None = None
     # Write every model call to this cassette; or serve the calls from one, with no model.
     record: str | None = None
     replay: str | None = None
@@ -64,6 +66,13 @@ class Options:
     agent: str | None = None
     # --effort: low, medium, high, xhigh or max (else the effortLevel setting).
     effort: str | None = None
+    # --compact-profile: on, off or auto (else the compactProfile setting, else auto): the
+    # core tools and a short prompt for small windows (tools/profile.py).
+    compact_profile: str | None = None
+    # --thinking: "adaptive" (think, as much as the model sees fit) or "disabled" (never).
+    thinking: str | None = None
+    # --betas: Anthropic beta features sent with every request (Anthropic's APIs only).
+    betas: Sequence[str] = ()
     # Sampling for the session's requests (its sub-agents' too; not the summaries'): each
     # provider's own field (Chat Completions' `stop`, Anthropic's `stop_sequences`). None and
     # (): the provider's default (the local model's temperature is 0.2).

@@ -46,6 +46,8 @@ from codeloop.usage.costs import Ledger, model_usage
 from codeloop.usage.record import RequestLog
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from codeloop.checkpoints import Checkpoints
     from codeloop.checkpoints.rewinding import Rewound
     from codeloop.lsp.servers import LanguageServers
@@ -135,6 +137,10 @@ class Session:
         self.user_context: tuple[Message, ...] = tuple(user_context)
         # The memory files behind it, for the InstructionsLoaded hooks at the start.
         self.memory_files: tuple[Any, ...] = ()
+        # The project's auto-memory folder (context/auto_memory.py); None when it is off.
+        self.memory_dir: Path | None = None
+        # What the user sent while a prompt runs, until the loop hands it to the model.
+        self._inbox: list[Message] = []
         self.observers: list[SessionObserver] = []
         self._requests = RequestLog()
         # The tools load in the background (registry.preload): each one the model calls
@@ -236,9 +242,11 @@ class Session:
             added = (*added, *attached.messages)
         self.config = self.config.for_mode()
         if self.config.policy.mode == "plan":
-            from codeloop.tools.plan import PLAN_MODE_REMINDER
+            from codeloop.tools.plan import PLAN_MODE_READ_ONLY, PLAN_MODE_REMINDER
 
-            added = (*added, Message.user(system_reminder(PLAN_MODE_REMINDER), is_meta=True))
+            leaves = "ExitPlanMode" in self.builtin_tools
+            reminder = PLAN_MODE_REMINDER if leaves else PLAN_MODE_READ_ONLY
+            added = (*added, Message.user(system_reminder(reminder), is_meta=True))
         message = Message("user", (TextBlock(prompt), *attachments))
         if uuid is not None:
             message = replace(message, uuid=uuid)
@@ -254,6 +262,7 @@ class Session:
             token_budget=budget,
             model=model or self.config.model,
             stream_events=self.stream_events,
+            inbox=self.take_sent,
         )
         async for event in query_loop(params, self.run_deps()):
             if isinstance(event, ModelStreamed):  # the face's alone: nothing keeps or observes it
@@ -372,6 +381,17 @@ class Session:
         path = sidechain_path(self.transcript.path, agent.agent_id)
         return TranscriptWriter(path, self.session_id, self.workspace.cwd, sidechain=fields)
 
+    def send(self, text: str, uuid: str) -> None:
+        """A message the user sent while a prompt runs: the model gets it with the next tool
+        results (MessagesDelivered says when); `take_sent` hands back what it never got."""
+        self._inbox.append(Message("user", (TextBlock(text),), uuid=uuid))
+
+    def take_sent(self) -> tuple[Message, ...]:
+        """The messages sent meanwhile, taken: the loop's next tool results carry them, or,
+        once the prompt is over, they are prompts of their own."""
+        taken, self._inbox = tuple(self._inbox), []
+        return taken
+
     @property
     def abort_event(self) -> asyncio.Event:
         return self._abort
@@ -391,6 +411,7 @@ class Session:
             max_output_tokens=config.max_output_tokens,
             max_turns=config.max_turns,
             max_budget_usd=config.max_budget_usd,
+            task_budget=config.task_budget,
             ledger=self.ledger,
             fallback_model=config.fallback_model,
             retry=config.retry,

@@ -26,6 +26,8 @@ class SessionConfig:
     fallback_model: str | None = None
     # Output tokens a task may use; a `+500k` marker in a prompt overrides it for that prompt.
     token_budget: int | None = None
+    # Tokens the task may take, told to the model in each main request (--task-budget).
+    task_budget: int | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     policy: Policy = field(default_factory=Policy)
     # How the session began, as SessionStart hooks see it: startup, resume or fork.

@@ -308,6 +308,7 @@ async def prepare_agent(
         fallback_model=session.config.fallback_model if chosen is None else None,
         user_context=tuple(context),
         stop_event="SubagentStop",
+        task_budget=None,  # the main conversation's: the task is the user's prompt
     )
     # The session's context manager belongs to the main history; a sub-agent trims its own.
     # Its writes wait for the checkpoint its Agent call's turn takes (the caller's executor).

@@ -325,6 +325,23 @@ class ModelRequest:
     # Ask for a non-streaming answer, replayed as events (recovery after an SSE error event).
     stream: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
+    # Anthropic's task budget (--task-budget): output_config.task_budget, under its beta.
+    task_budget: TaskBudget | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TaskBudget:
+    """Tokens the whole task may take (`total`) and, once a compaction has hidden what the
+    history spent, what is left of them (`remaining`)."""
+
+    total: int
+    remaining: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": "tokens", "total": self.total}
+        if self.remaining is not None:
+            out["remaining"] = self.remaining
+        return out
 
 
 # --- the model's normalized stream (models/base: every provider's wire format becomes it) ---

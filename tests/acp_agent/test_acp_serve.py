@@ -43,7 +43,7 @@ from tests.acp_agent.editor import Editor, acp_env  # noqa: E402
 
 SERVE = [sys.executable, "-m", "codeloop", "serve"]
 FIRST_LINE = re.compile(r"codeloop serve: http://127\.0\.0\.1:(\d+)/\?token=(\S+)\n")
-TIMEOUT = 60.0
+TIMEOUT = 120.0  # generous: only a failure waits this long, and CI is a shared machine
 
 
 @dataclass
@@ -192,6 +192,36 @@ def nothing_listens_on(port: int) -> Iterator[None]:
     yield
     with socket.socket() as probe, pytest.raises(ConnectionRefusedError):
         probe.connect(("127.0.0.1", port))
+
+
+async def test_a_program_learns_the_served_folder(tmp_path: Path, home: Path) -> None:
+    """A client without Origin (a program) is served with the token; initialize names the
+    folder sessions live in, which a page cannot know otherwise."""
+    work = project(tmp_path)
+    async with (
+        serve(acp_env(None, home), work) as served,
+        websockets.connect(served.ws(f"?token={served.token}")) as ws,
+    ):
+        params = {"protocolVersion": 1}
+        await ws.send(
+            json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
+        )
+        answer = json.loads(await asyncio.wait_for(ws.recv(), TIMEOUT))
+    assert answer["result"]["_meta"] == {"cwd": str(work)}
+    assert answer["result"]["agentCapabilities"]["sessionCapabilities"]["list"] == {}
+
+
+def test_a_port_in_use_is_a_clear_error(tmp_path: Path, home: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [*SERVE, "--port", str(port)],
+            capture_output=True, text=True, env=acp_env(None, home), cwd=tmp_path, timeout=TIMEOUT,
+        )  # fmt: skip
+    assert done.returncode == 2 and done.stdout == ""
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr and "Traceback" not in done.stderr
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "::"])
@@ -400,6 +430,32 @@ async def test_two_clients_on_one_session_see_one_stream(tmp_path: Path, home: P
     assert "Second answer." in "".join(live)
     (call,) = first.calls().values()
     assert call[-1][1].status == "completed"  # A saw the call B allowed run
+
+
+async def test_two_prompts_at_once_one_runs(tmp_path: Path, home: Path) -> None:
+    """Two clients prompt one session at the same moment: one turn runs, the other prompt is
+    refused, and only the prompt that runs is shown to the other client."""
+    work = project(tmp_path)
+    first, second = Editor(), Editor()
+    with FakeModelServer([turn("Only one.")]) as model:
+        async with (
+            serve(acp_env(model, home), work) as served,
+            client(first, served.ws(), bearer(served)) as a,
+            client(second, served.ws(), bearer(served)) as b,
+        ):
+            sid = (await a.new_session(cwd=str(work), mcp_servers=[])).session_id
+            await b.load_session(cwd=str(work), session_id=sid, mcp_servers=[])
+            answers = await asyncio.gather(
+                prompt(a, sid, "From A."), prompt(b, sid, "From B."), return_exceptions=True
+            )
+    refused = [x for x in answers if isinstance(x, RequestError)]
+    ran = [x for x in answers if not isinstance(x, BaseException)]
+    assert len(refused) == 1 and "already running" in str(refused[0].data)
+    assert [r.stop_reason for r in ran] == ["end_turn"]
+    shown = [*first.updates("user_message_chunk"), *second.updates("user_message_chunk")]
+    winner = "From A." if answers[0] is ran[0] else "From B."
+    assert [u.content.text for u in shown] == [winner]
+    assert first.text() == second.text() == "Only one."
 
 
 async def test_a_reconnect_gets_the_transcript_once(tmp_path: Path, home: Path) -> None:

@@ -39,10 +39,11 @@ def test_a_compaction_can_be_reviewed_and_its_hooks_see_the_summary(tmp_path: Pa
         env = provider_env(server, "anthropic", tmp_path) | {
             "CODELOOP_HOME": str(tmp_path / "home"),
             # Small enough to compact after a fold, with room for the ~4,500 tokens of the
-            # built-in tools' specs.
+            # built-in tools' specs (the full set: --compact-profile off).
             "CODELOOP_CONTEXT_WINDOW": "18000",
         }
         args = ["-p", "Read the files in data/.", "--model", PROVIDER_MODELS["anthropic"]]
+        args += ["--compact-profile", "off"]
         run = run_cli([*args, "--output-format", "stream-json"], cwd=tmp_path, env=env)
     assert run.returncode == 0, run.stderr[-3000:]
 

@@ -76,10 +76,10 @@ def test_a_window_too_small_for_one_turn_is_reported_once_at_start(tmp_path: Pat
     with FakeModelServer(scenario) as server:
         env = provider_env(server, "anthropic", tmp_path) | {
             "CODELOOP_HOME": str(tmp_path / "home"),
-            "CODELOOP_CONTEXT_WINDOW": "7000",
+            "CODELOOP_CONTEXT_WINDOW": "3000",
         }
         run = run_cli(["-p", "hi", "--model", PROVIDER_MODELS["anthropic"]], cwd=tmp_path, env=env)
     assert run.returncode == 0, run.stderr
     assert run.stderr.count("is too small for this session") == 1
-    assert "context window (7,000 tokens)" in run.stderr and "CODELOOP_CONTEXT_WINDOW" in run.stderr
+    assert "context window (3,000 tokens)" in run.stderr and "CODELOOP_CONTEXT_WINDOW" in run.stderr
     assert "Traceback" not in run.stderr

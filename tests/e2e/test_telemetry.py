@@ -202,6 +202,11 @@ def test_events_have_claude_codes_names_and_keep_the_prompt_private(
     assert error.attributes["status_code"] == 529 and error.attributes["attempt"] == 1
     answered = received.events("claude_code.api_request")
     assert len(answered) == len(requests) - 1
+    # time to first token: each answered request's message_start; the refused one had none
+    assert "ttft_ms" not in error.attributes
+    assert all(
+        0 <= int(e.attributes["ttft_ms"]) <= int(e.attributes["duration_ms"]) for e in answered
+    )
     assert sum(e.attributes["input_tokens"] for e in answered) == sum(
         r.usage.input_tokens for r in requests
     )
@@ -260,6 +265,8 @@ def test_spans_trace_the_turn_its_requests_and_tools(
     assert {s.attributes["tool_name"] for s in tools} == {"Read", "Edit", "Write", "Bash", "Task"}
     assert all(s.trace_id == interaction.trace_id for s in spans)
     (failed,) = [s for s in calls if s.attributes["success"] is False]
+    assert "ttft_ms" not in failed.attributes
+    assert all(s.attributes["ttft_ms"] >= 0 for s in calls if s is not failed)
     assert failed.status_code == 2 and failed.attributes["status_code"] == 529
 
 

@@ -627,3 +627,47 @@ def test_a_command_expansion_runs_the_user_prompt_expansion_hooks(tmp_path: Path
     assert first["hook_event_name"] == "UserPromptExpansion"
     assert first["expansion_type"] == "slash_command" and first["command_name"] == "greet"
     assert first["prompt"].startswith("Say hello to Bob.")
+
+
+def test_a_message_typed_while_a_tool_runs_goes_with_its_result(tmp_path: Path) -> None:
+    """Typed while the model works, it waits in the queue, then reaches the model inside the
+    next tool results: no turn of its own, nothing interrupted."""
+    scenario = Scenario(turns=(turn(tool_use("Bash", {"command": "echo built"})), turn("Both.")))
+    with ui(scenario, tmp_path, [*MODEL, "--allowedTools", "Bash"]) as (server, term):
+        held = server.hold(0)
+        term.send("build it")
+        server.wait_for_requests(1, timeout=60)
+        term.send("and test it")
+        term.wait_for("queued: and test it")  # taken while the answer is held
+        held.set()
+        term.wait_for("Both.")
+        term.wait_until_gone("queued: and test it")
+        assert "> and test it" in term.history()
+        requests = server.requests
+    assert len(requests) == 2
+    reminder = "The user sent a new message while you were working:\nand test it"
+    assert any(reminder in text for text in user_texts(requests[1].body))
+
+
+def test_memory_opens_the_auto_memory_index_too(tmp_path: Path) -> None:
+    """/memory offers the project's auto-memory index beside CLAUDE.md files; the editor
+    opens it (creating the folder), and the next session's first request carries it."""
+    from codeloop.store.data_paths import project_slug
+
+    editor = 'sh -c \'echo "- the tests run with make check" >> "$0"\''
+    index = tmp_path / "data" / "projects" / project_slug(tmp_path) / "memory" / "MEMORY.md"
+    scenario = Scenario(turns=(turn("Noted."),))
+    with ui(scenario, tmp_path, env={"EDITOR": editor, "VISUAL": ""}) as (_, term):
+        term.send("/memory")
+        screen = term.wait_for("Edit which memory file?")
+        assert "3. auto memory (the model's notes): /" in screen
+        term.keys("3")
+        term.wait_for("Saved")
+    assert index.read_text() == "- the tests run with make check\n"
+    with FakeModelServer(scenario) as server:
+        done = run_cli(
+            ["-p", "what do you know?", *MODEL], cwd=tmp_path, env=env_for(server, tmp_path)
+        )
+        assert done.returncode == 0, done.stderr
+        body = server.requests[0].body
+    assert any("the tests run with make check" in t for t in user_texts(body))

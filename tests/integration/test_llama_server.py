@@ -23,6 +23,7 @@ import pytest
 
 from codeloop.models.base import ModelClient, ModelRequest, StreamEvent
 from codeloop.models.factory import resolve_model
+from codeloop.models.window_discovery import discover_window
 from codeloop.tools.registry import default_tools
 from tests import needs
 from tests.unit.context_history import assert_paired
@@ -107,3 +108,11 @@ async def test_tool_calls_round_trip_until_the_turn_limit(server_url: str, tmp_p
         glob.parse(call.input)  # the server's grammar kept it valid for the tool's schema
     first_result = model.requests[1].messages[-1].tool_results[0]
     assert first_result.tool_use_id == calls[0][0].id  # it went back to the server
+
+
+async def test_the_window_probe_fails_soft_on_a_server_that_does_not_say(server_url: str) -> None:
+    """llama-cpp-python's server has no /props and lists its model without a window: nothing
+    is found (the catalog's guess stands, with a note for --verbose), nothing breaks."""
+    found = await discover_window("openai", "smollm2-gguf", {"OPENAI_BASE_URL": server_url})
+    assert found.window is None
+    assert found.note is not None and "did not say its context window" in found.note

@@ -320,3 +320,24 @@ async def test_rewind_files_sets_the_files_back_to_a_prompt(tmp_path: Path) -> N
             last = [m async for m in client.receive_response()][-1]
     assert isinstance(last, ResultMessage) and last.result == "Still here."
     assert "Wrote two." in sent_text(server.requests[-1])
+
+
+async def test_task_budget_betas_and_thinking_reach_the_model(tmp_path: Path) -> None:
+    """The SDK's task_budget, betas and thinking options (its --task-budget, --betas and
+    --thinking flags) each change what the model is sent."""
+    with FakeModelServer([turn("Fine.")]) as server:
+        opts = options(
+            server,
+            tmp_path,
+            task_budget={"total": 20_000},
+            betas=["context-1m-2025-08-07"],
+            thinking={"type": "disabled"},
+            effort="high",
+        )
+        messages = await collect("Go.", opts)
+        (request,) = server.requests
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "Fine."
+    assert request.body["output_config"]["task_budget"] == {"type": "tokens", "total": 20_000}
+    betas = request.headers["anthropic-beta"].split(",")
+    assert "context-1m-2025-08-07" in betas and "task-budgets-2026-03-13" in betas
+    assert "thinking" not in request.body  # --effort high would think; --thinking disabled wins

@@ -69,11 +69,6 @@ class LiveSession:
     def session_id(self) -> str:
         return self.conversation.session_id
 
-    @property
-    def busy(self) -> bool:
-        """A prompt is running."""
-        return self._busy
-
     async def send(self, updates: Iterable[Update]) -> None:
         """Updates in order, one writer per session: whoever sends after this call returns
         (a permission request) comes after them. Once the editor is gone they are dropped, so

@@ -8,11 +8,10 @@ import asyncio
 import contextlib
 import importlib.util
 import signal
-import sys
 from typing import cast
 
 from codeloop.errors import UsageError
-from codeloop.frontdoor.session_flags import unsupported_flags
+from codeloop.frontdoor.session_flags import refuse_unsupported
 
 # Flags of other modes, which the editor does instead (prompts, which session, output) or
 # which have no place in an editor's sessions: each refused by name, never ignored.
@@ -47,8 +46,7 @@ def run_acp(args: argparse.Namespace) -> int:
             f"codeloop acp does not take {', '.join(given)}: the editor sends the prompts and "
             "picks the sessions, and stdout speaks ACP"
         )
-    for flag in unsupported_flags(args):
-        print(f"codeloop: warning: {flag} is not supported; ignored", file=sys.stderr)
+    refuse_unsupported(args)
     if importlib.util.find_spec("acp") is None:
         raise UsageError("codeloop acp needs the acp extra: pip install 'codeloop[acp]'")
     from codeloop.acp_agent.stdio import claim_stdio, quiet_sdk_logs

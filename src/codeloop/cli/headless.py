@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, TextIO
 from codeloop.cli.render import renderer_for
 from codeloop.errors import UsageError
 from codeloop.events import Event, LoopEnd
-from codeloop.frontdoor.session_flags import unsupported_flags
 from codeloop.types import Message, TextBlock, Usage
 
 if TYPE_CHECKING:
@@ -75,7 +74,8 @@ async def _run(args: argparse.Namespace, prompt: str, started: float) -> int:
         from codeloop.models.local import DEMO_NOTICE  # its module costs ~20 ms of start-up
 
         print(DEMO_NOTICE, file=sys.stderr)
-    verbose = args.verbose or sys.stderr.isatty()
+    # A person at the terminal sees the tool calls of a text answer; json ones on --verbose.
+    verbose = args.verbose or (sys.stderr.isatty() and args.output_format == "text")
     out = renderer_for(
         args.output_format,
         session,
@@ -157,11 +157,9 @@ def fit_session(
     conversation: Conversation, args: argparse.Namespace, structured: StructuredOutput | None
 ) -> None:
     """What the flags change on a built session: the tools offered (--tools), the structured
-    answer's tool (--json-schema), and a warning for each flag codeloop does not act on."""
+    answer's tool (--json-schema)."""
     if args.tools is not None:
         conversation.keep_tools(args.tools)
-    for flag in unsupported_flags(args):
-        print(f"codeloop: warning: {flag} is not supported; ignored", file=sys.stderr)
     if structured is not None:
         structured.attach(conversation.session)
 

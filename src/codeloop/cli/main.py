@@ -44,6 +44,8 @@ Plugins (Claude Code's format; see codeloop plugin --help):
   codeloop rewind [--to N] [--dry-run]          list the checkpoints, or undo everything the
                                                 agent changed since checkpoint N (rewind --help)
   codeloop usage [ID] [--by turn|tool|...]      what a session cost, and why (usage --help)
+  codeloop review [--base REF] [--format json]  review a change, read-only (review --help);
+                                                --post github posts it on a pull request
 
 Many tasks at once, each in its own clone (see codeloop batch --help):
   codeloop batch TASKS.jsonl --out DIR --workers 4     locally, or --ray auto on a cluster
@@ -88,7 +90,8 @@ Environment:
   MAX_THINKING_TOKENS            thinking budget in tokens (or an effort on adaptive models)
   CODELOOP_HOME                  where sessions are saved (default ~/.codeloop)
   CODELOOP_MANAGED_DIR           managed settings folder (default /etc/claude-code)
-  CODELOOP_CONTEXT_WINDOW        the model's window in tokens (local models: set it)
+  CODELOOP_CONTEXT_WINDOW        the model's window in tokens (else the catalog's, or what a
+                                 local server or GGUF file says: docs/models.md)
   CODELOOP_MAX_OUTPUT_TOKENS     the model's largest answer in tokens
   CODELOOP_AUTOCOMPACT=0         never summarise; a full window ends the run
   CODELOOP_STREAM_IDLE_TIMEOUT   seconds without a byte (pings count) before a stream is
@@ -108,6 +111,13 @@ Environment:
 Exit status: 0 on success, 1 on an error (one line on stderr), 2 on a usage error,
 130 when interrupted.
 """
+
+
+COMPACT_HELP = (
+    "for small windows: only the core tools (Bash, Read, Edit, Write, Grep, Glob, TodoWrite if "
+    "it fits), their first-line descriptions and required fields, a short git status; default: "
+    "the compactProfile setting, else auto, which turns it on for windows of 32K tokens or less"
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -141,6 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="how hard the model thinks (thinking budget or effort; also `ultrathink` in a "
         "prompt); default: the effortLevel setting, else the model's own",
     )
+    parser.add_argument("--compact-profile", choices=("on", "off", "auto"), help=COMPACT_HELP)
     parser.add_argument(
         "--fallback-model",
         metavar="MODEL",
@@ -296,6 +307,10 @@ def run_cli(argv: Sequence[str]) -> int:
         from codeloop.cli.usage_command import run_usage
 
         return run_usage(argv[1:])
+    if argv[:1] == ["review"]:
+        from codeloop.cli.review_command import run_review
+
+        return run_review(argv[1:], build_parser())  # the session flags of every mode
     if argv[:1] == ["mcp"]:
         from codeloop.cli.mcp import run_mcp
 

@@ -196,6 +196,7 @@ def default_registry() -> Registry:
         custom,
         language_servers,
         mcp_prompts,
+        review,
         rewind,
         servers,
         usage,
@@ -209,7 +210,7 @@ def default_registry() -> Registry:
         language_servers.COMMAND,
         usage.COMMAND,
     )
-    for command in (*builtin.COMMANDS, *commands):
+    for command in (*builtin.COMMANDS, *commands, *review.COMMANDS):
         registry.add(command)
     registry.add_provider(custom.provide)
     registry.add_provider(mcp_prompts.provide)

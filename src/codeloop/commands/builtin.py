@@ -15,6 +15,7 @@ from codeloop.commands import (
     Submit,
     reports,
 )
+from codeloop.context.auto_memory import INDEX
 
 
 async def _help(ctx: CommandContext, args: str) -> Submit | None:
@@ -155,11 +156,13 @@ async def _memory(ctx: CommandContext, args: str) -> Submit | None:
     candidates = [root / "CLAUDE.md", root / "AGENTS.md", root / ".claude" / "CLAUDE.md"]
     project = next((p for p in candidates if p.is_file()), root / "AGENTS.md")
     files = [project, home / ".claude" / "CLAUDE.md"]
+    labels = [f"project: {files[0]}", f"user: {files[1]}"]
+    if (auto := ctx.session.memory_dir) is not None:
+        files.append(auto / INDEX)
+        labels.append(f"auto memory (the model's notes): {auto / INDEX}")
     if not ctx.ui.interactive:
         raise CommandError("/memory opens your editor: run it in the interactive UI")
-    picked = await ctx.ui.choose(
-        "Edit which memory file?", [f"project: {files[0]}", f"user: {files[1]}"]
-    )
+    picked = await ctx.ui.choose("Edit which memory file?", labels)
     if picked is None:
         return None
     await ctx.ui.edit(files[picked])

@@ -7,8 +7,9 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from codeloop.context.tokens import estimate_messages, estimate_overhead, estimate_text
+from codeloop.context.tokens import estimate_messages, estimate_text
 from codeloop.models.catalog import model_info
+from codeloop.models.prompt_size import prompt_tokens
 
 if TYPE_CHECKING:
     from codeloop.session import Session
@@ -34,9 +35,10 @@ class ContextParts:
 def context_parts(session: Session) -> ContextParts:
     """The window split by what fills it. The messages' share is what the API last counted
     (plus an estimate for what came since) less the estimated rest, when it has counted."""
-    specs = [tool.spec() for tool in session.tools.values()]
+    specs = tuple(tool.spec() for tool in session.tools.values())
     system = estimate_text(session.config.system)
-    tools = estimate_overhead("", specs)
+    # As the client sends them: schemas, or the local model's one-line list.
+    tools = prompt_tokens(session.client, session.config.system, specs) - system
     memory = estimate_messages(session.user_context)
     messages = estimate_messages(session.messages)
     manager = session.context
@@ -67,6 +69,8 @@ def context_report(session: Session) -> str:
     width = max(len(name) for name, _ in rows)
     bar_cells = 30
     lines = [f"Context: {context_line(session)} — {session.config.model}"]
+    if session.context is not None and session.context.limits.source:
+        lines.append(f"  Window: {parts.window:,} tokens ({session.context.limits.source})")
     for name, tokens in rows:
         share = tokens / parts.window if parts.window else 0.0
         bar = "█" * round(share * bar_cells)

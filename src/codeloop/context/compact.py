@@ -37,6 +37,7 @@ from codeloop.context.tokens import (
 from codeloop.events import CompactBoundary, CompactTrigger, Event, Notice
 from codeloop.models.base import ModelRequest, ToolSpec, describe
 from codeloop.models.complete import CallModel, Sleep, complete
+from codeloop.models.prompt_size import PromptCount
 from codeloop.models.retry import RetryPolicy
 from codeloop.text import (
     BINARY_EXTENSIONS,
@@ -142,11 +143,15 @@ class SummaryModel:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     fallback_model: str | None = None
     sleep: Sleep = asyncio.sleep
+    # How the client renders system prompt and tools (models/prompt_size.py): full schemas
+    # unless it says otherwise.
+    prompt_count: PromptCount = estimate_overhead
 
     @property
     def overhead(self) -> int:
         """What every request carries besides the history: system prompt, tools, memory."""
-        return estimate_overhead(self.system, self.tools) + estimate_messages(self.user_context)
+        fixed = self.prompt_count(self.system, self.tools)
+        return fixed + estimate_messages(self.user_context)
 
 
 @dataclass(frozen=True)

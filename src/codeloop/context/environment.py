@@ -22,6 +22,8 @@ from codeloop.system.procs import run_bounded
 GIT_TIME_LIMIT = 5.0
 STATUS_MAX_CHARS = 2000
 RECENT_COMMITS = 5
+# The compact profile's status (tools/profile.py): its first lines, then how many more.
+BRIEF_STATUS_LINES = 8
 
 
 @dataclass(frozen=True)
@@ -42,7 +44,8 @@ class Environment:
     repo_root: Path | None = None
     git: GitState | None = None
 
-    def render(self) -> str:
+    def render(self, *, brief: bool = False) -> str:
+        """`brief`: a short git status (the compact profile's)."""
         lines = [
             "<env>",
             f"Working directory: {self.cwd}",
@@ -58,7 +61,7 @@ class Environment:
             "</env>",
         ]
         if self.git is not None:
-            lines += ["", _render_git(self.git)]
+            lines += ["", _render_brief_git(self.git) if brief else _render_git(self.git)]
         return "\n".join(lines)
 
 
@@ -161,3 +164,12 @@ def _render_git(git: GitState) -> str:
     if git.recent_commits:
         parts.append(f"Recent commits:\n{git.recent_commits}")
     return "\n\n".join(parts)
+
+
+def _render_brief_git(git: GitState) -> str:
+    status = git.status.splitlines()
+    shown = status[:BRIEF_STATUS_LINES]
+    if len(status) > len(shown):
+        shown.append(f"... and {len(status) - len(shown)} more (git status shows them)")
+    listed = "\n".join(shown) or "(clean)"
+    return f"gitStatus at the start: branch {git.branch}\n{listed}"

@@ -28,11 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from codeloop.context.auto_memory import INDEX, read_index
 from codeloop.settings.settings_files import managed_dir, user_dirs
 from codeloop.store.data_paths import find_repo_root
 from codeloop.types import Message
 
-MemoryKind = Literal["managed", "user", "project", "local"]
+MemoryKind = Literal["managed", "user", "project", "local", "auto"]
 MAX_IMPORT_DEPTH = 5
 
 USER_FILES = ("CLAUDE.md", "AGENTS.md")
@@ -48,6 +49,7 @@ _DESCRIPTIONS: dict[MemoryKind, str] = {
     "user": "the user's own instructions, for every project",
     "project": "project instructions, checked into the codebase",
     "local": "the user's own instructions for this project, not checked in",
+    "auto": "user's auto-memory, persists across conversations",
 }
 _INSTRUCTIONS_INTRO = (
     "Instructions from the user and from the codebase follow. Follow them: where they differ "
@@ -159,9 +161,11 @@ def load_memory(
     env: Mapping[str, str] | None = None,
     excludes: Sequence[str] = (),
     managed_text: str | None = None,
+    auto_memory: Path | None = None,
 ) -> Memory:
     """The memory a session starts with; `excludes` are claudeMdExcludes globs, `managed_text`
-    the managed settings' claudeMd."""
+    the managed settings' claudeMd, `auto_memory` the project's auto-memory folder (its index
+    comes last: auto_memory.py)."""
     home = user_dirs(env).home
     loader = Loader(home, excludes=tuple(excludes))
     for path, kind in memory_candidates(cwd, env):
@@ -170,6 +174,8 @@ def load_memory(
             loader.files.append(
                 MemoryFile(path.with_name("managed-settings.json"), kind, managed_text)
             )
+    if auto_memory is not None and (index := read_index(auto_memory)) is not None:
+        loader.files.append(MemoryFile(auto_memory / INDEX, "auto", index))
     return Memory(tuple(loader.files), tuple(loader.warnings), tuple(loader.scoped))
 
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from codeloop.context.auto_memory import prompt_section
 from codeloop.context.environment import (
     Environment,
     GitProbe,
@@ -63,15 +64,21 @@ def build_system_prompt(
     override: str | None = None,
     append: str | None = None,
     environment: Environment | None = None,
+    brief: bool = False,
+    memory_dir: Path | None = None,
 ) -> str:
     """The static part, a blank line, then the session's part: the `<env>` section onwards.
 
     `override` replaces the static part (--system-prompt); `append` is added at the end
     (--append-system-prompt). Without `environment`, one without the git state is used.
+    `brief`: a short git status (the compact profile's).
+    `memory_dir`: the auto-memory folder, which the built-in prompt tells the model about.
     """
     env = environment or basic_environment(cwd, model, extra_dirs or ())
     static = (override if override is not None else STATIC_PROMPT).strip("\n")
-    parts = [static, env.render()]
+    parts = [static, env.render(brief=brief)]
+    if memory_dir is not None and override is None:
+        parts.append(prompt_section(memory_dir))
     if append and append.strip():
         parts.append(append.strip("\n"))
     return "\n\n".join(part for part in parts if part)
@@ -103,16 +110,24 @@ async def gather_prompt_context(
     memory: Memory | None = None,
     reminders: Sequence[str] = (),
     git: GitProbe | None = None,
+    brief: bool = False,
+    memory_dir: Path | None = None,
 ) -> PromptContext:
     """Memory files and the environment, gathered concurrently, and the system prompt.
     `memory` given: already read (the session reports it before its first prompt); `git`: the
-    probe of `cwd` already under way."""
+    probe of `cwd` already under way; `brief`: a short git status."""
     git_env = asyncio.create_task(gather_environment(cwd, model, extra_dirs, git=git))
     await asyncio.sleep(0)  # the git processes start; the memory files are read meanwhile
     # A few small files: read here, since a worker thread costs more than the reads.
     memory = memory if memory is not None else load_memory(cwd, env=env)
     environment = await git_env
     system = build_system_prompt(
-        cwd, model, override=override, append=append, environment=environment
+        cwd,
+        model,
+        override=override,
+        append=append,
+        environment=environment,
+        brief=brief,
+        memory_dir=memory_dir,
     )
     return PromptContext(system, memory, environment, user_context_message(memory, reminders))

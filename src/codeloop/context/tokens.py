@@ -19,12 +19,15 @@ summary and the latest turn word for word always fit under the threshold togethe
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from codeloop.history_fold import HistoryFold
 from codeloop.models.base import ToolSpec
 from codeloop.models.catalog import ModelInfo, model_info
+from codeloop.models.prompt_size import schema_prompt_tokens
+from codeloop.models.window_discovery import FoundWindow
 from codeloop.text import CHARS_PER_TOKEN, estimate_text
 from codeloop.types import (
     ContentBlock,
@@ -104,13 +107,10 @@ class HistoryTokens(HistoryFold[int]):
 
 
 def estimate_overhead(system: str, tools: Iterable[ToolSpec]) -> int:
-    """The part of every request that is not history: system prompt and tool definitions."""
-    total = estimate_text(system)
-    for tool in tools:
-        schema = json.dumps(tool.input_schema, ensure_ascii=False)
-        total += estimate_text(tool.name) + estimate_text(tool.description)
-        total += estimate_text(schema) + BLOCK_OVERHEAD
-    return total
+    """The part of every request that is not history, with every tool's full schema (what
+    Claude's and OpenAI's APIs carry; a session counts its own client's rendering:
+    models/prompt_size.py)."""
+    return schema_prompt_tokens(system, tools)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,11 +121,13 @@ class ContextLimits:
     # Room kept free for the answer: min(max output, 20 000), never more than a quarter of the
     # window (a session asks for no more output than this: see `SessionConfig.max_tokens`).
     output_reserve: int
+    # Where the window was read when the server or the model file said it (/context shows it).
+    source: str | None = None
 
     @staticmethod
-    def for_model(info: ModelInfo) -> ContextLimits:
+    def for_model(info: ModelInfo, source: str | None = None) -> ContextLimits:
         reserve = min(info.max_output_tokens, OUTPUT_RESERVE_CAP, info.context_window // 4)
-        return ContextLimits(info.context_window, reserve)
+        return ContextLimits(info.context_window, reserve, source)
 
     @property
     def effective(self) -> int:
@@ -144,9 +146,16 @@ class ContextLimits:
         return self.effective - min(BLOCKING_MARGIN, self.effective // 10)
 
 
-def context_limits(model: str, env: Mapping[str, str] | None = None) -> ContextLimits:
-    """Limits from the catalog, CODELOOP_CONTEXT_WINDOW / CODELOOP_MAX_OUTPUT_TOKENS applied."""
-    return ContextLimits.for_model(model_info(model, env))
+def context_limits(
+    model: str, env: Mapping[str, str] | None = None, found: FoundWindow | None = None
+) -> ContextLimits:
+    """Limits from the catalog, or from the window `found` on the model's server or file
+    (models/window_discovery.py); CODELOOP_CONTEXT_WINDOW / CODELOOP_MAX_OUTPUT_TOKENS win."""
+    info = model_info(model, env)
+    explicit = (os.environ if env is None else env).get("CODELOOP_CONTEXT_WINDOW", "").strip()
+    if found is None or explicit:
+        return ContextLimits.for_model(info)
+    return ContextLimits.for_model(replace(info, context_window=found.tokens), found.source)
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,19 +6,20 @@ seams itself."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from codeloop.errors import UsageError
-from codeloop.events import Event
+from codeloop.events import Event, MessagesDelivered
 from codeloop.models.aliases import resolve_alias
 from codeloop.models.factory import split_spec
 from codeloop.permissions.modes import MODE_ALIASES, PERMISSION_MODES, PermissionMode
 from codeloop.permissions.policy import AskUser
 from codeloop.tools.questions import AskQuestions
-from codeloop.types import ImageBlock, Message, TextBlock
+from codeloop.types import ImageBlock, Message, TextBlock, new_uuid
 
 if TYPE_CHECKING:
     from codeloop.checkpoints.restore import Change
@@ -57,6 +58,9 @@ class Conversation:
         session.stream_events = stream_events
         self.started_model = session.config.model
         self.running = False
+        # The messages sent while the running prompt works, each told whether it reached
+        # the model within that prompt (send()).
+        self._sent: dict[str, asyncio.Future[bool]] = {}
 
     @classmethod
     async def open(
@@ -173,9 +177,29 @@ class Conversation:
                 uuid=uuid,
                 display_batches=display_batches,
             ):
+                if isinstance(event, MessagesDelivered):
+                    for delivered in event.uuids:
+                        _settle(self._sent.pop(delivered, None), True)
                 yield event
         finally:
             self.running = False
+            self._session.take_sent()  # never delivered now: each becomes a prompt
+            for waiting in self._sent.values():
+                _settle(waiting, False)
+            self._sent.clear()
+
+    def send(self, text: str, uuid: str | None = None) -> asyncio.Future[bool] | None:
+        """A message the user sent while a prompt runs (None: none runs; prompt() it): it does
+        not interrupt, the model gets it with the next tool results. The future says, once the
+        prompt is over, whether it did (True: that prompt's result answers it too) or the
+        prompt ended first (False: run it as the next prompt)."""
+        if not self.running:
+            return None
+        uuid = uuid or new_uuid()
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._sent[uuid] = future
+        self._session.send(text, uuid)
+        return future
 
     async def teammate_prompt(self) -> str | None:
         """An agent team's lead: what its teammates sent, once something came (the next
@@ -278,6 +302,11 @@ class Conversation:
     async def close(self) -> None:
         """Stop the session: its MCP servers, hooks, teammates, transcript."""
         await self._session.aclose()
+
+
+def _settle(future: asyncio.Future[bool] | None, delivered: bool) -> None:
+    if future is not None and not future.done():
+        future.set_result(delivered)
 
 
 def _mode(name: str) -> PermissionMode:

@@ -38,9 +38,13 @@ def session_options(args: argparse.Namespace, *, interactive: bool = False) -> O
 
     from codeloop.options import Options
 
+    refuse_unsupported(args)
     return Options(
         model=args.model,
         effort=args.effort,
+        compact_profile=args.compact_profile,
+        thinking="adaptive" if args.thinking == "enabled" else args.thinking,
+        betas=[b.strip() for b in (args.betas or "").split(",") if b.strip()],
         cwd=Path.cwd(),
         add_dirs=args.add_dirs,
         permission_mode=(
@@ -64,6 +68,7 @@ def session_options(args: argparse.Namespace, *, interactive: bool = False) -> O
         max_budget_usd=args.max_budget_usd,
         fallback_model=args.fallback_model,
         token_budget=args.token_budget,
+        task_budget=task_budget(args.task_budget),
         record=args.record,
         replay=args.replay,
         session_id=args.session_id,
@@ -78,6 +83,21 @@ def session_options(args: argparse.Namespace, *, interactive: bool = False) -> O
             else None
         ),
     )
+
+
+def task_budget(raw: str | None) -> int | None:
+    """--task-budget N: a positive whole number of tokens (exit 1 otherwise, as Claude Code)."""
+    from codeloop.errors import ConfigError
+
+    if raw is None:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ConfigError(f"--task-budget {raw!r}: must be a positive integer")
+    return value
 
 
 def _appended(args: argparse.Namespace) -> str | None:
@@ -155,38 +175,57 @@ def add_sdk_flags(parser: argparse.ArgumentParser) -> None:
         "--append-system-prompt-file", metavar="FILE", help="add FILE's text to the system prompt"
     )
     parser.add_argument(
+        "--task-budget",
+        metavar="TOKENS",
+        help="tokens the whole task may take, told to the model in every request (Anthropic's "
+        "task budget; refused for other providers)",
+    )
+    parser.add_argument(
         "--max-thinking-tokens",
         type=positive_int,
         metavar="TOKENS",
         help="thinking budget (as MAX_THINKING_TOKENS)",
     )
-    # Claude Code flags codeloop accepts and names as not acted on (the SDKs pass them).
+    parser.add_argument(
+        "--thinking",
+        choices=("adaptive", "enabled", "disabled"),
+        help="adaptive (or enabled): the model thinks as much as it sees fit; disabled: it "
+        "never thinks, whatever --effort, the settings or the prompt ask",
+    )
+    parser.add_argument(
+        "--betas",
+        metavar="BETAS",
+        help="Anthropic beta features every request asks for, comma-separated (the "
+        "anthropic-beta header; refused for other providers)",
+    )
+    # Claude Code flags the Agent SDKs pass when asked to, which codeloop refuses by name
+    # rather than run without (hidden: they do nothing here but say so).
     for flag in UNSUPPORTED_SDK_FLAGS:
         parser.add_argument(flag, dest=_dest(flag), help=argparse.SUPPRESS)
     for flag in UNSUPPORTED_SDK_SWITCHES:
         parser.add_argument(flag, dest=_dest(flag), action="store_true", help=argparse.SUPPRESS)
 
 
-# Taking a value / a switch: accepted so that an SDK session starts, reported as ignored.
-UNSUPPORTED_SDK_FLAGS = (
-    "--betas",
-    "--thinking",
-    "--thinking-display",
-    "--task-budget",
-    "--resume-session-at",
-    "--resume-drops-turn",
-)
-UNSUPPORTED_SDK_SWITCHES = ("--include-hook-events", "--session-mirror")
+# Taking a value / a switch, with what to do instead.
+UNSUPPORTED_SDK_FLAGS = {
+    "--thinking-display": "thinking is shown as the model sends it",
+    "--resume-session-at": "resume the whole session, then `codeloop rewind` it",
+    "--resume-drops-turn": "resume the whole session, then `codeloop rewind` it",
+}
+UNSUPPORTED_SDK_SWITCHES = {
+    "--include-hook-events": "hooks' output is in the transcript, not streamed",
+    "--session-mirror": "the transcript is in codeloop's own store (`codeloop sessions`)",
+}
 
 
 def _dest(flag: str) -> str:
     return "unsupported_" + flag.lstrip("-").replace("-", "_")
 
 
-def unsupported_flags(args: argparse.Namespace) -> list[str]:
-    """The accepted-but-ignored flags this run was given, for one warning each."""
-    return [
-        flag
-        for flag in (*UNSUPPORTED_SDK_FLAGS, *UNSUPPORTED_SDK_SWITCHES)
-        if getattr(args, _dest(flag), None) not in (None, False)
-    ]
+def refuse_unsupported(args: argparse.Namespace) -> None:
+    """A Claude Code flag codeloop cannot honour ends the run, saying so (never ignored)."""
+    from codeloop.errors import UsageError
+
+    for flag, instead in (UNSUPPORTED_SDK_FLAGS | UNSUPPORTED_SDK_SWITCHES).items():
+        if getattr(args, _dest(flag), None) not in (None, False):
+            raise UsageError(f"{flag} is not supported by codeloop: {instead}")

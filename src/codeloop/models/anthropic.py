@@ -52,6 +52,8 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
 MESSAGES_PATH = "/v1/messages"
 AUTH_HINT = "ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)"
+# The beta output_config.task_budget needs (the value Claude Code sends).
+TASK_BUDGET_BETA = "task-budgets-2026-03-13"
 # A prompt-cache breakpoint: the prefix up to here is cached for five minutes, refreshed on use.
 EPHEMERAL = {"type": "ephemeral"}
 
@@ -211,8 +213,13 @@ def _options(request: ModelRequest) -> dict[str, Any]:
         body["thinking"] = {"type": "adaptive"}
     elif request.thinking_budget:
         body["thinking"] = {"type": "enabled", "budget_tokens": request.thinking_budget}
+    output_config: dict[str, Any] = {}
     if request.effort:
-        body["output_config"] = {"effort": request.effort}
+        output_config["effort"] = request.effort
+    if request.task_budget is not None:
+        output_config["task_budget"] = request.task_budget.to_dict()
+    if output_config:
+        body["output_config"] = output_config
     if request.stop_sequences:
         body["stop_sequences"] = list(request.stop_sequences)
     return body | request.extra
@@ -220,8 +227,16 @@ def _options(request: ModelRequest) -> dict[str, Any]:
 
 def request_headers(request: ModelRequest) -> dict[str, str]:
     """The request's own headers: its beta features, then any extra ones."""
-    headers = {"anthropic-beta": ",".join(request.betas)} if request.betas else {}
+    betas = request_betas(request)
+    headers = {"anthropic-beta": ",".join(betas)} if betas else {}
     return {**headers, **request.headers}
+
+
+def request_betas(request: ModelRequest) -> tuple[str, ...]:
+    """The beta features the request asks for, and those its fields need."""
+    if request.task_budget is not None and TASK_BUDGET_BETA not in request.betas:
+        return (*request.betas, TASK_BUDGET_BETA)
+    return request.betas
 
 
 def cache_points(messages: Sequence[Message]) -> set[int]:

@@ -22,6 +22,7 @@ from urllib.parse import quote
 from codeloop.models.anthropic import (
     EventMapper,
     message_events,
+    request_betas,
     request_body,
     request_headers,
 )
@@ -79,8 +80,8 @@ class BedrockClient:
         body = request_body(request)
         del body["model"]
         body["anthropic_version"] = BEDROCK_VERSION
-        if request.betas:
-            body["anthropic_beta"] = list(request.betas)
+        if betas := request_betas(request):
+            body["anthropic_beta"] = list(betas)
         data = json.dumps(body).encode()
         model = quote(bedrock_model_id(request.model), safe="")
         action = "invoke-with-response-stream" if request.stream else "invoke"

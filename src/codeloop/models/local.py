@@ -43,6 +43,7 @@ from codeloop.models.base import (
     StreamEvent,
     ToolSpec,
 )
+from codeloop.text import estimate_text
 from codeloop.types import (
     ImageBlock,
     Message,
@@ -263,6 +264,11 @@ class LocalModel:
             "temperature": 0.2 if request.temperature is None else request.temperature,
         }
 
+    def prompt_tokens(self, system: str, tools: tuple[ToolSpec, ...]) -> int:
+        """What the system message costs with every tool callable: tools go in it as a
+        one-line list, not as schemas (models/prompt_size.py)."""
+        return estimate_text(_system_text(system, list(tools)))
+
     async def aclose(self) -> None:
         """Free the model once the worker has finished whatever it was doing."""
         if self._server is not None:
@@ -340,13 +346,16 @@ def chat_messages(request: ModelRequest, schema: dict[str, Any]) -> list[dict[st
         if "tool" in variant["properties"]
     }
     tools = [t for t in request.tools if t.name in callable_names]
-    system = "\n\n".join(part for part in (request.system, _instructions(tools)) if part)
-    out = [{"role": "system", "content": system}]
+    out = [{"role": "system", "content": _system_text(request.system, tools)}]
     names: dict[str, str] = {}
     for message in request.messages:
         if content := _render(message, names):
             out.append({"role": message.role, "content": content})
     return out
+
+
+def _system_text(system: str, tools: list[ToolSpec]) -> str:
+    return "\n\n".join(part for part in (system, _instructions(tools)) if part)
 
 
 def _instructions(tools: list[ToolSpec]) -> str:

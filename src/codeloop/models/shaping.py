@@ -69,6 +69,8 @@ def parse_overrides(raw: Mapping[str, Any]) -> tuple[tuple[Override, ...], list[
 class RequestShape:
     thinking: ThinkingConfig = field(default_factory=ThinkingConfig)
     overrides: tuple[Override, ...] = ()
+    # --betas: Anthropic beta features every request asks for.
+    betas: tuple[str, ...] = ()
 
     def apply(
         self, request: ModelRequest, provider: str, scans: HistoryScans | None = None
@@ -76,7 +78,7 @@ class RequestShape:
         """`scans` reads the history (from scratch unless a client keeps them, `HistoryScans`)."""
         scans = scans or HistoryScans(prompt_effort, has_images)
         model = request.model
-        betas = request.betas
+        betas = (*request.betas, *(b for b in self.betas if b not in request.betas))
         if model.lower().endswith(LONG_CONTEXT_SUFFIX):
             model = model[: -len(LONG_CONTEXT_SUFFIX)]
             if lookup(model).extended_window:

@@ -36,7 +36,8 @@ class ThinkingConfig:
 
     effort: str | None = None  # --effort, or the effortLevel setting
     budget: int | None = None  # MAX_THINKING_TOKENS
-    always: bool = False  # alwaysThinkingEnabled
+    always: bool = False  # alwaysThinkingEnabled, or --thinking adaptive
+    disabled: bool = False  # --thinking disabled: no thinking, whatever else asks for it
 
     @property
     def asked(self) -> bool:
@@ -51,6 +52,8 @@ def apply_thinking(
 ) -> ModelRequest:
     """`request` with the thinking fields its model takes for `config` and the prompt (whose
     level `read_effort` reads: `prompt_effort`, or a fold of it kept as the history grows)."""
+    if config.disabled:
+        return request
     level = _stronger(config.effort, (read_effort or prompt_effort)(request.messages))
     budget = config.budget
     match info.thinking:

@@ -21,6 +21,7 @@ from codeloop.events import (
     Compacting,
     Event,
     LoopEnd,
+    MessagesDelivered,
     ModelStreamed,
     Notice,
     RequestEnd,
@@ -66,6 +67,9 @@ class JsonRenderer:
         self._denials_before = 0
         self._stop_reason: str | None = None
         self._api_status: int | None = None
+        self._ttft_ms: float | None = None
+        # The prompt's message and those sent meanwhile that reached the model with it.
+        self._user_messages: list[str] | None = None
         self.start_turn()
 
     def start_turn(self) -> None:
@@ -73,15 +77,24 @@ class JsonRenderer:
         self._denials_before = len(self.session.config.policy.denials)
         self._stop_reason = None
         self._api_status = None
+        self._ttft_ms = None
 
-    def start(self) -> None:
+    def start(self, uuid: str | None = None) -> None:
+        """A prompt begins; `uuid`: its message's, which the result names (user_message_uuids)
+        with the messages sent while it ran."""
         self.start_turn()
+        self._user_messages = [uuid] if uuid is not None else None
 
     def event(self, event: Event) -> None:
+        if isinstance(event, MessagesDelivered) and self._user_messages is not None:
+            self._user_messages += event.uuids
         if isinstance(event, AssistantTurn):
             self._stop_reason = event.stop_reason
-        elif isinstance(event, RequestEnd) and event.status is not None:
-            self._api_status = event.status
+        elif isinstance(event, RequestEnd):
+            if event.status is not None:
+                self._api_status = event.status
+            if self._ttft_ms is None and event.purpose == "turn":
+                self._ttft_ms = event.ttft_ms  # the turn's first request, as Claude Code's
         self.report.event(event)
 
     def finish(self, end: LoopEnd, elapsed: float) -> int:
@@ -108,6 +121,7 @@ class JsonRenderer:
             "usage": session.usage.to_dict(),
             "modelUsage": session.model_usage(),
             "terminal_reason": end.reason,
+            "ttft_ms": None if self._ttft_ms is None else round(self._ttft_ms),
             "permission_denials": [
                 {
                     "tool_name": d.tool_name,
@@ -120,6 +134,8 @@ class JsonRenderer:
             "subagents": [run.summary() for run in session.subagent_runs],
             "uuid": new_uuid(),
         }
+        if self._user_messages is not None:
+            result["user_message_uuids"] = list(self._user_messages)
         if api_error:
             result["api_error_status"] = self._api_status
         if is_error:  # what went wrong, as the SDKs read it
@@ -151,8 +167,8 @@ class StreamJsonRenderer(JsonRenderer):
         super().__init__(session, emit, structured=structured)
         session.observers.append(_SubagentLines(self))
 
-    def start(self) -> None:
-        super().start()
+    def start(self, uuid: str | None = None) -> None:
+        super().start(uuid)
         session = self.session
         self.emit(
             {
@@ -189,15 +205,16 @@ class StreamJsonRenderer(JsonRenderer):
         if isinstance(event, AssistantTurn | UserTurn):
             self.emit(message_line(event, session_id))
         elif isinstance(event, ModelStreamed):
-            self.emit(
-                {
-                    "type": "stream_event",
-                    "uuid": new_uuid(),
-                    "session_id": session_id,
-                    "event": anthropic_event(event.event),
-                    "parent_tool_use_id": None,
-                }
-            )
+            line: dict[str, Any] = {
+                "type": "stream_event",
+                "uuid": new_uuid(),
+                "session_id": session_id,
+                "event": anthropic_event(event.event),
+                "parent_tool_use_id": None,
+            }
+            if event.ttft_ms is not None:  # on message_start: the time to first token
+                line["ttft_ms"] = round(event.ttft_ms)
+            self.emit(line)
         elif isinstance(event, Retrying):
             self.emit(
                 {

@@ -6,6 +6,7 @@ stdout; the in-process API (api.py) hands them to Python code.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -66,7 +67,7 @@ class SdkConversation:
             self.structured.reset()
         await conversation.start_servers()
         conversation.list_commands()  # the MCP servers' prompts too, now they are up
-        self.out.start()
+        self.out.start(uuid)
         for kind in dropped:
             self.notice(f"a prompt's {kind} block is not supported yet; it was left out")
         end: LoopEnd | None = None
@@ -77,6 +78,13 @@ class SdkConversation:
         assert end is not None
         self.status = self.out.finish(end, time.monotonic() - started)
         return self.status
+
+    def send(self, content: Any, uuid: str) -> asyncio.Future[bool] | None:
+        """A message sent while a prompt runs (Conversation.send); None: none runs."""
+        text, dropped = prompt_text(content)
+        for kind in dropped:
+            self.notice(f"a message's {kind} block is not supported yet; it was left out")
+        return self.conversation.send(text, uuid)
 
     def notice(self, text: str) -> None:
         """Something the SDK's user should know that is not a message of the conversation."""

@@ -363,7 +363,9 @@ _CHECKS: dict[str, Any] = {
     "deniedMcpServers": _servers,
     "allowManagedMcpServersOnly": _boolean,
     "effortLevel": _effort,
+    "compactProfile": lambda k, v, w: _choice(k, v, w, ("on", "off", "auto")),
     "alwaysThinkingEnabled": _boolean,
+    "autoMemoryEnabled": _boolean,
     "requestOverrides": _object,
     "webSearch": _web_search,
     # Claude Code's top-level spelling in some files; permissions.* is the documented one.

@@ -156,7 +156,11 @@ class Settings:
     denied_mcp_servers: tuple[Mapping[str, Any], ...] = ()
     # Thinking: `effortLevel` (low … max) and `alwaysThinkingEnabled`.
     effort_level: str | None = None
+    # `compactProfile`: on, off or auto (tools/profile.py).
+    compact_profile: str | None = None
     always_thinking: bool = False
+    # `autoMemoryEnabled` (None: unset, auto memory on unless the environment turns it off).
+    auto_memory_enabled: bool | None = None
     # `requestOverrides` (codeloop's own key): extra request fields and headers per provider or
     # model, checked by models/shaping.py, which owns their meaning.
     request_overrides: Mapping[str, Any] = field(default_factory=dict)
@@ -491,7 +495,9 @@ def _build(
         allowed_mcp_servers=_mcp_allowlist(merged, managed),
         denied_mcp_servers=tuple(merged.get("deniedMcpServers", ())),
         effort_level=merged.get("effortLevel"),
+        compact_profile=merged.get("compactProfile"),
         always_thinking=merged.get("alwaysThinkingEnabled") is True,
+        auto_memory_enabled=merged.get("autoMemoryEnabled"),
         request_overrides=dict(merged.get("requestOverrides", {})),
         web_search_url=(merged.get("webSearch") or {}).get("url"),
         sources=sources,

@@ -42,7 +42,8 @@ KEYS: dict[str, KeyInfo] = {
         "httpHookAllowedEnvVars checkpoints claudeMdExcludes claudeMd enabledPlugins "
         "extraKnownMarketplaces additionalMarketplaces outputStyle disableSkillShellExecution "
         "skillOverrides blockedMarketplaces strictKnownMarketplaces allowedMarketplaces agent "
-        "effortLevel alwaysThinkingEnabled requestOverrides webSearch "
+        "effortLevel alwaysThinkingEnabled requestOverrides webSearch compactProfile "
+        "autoMemoryEnabled "
         "enableAllProjectMcpServers enabledMcpjsonServers disabledMcpjsonServers "
         "statusLine editorMode "
         "allowedMcpServers deniedMcpServers allowManagedMcpServersOnly",
@@ -91,7 +92,7 @@ KEYS: dict[str, KeyInfo] = {
         "ignored",
         _MODELS,
         "advisorModel fastMode fastModePerSessionOptIn "
-        "modelOverrides switchModelsOnFlag autoMemoryDirectory autoMemoryEnabled "
+        "modelOverrides switchModelsOnFlag autoMemoryDirectory "
         "autoCompactWindow skillListingBudgetFraction skillListingMaxDescChars "
         "fileCheckpointingEnabled includeGitInstructions prUrlTemplate pluginConfigs "
         "disableBundledSkills useAutoModeDuringPlan",

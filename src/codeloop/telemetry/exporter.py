@@ -195,6 +195,8 @@ class SessionTelemetry:
         }
         if agent is not None:
             common["agent.name"] = agent_name(agent)
+        if event.ttft_ms is not None:
+            common["ttft_ms"] = round(event.ttft_ms)
         if event.error is not None:
             status = {"status_code": event.status} if event.status is not None else {}
             self._emit("api_error", error=event.error, attempt=event.attempt, **status, **common)
@@ -225,6 +227,8 @@ class SessionTelemetry:
             success=event.error is None,
             **{"gen_ai.request.model": model},
         )
+        if event.ttft_ms is not None:
+            attributes["ttft_ms"] = round(event.ttft_ms)
         if agent is not None:
             attributes["agent_id"] = agent.tool_use_id
         if event.error is not None:

@@ -66,6 +66,7 @@ from codeloop.testing.scenario import (
     Turn,
     render_turn,
 )
+from codeloop.testing.server_kinds import ServerKind, is_probe, probe_answer, too_long
 from codeloop.types import StopReason, ToolUseBlock, Usage, block_to_dict
 
 ROUTES: dict[str, Provider] = {
@@ -105,6 +106,11 @@ class RecordedRequest:
     # OpenAI answer's cached prompt tokens as cache reads): what the client was billed.
     usage: Usage = field(default_factory=Usage)
     size: int = 0  # bytes of the request body
+
+
+# The longest a held answer waits for its test (FakeModelServer.hold): a test that fails
+# before letting it go must not leave the handler thread behind for long.
+HOLD_SECONDS = 120.0
 
 
 def _dumps(data: Any) -> bytes:
@@ -168,6 +174,46 @@ def _refusal(provider: Provider, body: dict[str, Any], chat: bool) -> _Error | N
             first = refused[0]
             return _error(provider, 400, "invalid_request_error", first.message, param=first.param)
     return None
+
+
+# Request fields the Messages API takes only under a beta: field → the beta it needs.
+_BETA_FIELDS = {"task_budget": "task-budgets-2026-03-13"}
+
+
+def _beta_refusal(
+    provider: Provider, body: dict[str, Any], headers: dict[str, str]
+) -> _Error | None:
+    """The 400 the Messages API answers a beta field sent without its beta (in the
+    anthropic-beta header, or Bedrock's body `anthropic_beta`), or sent malformed."""
+    if provider != "anthropic":
+        return None
+    output_config = body.get("output_config")
+    if not isinstance(output_config, dict):
+        return None
+    betas = {b.strip() for b in headers.get("anthropic-beta", "").split(",")}
+    betas |= set(body.get("anthropic_beta") or ())
+    for name, beta in _BETA_FIELDS.items():
+        if name not in output_config:
+            continue
+        if beta not in betas:
+            text = f"output_config.{name}: Extra inputs are not permitted"
+            return _error(provider, 400, "invalid_request_error", text)
+    budget = output_config.get("task_budget")
+    if budget is not None and not _valid_task_budget(budget):
+        text = "output_config.task_budget: expected {type: tokens, total: int >= 1, remaining?}"
+        return _error(provider, 400, "invalid_request_error", text)
+    return None
+
+
+def _valid_task_budget(budget: Any) -> bool:
+    if not isinstance(budget, dict) or budget.get("type") != "tokens":
+        return False
+    if not set(budget) <= {"type", "total", "remaining"}:
+        return False
+    numbers = [budget.get("total"), budget.get("remaining", 0)]
+    return all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in numbers) and (
+        budget["total"] >= 1
+    )
 
 
 def _fault_error(provider: Provider, fault: Fault) -> _Error:
@@ -460,15 +506,27 @@ class _Handler(BaseHTTPRequestHandler):
             size=len(raw),
         )
         fake = self.server.fake
-        fake._record(record)
+        probe = is_probe(self.path)
+        fake._record(record, probe=probe)
         try:
-            self._respond(record, len(raw))
+            if probe:
+                self._answer_probe(record)
+            else:
+                self._respond(record, len(raw))
         except (_ClientGone, OSError):
             self.close_connection = True
         finally:
             if not fake.keep_bodies:
                 record.body = None
             fake._finish(record)
+
+    def _answer_probe(self, record: RecordedRequest) -> None:
+        """A local server's own endpoint (testing/server_kinds.py), or a 404."""
+        answer = probe_answer(self.server.fake.server_kind, self.command, self.path, record.body)
+        if answer is None:
+            message = f"fake server: no route for {self.command} {self.path}"
+            return self._send_error(record, _error("openai", 404, "not_found_error", message))
+        self._send(record, 200, _dumps(answer), {"content-type": "application/json"})
 
     def _respond(self, record: RecordedRequest, size: int) -> None:
         path = self.path.split("?", 1)[0]
@@ -491,12 +549,20 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(body, dict):
             message = "fake server: the request body is not a JSON object"
             return self._send_error(record, _error(provider, 400, "invalid_request_error", message))
-        refusal = _refusal(provider, body, chat=not self.responses_api)
+        refusal = _refusal(provider, body, chat=not self.responses_api) or _beta_refusal(
+            provider, body, record.headers
+        )
         if refusal is not None:
             return self._send_error(record, refusal)
         fake = self.server.fake
         estimate = math.ceil(size / 4)
         if fake.max_prompt_tokens is not None and estimate > fake.max_prompt_tokens:
+            own = too_long(fake.server_kind, estimate) if fake.server_kind else None
+            if own is not None:
+                status, answer = own
+                return self._send(
+                    record, status, _dumps(answer), {"content-type": "application/json"}
+                )
             error = _prompt_too_long(provider, estimate, fake.max_prompt_tokens, None)
             return self._send_error(record, error)
         player = fake.player_for(body, record)
@@ -609,6 +675,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             self._chunk(render(paced.event))
             record.usage = _reported(provider, record.usage, paced.event, final)
+            if i == 0 and (hold := self.server.fake.held(serving.index)) is not None:
+                hold.wait(HOLD_SECONDS)
             if paced.pause:
                 self._wait(paced.pause)
         if (
@@ -679,7 +747,10 @@ class FakeModelServer:
         max_prompt_tokens: int | None = None,
         summaries: Scenario | Iterable[Turn] | None = None,
         keep_bodies: bool = True,
+        server_kind: ServerKind | None = None,
     ) -> None:
+        """`server_kind`: answer a local server's own endpoints as that kind of server, and
+        refuse prompts past its window (testing/server_kinds.py)."""
         self.conversations: dict[str, ScenarioPlayer] = {}
         self.summaries: ScenarioPlayer | None = None
         if summaries is not None:
@@ -696,6 +767,9 @@ class FakeModelServer:
         self.player = ScenarioPlayer(self.scenario)
         # Requests whose body is larger than this many tokens (4 characters each) get the
         # provider's "prompt is too long" error, as a real context window would.
+        self.server_kind = server_kind
+        if max_prompt_tokens is None and server_kind is not None:
+            max_prompt_tokens = server_kind.window
         self.max_prompt_tokens = max_prompt_tokens
         # False: a request's body is dropped once answered (its size stays), so a session of
         # thousands of big requests does not fill the memory of the process serving it.
@@ -703,10 +777,13 @@ class FakeModelServer:
         self._port = port
         self._cond = threading.Condition()
         self._requests: list[RecordedRequest] = []
+        self._probes: list[RecordedRequest] = []
         self._connections: set[socket.socket] = set()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._wake = (-1, -1)  # the accept loop's wake pipe (read end, write end)
+        # Scenario turns whose answer stops after its message_start until the test says (hold).
+        self._holds: dict[int, threading.Event] = {}
 
     # lifecycle
 
@@ -728,10 +805,22 @@ class FakeModelServer:
                 return
             httpd.handle_request()
 
+    def hold(self, turn: int) -> threading.Event:
+        """The answer to scenario turn `turn` stops after its message_start until the event
+        returned is set: the model is at work while a test does what must happen meanwhile."""
+        with self._cond:
+            return self._holds.setdefault(turn, threading.Event())
+
+    def held(self, turn: int) -> threading.Event | None:
+        with self._cond:
+            return self._holds.get(turn)
+
     def close(self) -> None:
         """Stop accepting, and hang up on open connections so no handler thread lingers."""
         if self._httpd is None or self._thread is None:
             return
+        for hold in list(self._holds.values()):
+            hold.set()
         os.write(self._wake[1], b"x")
         self._thread.join()
         self._httpd.server_close()
@@ -779,6 +868,12 @@ class FakeModelServer:
             return list(self._requests)
 
     @property
+    def probes(self) -> list[RecordedRequest]:
+        """Requests to a local server's own endpoints (/props, /api/show, /v1/models...)."""
+        with self._cond:
+            return list(self._probes)
+
+    @property
     def remaining(self) -> int:
         """Turns not served yet."""
         players = self.conversations.values() if self.conversations else [self.player]
@@ -822,9 +917,9 @@ class FakeModelServer:
                 )
             return list(self._requests)
 
-    def _record(self, record: RecordedRequest) -> None:
+    def _record(self, record: RecordedRequest, *, probe: bool = False) -> None:
         with self._cond:
-            self._requests.append(record)
+            (self._probes if probe else self._requests).append(record)
             self._cond.notify_all()
 
     def _track(self, conn: socket.socket, *, open_: bool) -> None:

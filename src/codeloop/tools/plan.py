@@ -15,10 +15,15 @@ from codeloop.tools.base import Tool, ToolContext, ToolResult
 from codeloop.tools.input import Arg, ToolInput
 from codeloop.tools.services import ToolServices
 
-PLAN_MODE_REMINDER = (
+# The read-only part holds for a session that cannot leave plan mode (a review offers no
+# ExitPlanMode): it gets that part alone.
+PLAN_MODE_READ_ONLY = (
     "Plan mode is active. Research and plan only: read files and run commands that change "
     "nothing; do not edit files, write files or run anything that changes the system (those "
-    "calls are refused). When the plan is ready, call ExitPlanMode with it; once the user "
+    "calls are refused)."
+)
+PLAN_MODE_REMINDER = (
+    f"{PLAN_MODE_READ_ONLY} When the plan is ready, call ExitPlanMode with it; once the user "
     "accepts it you can carry it out. If the user refuses, revise the plan with their feedback."
 )
 

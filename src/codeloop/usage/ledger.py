@@ -37,6 +37,7 @@ class Request:
     segments: tuple[Segment, ...] | None = None
     error: str | None = None
     number: int = 0  # its place among the session's requests, from 1
+    ttft_ms: int | None = None  # time to first token (its message_start), when recorded
 
 
 @dataclass(frozen=True)
@@ -132,6 +133,7 @@ class _Reader:
             prompt=len(self.prompts),
             segments=self._segments(agent, str(data["id"]), data),
             error=data.get("error"),
+            ttft_ms=data.get("ttftMs"),
         )
 
     def _segments(

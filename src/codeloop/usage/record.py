@@ -5,7 +5,7 @@ The session feeds every event of its own loop and of its sub-agents' loops throu
 
     {"id", "base", "agentId"?, "agentDescription"?, "purpose": "turn" | "summary" | "hook",
      "outcome": "answer" | "failed" | "discarded", "model", "turn", "attempt", "usage",
-     "durationMs", "responseId", "messageUuid"?, "error"?, "status"?,
+     "durationMs", "ttftMs"?, "responseId", "messageUuid"?, "error"?, "status"?,
      "context": {"keep": N, "add": [segment, ...]}}
 
 `context` is the request's segments (segments.py) as a change from the previous request of
@@ -78,6 +78,8 @@ class RequestLog:
             "durationMs": round(event.duration_ms),
             "responseId": event.response_id,
         }
+        if event.ttft_ms is not None:
+            line["ttftMs"] = round(event.ttft_ms)
         if event.error is not None:
             line["error"] = event.error
             line["status"] = event.status

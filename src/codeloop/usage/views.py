@@ -64,6 +64,7 @@ def _rows(report: Report) -> dict[str, list[dict[str, Any]]]:
                 "model": r.model,
                 "purpose": r.purpose,
                 "outcome": r.outcome,
+                "ttft_ms": r.ttft_ms,
                 **group.tally.to_json(),
             }
         )
@@ -194,7 +195,7 @@ def _tokens(row: dict[str, Any]) -> list[str]:
 
 
 def _turn_table(rows: list[dict[str, Any]]) -> Table:
-    table = _table("By turn", ("#", "time", "prompt", "who", *_TOKEN_HEADERS))
+    table = _table("By turn", ("#", "time", "prompt", "who", "first token", *_TOKEN_HEADERS))
     for row in rows:
         who = "main" if row["agent"] is None else f"sub-agent {row['agent_description'] or ''}"
         if row["purpose"] == "summary":
@@ -202,7 +203,8 @@ def _turn_table(rows: list[dict[str, Any]]) -> Table:
         elif row["outcome"] != "answer":
             who += f" ({row['outcome']})"
         stamp = _local_time(row["time"])
-        table.add_row(str(row["number"]), stamp, str(row["prompt"]), who, *_tokens(row))
+        ttft = "" if row["ttft_ms"] is None else f"{row['ttft_ms']:,} ms"
+        table.add_row(str(row["number"]), stamp, str(row["prompt"]), who, ttft, *_tokens(row))
     return table
 
 

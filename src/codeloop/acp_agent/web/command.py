@@ -102,7 +102,7 @@ async def _serve(
 ) -> int:
     import uvicorn
 
-    from codeloop.acp_agent.stdio import quiet_sdk_logs
+    from codeloop.acp_agent.stdio import LINE_LIMIT, quiet_sdk_logs
     from codeloop.acp_agent.web.app import Server
     from codeloop.acp_agent.web.hub import Hub
 
@@ -115,6 +115,7 @@ async def _serve(
         access_log=False,  # URLs carry the token
         log_level="warning",  # uvicorn's info lines name WebSocket paths, query string too
         timeout_graceful_shutdown=5,
+        ws_max_size=LINE_LIMIT,  # a prompt's images: the same limit as over stdio
     )
     try:
         await uvicorn.Server(config).serve(sockets=[listener])

@@ -1,6 +1,7 @@
 """The sessions one server shares between its connections: several browsers (or programs) on
-one session all get the same stream of `session/update`s, a client that loads a session that
-is already open joins it (its transcript first, then what comes live, nothing lost or twice),
+one session all get the same stream of `session/update`s (one client's prompt shown to the
+others), a client that loads a session that is already open joins it (its transcript first,
+then what comes live, nothing lost or twice, even mid-turn),
 and a permission request goes to every client, the first answer winning (the others' requests
 are withdrawn and they see the call go on, or fail, in the stream)."""
 
@@ -95,18 +96,23 @@ class Broadcast:
 
     async def begin_turn(
         self, sender: Client, session_id: str, prompt: Sequence[Update], before: int
-    ) -> None:
+    ) -> _Turn | None:
         """A prompt starts: the other clients see what was asked (the sender shows it
-        already); `before`: the transcript's length until now."""
+        already); `before`: the transcript's length until now. None: a turn runs already
+        (the session refuses this prompt)."""
         async with self._order:
-            self._turn = _Turn(before, list(prompt))
+            if self._turn is not None:
+                return None
+            self._turn = turn = _Turn(before, list(prompt))
             for client in list(self.clients):
                 if client is not sender:
                     for update in prompt:
                         await self._deliver(client, session_id, update)
+            return turn
 
-    def end_turn(self) -> None:
-        self._turn = None
+    def end_turn(self, turn: _Turn) -> None:
+        if self._turn is turn:
+            self._turn = None
 
     async def join(
         self,
@@ -218,14 +224,14 @@ class HubAgent(AcpAgent):
         that connection drops (the others, and a reconnect, watch it end)."""
         live = self._live(session_id)
         audience = _broadcast(live)
-        if not live.busy:  # (a second prompt is refused by the session itself)
-            asked = [update_user_message(block) for block in prompt]
-            before = len(live.conversation.history())
-            await audience.begin_turn(cast(Client, self.client), session_id, asked, before)
+        asked = [update_user_message(block) for block in prompt]
+        before = len(live.conversation.history())
+        began = await audience.begin_turn(cast(Client, self.client), session_id, asked, before)
         turn = asyncio.ensure_future(super().prompt(session_id, prompt))
         self.hub.turns.add(turn)
         turn.add_done_callback(self.hub.turns.discard)
-        turn.add_done_callback(lambda _: audience.end_turn())
+        if began is not None:
+            turn.add_done_callback(lambda _: audience.end_turn(began))
         return await asyncio.shield(turn)
 
     async def close_all(self) -> None:

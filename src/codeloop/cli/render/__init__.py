@@ -11,7 +11,7 @@ import json
 import sys
 from typing import Any, Protocol
 
-from codeloop.cli.render.text_renderer import TextRenderer
+from codeloop.cli.render.text_renderer import TextRenderer, progress_line
 from codeloop.events import Event, LoopEnd
 from codeloop.protocol.json_lines import JsonRenderer, StreamJsonRenderer, StructuredResult
 from codeloop.protocol.run_report import SessionView
@@ -41,7 +41,27 @@ def renderer_for(
     """`structured`: the --json-schema answer, for the result. stream-json also shows the
     model's stream events when the session yields them (ModelStreamed)."""
     if fmt == "json":
-        return JsonRenderer(session, write_line, structured=structured)
+        result = JsonRenderer(session, write_line, structured=structured)
+        return VerboseJson(result) if verbose else result
     if fmt == "stream-json":
         return StreamJsonRenderer(session, write_line, structured=structured)
     return TextRenderer(session, verbose=verbose)
+
+
+class VerboseJson:
+    """--verbose with the json format: the tool calls on stderr as with text (stream-json
+    prints them as lines already)."""
+
+    def __init__(self, inner: JsonRenderer) -> None:
+        self.inner = inner
+
+    def start(self) -> None:
+        self.inner.start()
+
+    def event(self, event: Event) -> None:
+        self.inner.event(event)
+        if line := progress_line(event):
+            self.inner.report.line(line)
+
+    def finish(self, end: LoopEnd, elapsed: float) -> int:
+        return self.inner.finish(end, elapsed)

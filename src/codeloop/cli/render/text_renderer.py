@@ -37,7 +37,7 @@ class TextRenderer:
     def event(self, event: Event) -> None:
         if self.live is not None:
             self._stream(self.live, event)
-        if not self.report.event(event) and self.verbose and (line := _progress(event)):
+        if not self.report.event(event) and self.verbose and (line := progress_line(event)):
             self.report.line(line)
 
     def _stream(self, live: LiveText, event: Event) -> None:
@@ -59,9 +59,10 @@ class TextRenderer:
         return self.report.end(end)
 
 
-def _progress(event: Event) -> str | None:
+def progress_line(event: Event) -> str | None:
+    """What --verbose shows on stderr for `event`: a tool call (a sub-agent's too)."""
     if isinstance(event, SubagentEvent):
-        inner = _progress(event.event)
+        inner = progress_line(event.event)
         who = event.agent.description or event.agent.agent_type
         return f"  ⎿ {who}: {inner.strip()}" if inner else None
     if isinstance(event, ToolStarted):

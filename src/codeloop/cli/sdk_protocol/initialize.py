@@ -16,7 +16,9 @@ from codeloop.mcp.server_config import ServerConfig, parse_servers
 from codeloop.options import Options
 
 SDK_SCOPE = "sdk"
-# Parts codeloop has no use for (they shape Claude Code's own UI or its cloud sessions).
+# Parts taken elsewhere (the hooks and agents when the session is built, the SDK's MCP
+# servers' details with their names), not here; every other part this code does not take is
+# named on stderr: the SDK's user set it, and learns it does nothing here.
 _IGNORED = frozenset(
     {
         "subtype",
@@ -24,19 +26,8 @@ _IGNORED = frozenset(
         "agents",
         "sdkMcpServerManifests",
         "sdkMcpServerConfigs",
-        "systemPromptSnapshot",
-        "excludeDynamicSections",
-        "title",
         "promptSuggestions",
         "agentProgressSummaries",
-        "supportedDialogKinds",
-        "perTaskStopAffordance",
-        "rapidFollowupPreempt",
-        "offersBypassSwitchBack",
-        "keepsBypassHeld",
-        "workspaceTrust",
-        "forwardSubagentText",
-        "forwardNestedSubagentToolCalls",
     }
 )
 

@@ -1,6 +1,8 @@
 """The CLI side of the Agent SDK protocol: JSON lines in both directions (SDK_PROTOCOL.md).
 
-Stdin is read the whole time, in a thread of its own: user messages queue up as prompts,
+Stdin is read the whole time, in a thread of its own: user messages queue up as prompts (one
+that comes while a prompt runs goes to the model with its next tool results instead, and is a
+prompt of its own only if that prompt ends first),
 the SDK's control requests are answered as they come (interrupt, set_permission_mode,
 set_model, mcp_status, rewind_files; anything else gets an error response, never silence),
 and the answers to codeloop's own requests (can_use_tool, hook_callback, mcp_message) wake
@@ -31,6 +33,7 @@ from codeloop.protocol.callbacks import callback_hooks, permission_prompt
 from codeloop.protocol.json_lines import CLAUDE_CODE_VERSION
 from codeloop.protocol.turns import SdkConversation
 from codeloop.structured_output import StructuredOutput, checked_schema
+from codeloop.types import new_uuid
 
 _EOF = None
 
@@ -54,6 +57,8 @@ class SdkServer:
         self.channel = Channel(write_line)
         self.conversation: SdkConversation | None = None
         self.prompts: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        # Messages sent while a prompt ran, each with whether it reached the model then.
+        self.sent: list[tuple[dict[str, Any], asyncio.Future[bool]]] = []
         self.failure: CodeloopError | None = None
         # What initialize asked for that the session took (its answer confirms each).
         self.applied: dict[str, bool] = {}
@@ -69,14 +74,18 @@ class SdkServer:
         frames: asyncio.Queue[bytes | None] = asyncio.Queue()
         _read_stdin(asyncio.get_running_loop(), frames)
         reading = asyncio.create_task(self._dispatch(frames))
+        undelivered: list[dict[str, Any]] = []
         try:
-            while (frame := await self.prompts.get()) is not None:
+            while (
+                frame := undelivered.pop(0) if undelivered else await self.prompts.get()
+            ) is not None:
                 conversation = await self.ensure_session(None)
                 if conversation is None:
                     break
-                message = frame.get("message")
-                content = message.get("content") if isinstance(message, dict) else None
-                await conversation.prompt(content if content is not None else "", frame.get("uuid"))
+                await conversation.prompt(_content(frame), frame.get("uuid"))
+                # Sent meanwhile, but the prompt ended before a tool result could carry them.
+                undelivered += [sent for sent, reached in self.sent if not reached.result()]
+                self.sent.clear()
         finally:
             reading.cancel()
             for task in list(self._handlers.values()):
@@ -123,6 +132,13 @@ class SdkServer:
             message = frame.get("message")
             if not isinstance(message, dict) or "content" not in message:
                 self._bad("a user message without message.content")
+            elif (current := self.conversation) is not None and current.running:
+                frame["uuid"] = frame.get("uuid") or new_uuid()
+                reached = current.send(_content(frame), frame["uuid"])
+                if reached is None:
+                    self.prompts.put_nowait(frame)
+                else:
+                    self.sent.append((frame, reached))
             else:
                 self.prompts.put_nowait(frame)
         elif kind == "control_request":
@@ -291,6 +307,12 @@ class SdkServer:
 
 class _Unsupported(Exception):
     pass
+
+
+def _content(frame: dict[str, Any]) -> Any:
+    message = frame.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    return content if content is not None else ""
 
 
 def _read_stdin(loop: asyncio.AbstractEventLoop, frames: asyncio.Queue[bytes | None]) -> None:

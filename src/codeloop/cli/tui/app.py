@@ -4,7 +4,9 @@ live region — the answer's unfinished tail, running tools, spinner, input, foo
 and only where it changed. So nothing flickers or jumps while an answer streams, and the
 terminal's own scrolling, search and copy keep working.
 
-The input takes typing at any time: a prompt sent while the model works waits in a queue.
+The input takes typing at any time: a prompt sent while the model works goes to it with the
+next tool results (the front door's Conversation.send), or, if the turn ends first, runs next;
+a command waits in a queue.
 """
 
 from __future__ import annotations
@@ -94,6 +96,8 @@ class TerminalUI(Controller):
         super().__init__(options, registry, presenter)
         self.queue: asyncio.Queue[str] = asyncio.Queue()
         self.queued: list[str] = []
+        # Sent while the model worked, each with whether it reached the model then.
+        self.sent: list[tuple[str, asyncio.Future[bool]]] = []
         self.dialog: PermissionDialog | None = None
         self.picker: Picker | None = None
         self.first_prompt = first_prompt
@@ -181,12 +185,16 @@ class TerminalUI(Controller):
         if self.first_prompt:
             self.queue.put_nowait(self.first_prompt)
         ticker = asyncio.create_task(self._tick())
+        undelivered: list[str] = []
         try:
             while True:
-                text = await self.queue.get()
+                text = undelivered.pop(0) if undelivered else await self.queue.get()
                 if text in self.queued:
                     self.queued.remove(text)
                 await self.handle(text)
+                # Sent meanwhile, but the turn ended before a tool result could carry them.
+                undelivered += [sent for sent, reached in self.sent if not reached.result()]
+                self.sent.clear()
                 self._refresh_status()
         finally:
             ticker.cancel()
@@ -586,8 +594,24 @@ class TerminalUI(Controller):
         self.buffer.reset(append_to_history=True)
         if self.presenter.busy or not self.ready:
             self.queued.append(text)
+            if self.ready and not text.lstrip().startswith("/"):
+                reached = self.conversation.send(text)
+                if reached is not None:
+                    reached.add_done_callback(lambda done: self._delivered(text, done))
+                    self.sent.append((text, reached))
+                    self.app.invalidate()
+                    return
         self.queue.put_nowait(text)
         self.app.invalidate()
+
+    def _delivered(self, text: str, reached: asyncio.Future[bool]) -> None:
+        """A message sent while the model worked reached it: it leaves the queue for the
+        conversation (one that did not stays queued, and runs next)."""
+        if reached.cancelled() or not reached.result() or text not in self.queued:
+            return
+        self.queued.remove(text)
+        self.presenter.echo(text)
+        self.flush()
 
     def _interrupt(self) -> None:
         """Esc: stop the turn; what was queued comes back into the input to edit."""
@@ -596,6 +620,7 @@ class TerminalUI(Controller):
         if self.queued:
             while not self.queue.empty():
                 self.queue.get_nowait()
+            self.sent.clear()  # what the stopped turn did not take comes back to the input
             waiting = "\n".join(self.queued)
             self.queued.clear()
             if not self.buffer.text:

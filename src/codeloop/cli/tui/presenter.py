@@ -89,7 +89,7 @@ class Presenter:
     def begin(self, shown: str | None = None, status: str = "Thinking") -> None:
         """A run starts (a prompt, or a command): `shown` is echoed into the scrollback."""
         if shown is not None:
-            self.pending.append("\n" + self.renderer.user(shown))
+            self.echo(shown)
         self.busy = True
         self.status = status
         self._run_started = self._last_event = self.clock()
@@ -111,6 +111,10 @@ class Presenter:
             running.started = self.clock()
             verb = "Waiting for permission to run" if asking else "Running"
             self.status = f"{verb} {running.tool_use.name}"
+
+    def echo(self, text: str) -> None:
+        """What the user sent, into the scrollback."""
+        self.pending.append("\n" + self.renderer.user(text))
 
     def show(self, text: str) -> None:
         self.pending.append(self.renderer.output(text))
