@@ -8,6 +8,7 @@ import argparse
 import asyncio
 import dataclasses
 import logging
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -121,8 +122,6 @@ class AcpAgent:
     ) -> schema.ListSessionsResponse:
         """The project's stored sessions, newest first (the folder asked for, else this
         process's); one page, so no cursor."""
-        import os
-
         from codeloop.store.session_store import SessionStore
 
         folder = _project_dir(cwd) if cwd is not None else Path.cwd()
@@ -137,6 +136,21 @@ class AcpAgent:
                 for s in SessionStore(folder, os.environ).summaries()
             ]
         )
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """codeloop's own methods (review.py): a saved session's timeline and usage."""
+        from codeloop.acp_agent import review
+
+        if method not in review.METHODS:
+            raise RequestError.method_not_found(f"_{method}")
+        session, cwd = params.get("sessionId"), params.get("cwd")
+        if not isinstance(session, str):
+            raise _invalid("sessionId (a string) is required")
+        root = _project_dir(cwd) if isinstance(cwd, str) else Path.cwd()
+        try:
+            return await asyncio.to_thread(review.review, method, session, root, os.environ)
+        except CodeloopError as exc:
+            raise _invalid(str(exc)) from None
 
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kwargs: Any

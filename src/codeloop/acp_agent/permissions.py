@@ -33,15 +33,22 @@ def answer_for(
     outcome: schema.AllowedOutcome | schema.DeniedOutcome, request: PermissionRequest
 ) -> Answer:
     """The editor's choice for the policy; anything it did not offer is a rejection (never an
-    allow by accident)."""
+    allow by accident). A rejection may carry the user's words for the model (`_meta.message`,
+    what the web page's reject box sends)."""
     if isinstance(outcome, schema.DeniedOutcome):
         return Answer("deny", CANCELLED)
     if outcome.option_id == ALLOW_ONCE:
         return Answer("allow_once")
+    said = (outcome.field_meta or {}).get("message")
+    rejected = (
+        f"{REJECTED} They said: {said.strip()}"
+        if isinstance(said, str) and said.strip()
+        else REJECTED
+    )
     if not request.decision.suggestions:
-        return Answer("deny", REJECTED)
+        return Answer("deny", rejected)
     if outcome.option_id == ALLOW_ALWAYS:
         return Answer("allow_always")
     if outcome.option_id == REJECT_ALWAYS:
-        return Answer("deny_always", REJECTED)
-    return Answer("deny", REJECTED)
+        return Answer("deny_always", rejected)
+    return Answer("deny", rejected)
