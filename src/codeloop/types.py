@@ -324,6 +324,10 @@ class ModelRequest:
     stop_sequences: tuple[str, ...] = ()
     # Ask for a non-streaming answer, replayed as events (recovery after an SSE error event).
     stream: bool = True
+    # "none": the answer may call no tool, though the tools are sent (a compaction's summary
+    # call keeps the session's tools, and so the prompt's cached prefix). Each client says it
+    # its API's way; requestOverrides (`extra`) still have the last word.
+    tool_choice: Literal["auto", "none"] = "auto"
     extra: dict[str, Any] = field(default_factory=dict)
     # Anthropic's task budget (--task-budget): output_config.task_budget, under its beta.
     task_budget: TaskBudget | None = None

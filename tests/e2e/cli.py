@@ -10,7 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codeloop.testing.fake_server import FakeModelServer
+from codeloop.testing.fake_server import FakeModelServer, RecordedRequest
+from codeloop.testing.long_session import summary_turns
+from codeloop.testing.scenario import Scenario, Turn
 
 PROVIDER_MODELS = {
     "anthropic": "anthropic:claude-sonnet-5-5",
@@ -116,3 +118,21 @@ def run_cli(
         timeout=timeout,
     )
     return CliRun(proc.returncode, proc.stdout, proc.stderr)
+
+
+def windowed_session(
+    tmp: Path, provider: str, window: int, turns: list[Turn], prompt: str, *, summaries: int
+) -> tuple[CliRun, list[RecordedRequest]]:
+    """`codeloop -p PROMPT` (stream-json) in `tmp` on a window of `window` tokens
+    (CODELOOP_CONTEXT_WINDOW), against a fake server that refuses any request over it, as a
+    provider would, and answers up to `summaries` compaction summary calls."""
+    with FakeModelServer(
+        Scenario(turns=tuple(turns)), max_prompt_tokens=window, summaries=summary_turns(summaries)
+    ) as server:
+        env = provider_env(server, provider, tmp) | {
+            "CODELOOP_HOME": str(tmp / "home"),
+            "CODELOOP_CONTEXT_WINDOW": str(window),
+        }
+        args = ["-p", prompt, "--model", PROVIDER_MODELS[provider]]
+        args += ["--output-format", "stream-json"]
+        return run_cli(args, cwd=tmp, env=env, timeout=600), server.requests

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from codeloop.testing.fake_server import FakeModelServer
-from codeloop.testing.scenario import Scenario, UsageSpec, tool_use, turn
+from codeloop.testing.scenario import Scenario, UsageSpec, earlier_calls, tool_use, turn
 from tests.e2e.cli import PROVIDER_MODELS, CliRun, provider_env, run_cli
 
 RULES = "RULES-7f3a: run `make check` before saying you are done."
@@ -278,11 +278,13 @@ def test_every_hook_event_fires_with_its_documented_fields(tmp_path: Path) -> No
 
 def test_pre_compact_fires_before_an_automatic_compaction(tmp_path: Path) -> None:
     """Needs issue 5's autocompact in the loop, with `HookRunner.pre_compact` as its
-    PreCompact seam. A small context window and a large reported usage force it."""
+    PreCompact seam. A small context window and a large reported usage force it, once there
+    are turns older than the recent ones a compaction keeps word for word."""
     project = make_project(tmp_path)
     log = logging_hooks(project, ["PreCompact"])
     scenario = Scenario(
         turns=(
+            *earlier_calls(),
             turn(
                 "Reading.",
                 tool_use("Bash", {"command": "echo big"}),
@@ -310,6 +312,7 @@ def test_stream_json_reports_a_compaction(tmp_path: Path) -> None:
     project = make_project(tmp_path)
     scenario = Scenario(
         turns=(
+            *earlier_calls(),
             turn(tool_use("Bash", {"command": "echo big"}), usage=UsageSpec(input_tokens=90_000)),
             turn("Summary: nothing done yet."),
             turn("Done."),
@@ -323,7 +326,7 @@ def test_stream_json_reports_a_compaction(tmp_path: Path) -> None:
         extra_env={"CODELOOP_CONTEXT_WINDOW": "100000"},
     )
     assert result.returncode == 0, result.stderr
-    first, summary_request = bodies[0], bodies[1]
+    first, summary_request = bodies[0], bodies[len(earlier_calls()) + 1]
     # the summary request shares the session's prefix: same system prompt, memory first
     assert summary_request["system"] == first["system"]
     assert RULES in json.dumps(summary_request["messages"][0])

@@ -14,10 +14,9 @@ from pathlib import Path
 import pytest
 
 from codeloop.testing.fake_server import FakeModelServer, RecordedRequest
-from codeloop.testing.long_session import summary_turns
 from codeloop.testing.reading import last_read, reading_turns, write_file
 from codeloop.testing.scenario import Scenario, tool_use, turn
-from tests.e2e.cli import PROVIDER_MODELS, provider_env, run_cli
+from tests.e2e.cli import PROVIDER_MODELS, provider_env, run_cli, windowed_session
 
 TURNS = 120
 
@@ -39,17 +38,8 @@ def test_every_request_shows_the_file_just_read_whole(
     data.mkdir()
     marks = [write_file(data / f"f{i:03d}.py", i, file_bytes, rng) for i in range(TURNS)]
     turns = reading_turns(TURNS, rng)
-    with FakeModelServer(
-        Scenario(turns=tuple(turns)), max_prompt_tokens=window, summaries=summary_turns(100)
-    ) as server:
-        env = provider_env(server, provider, tmp_path) | {
-            "CODELOOP_HOME": str(tmp_path / "home"),
-            "CODELOOP_CONTEXT_WINDOW": str(window),
-        }
-        args = ["-p", "Read every file in data/, one a turn."]
-        args += ["--model", PROVIDER_MODELS[provider], "--output-format", "stream-json"]
-        run = run_cli(args, cwd=tmp_path, env=env, timeout=600)
-        requests = server.requests
+    prompt = "Read every file in data/, one a turn."
+    run, requests = windowed_session(tmp_path, provider, window, turns, prompt, summaries=100)
 
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.json_lines()[-1]["subtype"] == "success"

@@ -19,7 +19,16 @@ from typing import Any
 from codeloop.models.catalog import cost_usd
 from codeloop.testing.fake_server import FakeModelServer, RecordedRequest
 from codeloop.testing.history_check import history_problems
-from codeloop.testing.scenario import Scenario, Turn, UsageSpec, fault, tool_use, turn, turn_usage
+from codeloop.testing.scenario import (
+    Scenario,
+    Turn,
+    UsageSpec,
+    earlier_calls,
+    fault,
+    tool_use,
+    turn,
+    turn_usage,
+)
 from tests import needs
 from tests.e2e.cli import CliRun, provider_env, run_cli
 
@@ -87,6 +96,7 @@ def test_a_refused_image_does_not_stick_to_the_session(tmp_path: Path) -> None:
 
 def test_a_529_on_the_summary_is_retried_and_nothing_is_lost(tmp_path: Path) -> None:
     turns = [
+        *earlier_calls(),  # something for the summary to replace
         turn(
             tool_use("Bash", {"command": "echo ran >> tool.log; echo RESULT-42"}),
             usage=UsageSpec(input_tokens=90_000),
@@ -100,7 +110,7 @@ def test_a_529_on_the_summary_is_retried_and_nothing_is_lost(tmp_path: Path) -> 
         requests = server.requests
     assert run.returncode == 0, run.stderr
     assert run.json()["result"] == "Done."
-    assert [r.status for r in requests] == [200, 529, 200, 200]
+    assert [r.status for r in requests] == [200] * len(earlier_calls()) + [200, 529, 200, 200]
     assert "compacted the conversation (auto)" in run.stderr
     last = json.dumps(requests[-1].body["messages"])
     assert "1. User requests and intent: run it." in last  # the summary

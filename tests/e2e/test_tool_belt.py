@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from codeloop.testing.fake_server import FakeModelServer, RecordedRequest
-from codeloop.testing.scenario import Scenario, UsageSpec, tool_use, turn
+from codeloop.testing.scenario import Scenario, UsageSpec, earlier_calls, tool_use, turn
 from codeloop.testing.web_server import WebServer
 from tests.e2e.cli import CliRun, provider_env, run_cli
 
@@ -106,6 +106,7 @@ def test_the_task_list_survives_an_automatic_compaction(tmp_path: Path) -> None:
     ]
     turns = [
         turn(tool_use("TodoWrite", {"todos": todos})),
+        *earlier_calls(),  # something for the summary to replace
         turn(
             tool_use("Bash", {"command": "echo big"}),
             usage=UsageSpec(input_tokens=90_000),

@@ -666,3 +666,20 @@ async def test_responses_non_streaming_answer_is_replayed_as_the_same_events() -
     assert [type(b) for b in whole.blocks] == [ThinkingBlock, TextBlock, ToolUseBlock, ToolUseBlock]
     assert whole.blocks == streamed.blocks
     assert (whole.stop_reason, whole.usage) == (streamed.stop_reason, streamed.usage)
+
+
+async def test_cache_prompt_goes_to_llama_cpp_once_it_has_shown_itself() -> None:
+    """llama.cpp's answers carry `timings`: from the next request on, the client asks it to
+    reuse its KV cache (`cache_prompt`); a server that does not show itself so never gets the
+    field (OpenAI refuses it, as the fake server does)."""
+    for llama_cpp in (True, False):
+        with FakeModelServer([turn("one"), turn("two")], llama_cpp=llama_cpp) as server:
+            client = OpenAIClient(base_url=server.openai_base_url, api_key=KEY)
+            try:
+                await collect(client.stream(ModelRequest("m", HELLO)))
+                await collect(client.stream(ModelRequest("m", HELLO)))
+            finally:
+                await client.aclose()
+            sent = [r.body.get("cache_prompt") for r in server.requests]
+        assert [r.status for r in server.requests] == [200, 200]
+        assert sent == ([None, True] if llama_cpp else [None, None])

@@ -521,3 +521,52 @@ def test_standalone_server_prints_its_url(tmp_path: Path) -> None:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+async def test_tool_choice_is_refused_as_the_apis_refuse_it() -> None:
+    """Chat Completions takes a tool_choice only with tools; the Messages API only as an
+    object. Through the official SDKs."""
+    tools: Any = [{"type": "function", "function": {"name": "f", "parameters": {}}}]
+    with FakeModelServer([turn("fine"), turn("fine")]) as server:
+        chat = openai_client(server)
+        with pytest.raises(openai.BadRequestError) as bare:
+            await chat.chat.completions.create(model="m", messages=HELLO, tool_choice="none")
+        fine = await chat.chat.completions.create(
+            model="m", messages=HELLO, tools=tools, tool_choice="none"
+        )
+        await chat.close()
+        messages = anthropic_client(server)
+        with pytest.raises(anthropic.BadRequestError):
+            wrong: Any = "none"  # OpenAI's form, which the Messages API refuses
+            await messages.messages.create(
+                model="claude-test", max_tokens=5, messages=HELLO, tool_choice=wrong
+            )
+        answer = await messages.messages.create(
+            model="claude-test", max_tokens=5, messages=HELLO, tool_choice={"type": "none"}
+        )
+        await messages.close()
+    assert bare.value.body["param"] == "tool_choice"  # type: ignore[index]
+    assert fine.choices[0].message.content == "fine"
+    assert isinstance(answer.content[0], anthropic.types.TextBlock)
+
+
+async def test_llama_cpp_fields_are_refused_unless_it_plays_llama_cpp() -> None:
+    """OpenAI refuses `cache_prompt`; llama.cpp's server takes it and says in `timings` what
+    it took from its cache."""
+    extra = {"cache_prompt": True}
+    with FakeModelServer([turn("fine")]) as server:
+        client = openai_client(server)
+        with pytest.raises(openai.BadRequestError) as refused:
+            await client.chat.completions.create(model="m", messages=HELLO, extra_body=extra)
+        await client.close()
+    assert "Unrecognized request argument supplied: cache_prompt" in str(refused.value)
+    usage = UsageSpec(input_tokens=200, cache_read_input_tokens=1000, output_tokens=7)
+    with FakeModelServer([turn("fine", usage=usage)], llama_cpp=True) as server:
+        client = openai_client(server)
+        stream = await client.chat.completions.create(
+            model="m", messages=HELLO, extra_body=extra, stream=True
+        )
+        chunks = [chunk.model_dump() async for chunk in stream]
+        await client.close()
+    (timings,) = [c["timings"] for c in chunks if c.get("timings")]
+    assert timings == {"cache_n": 1000, "prompt_n": 200, "predicted_n": 7}

@@ -13,7 +13,7 @@ import pytest
 from codeloop.builder import build_session
 from codeloop.context.tokens import Shares, context_limits
 from codeloop.errors import UsageError
-from codeloop.models.local import LocalModel, chat_messages, output_schema
+from codeloop.models.local import LocalModel, chat_messages
 from codeloop.models.prompt_size import prompt_tokens, schema_prompt_tokens
 from codeloop.models.shaping import RequestShape, ShapedClient
 from codeloop.options import Options
@@ -73,7 +73,7 @@ def test_the_local_provider_counts_its_one_line_list(tmp_path: Path) -> None:
         wrapped = ShapedClient(model, RequestShape())
         tools = specs(default_tools())
         request = ModelRequest("m", (Message.user("hi"),), system="You help.", tools=tools)
-        system = chat_messages(request, output_schema(tools))[0]["content"]
+        system = chat_messages(request)[0]["content"]
         counted = prompt_tokens(wrapped, "You help.", tools)
         assert counted == estimate_text(system)
         assert counted < schema_prompt_tokens("You help.", tools) / 2

@@ -104,6 +104,7 @@ async def test_the_summary_replaces_the_history_and_the_latest_request_stays(
     assert is_summary_request(request)
     # Same system prompt, tools and history prefix as the session's requests: a cache hit.
     assert (request.system, request.tools) == (SYSTEM, TOOLS)
+    assert request.tool_choice == "none"  # the tools are sent, not to be called
     assert all(a is b for a, b in zip(request.messages[:-1], history[:-1], strict=True))
     assert request.messages[-1].tool_results == history[-1].tool_results
     assert request.messages[-1].content[-1].text.startswith(SUMMARY_PROMPT)  # type: ignore[union-attr]

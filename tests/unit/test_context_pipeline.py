@@ -4,6 +4,7 @@ invariants every step keeps, over generated histories."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -387,3 +388,45 @@ async def test_the_loop_says_compacting_while_the_summary_is_being_made(tmp_path
     assert isinstance(told[0], Compacting) and told[0].trigger == "auto"
     assert told[0].tokens >= LIMITS.autocompact_at
     assert isinstance(told[-1], LoopEnd) and told[-1].reason == "completed"
+
+
+async def test_old_results_fold_in_rare_batches_over_the_room_the_overhead_leaves(
+    tmp_path: Path,
+) -> None:
+    """A Read of ~3 000 tokens a turn: the history grows past the room under the threshold
+    (31 000 less the overhead) four times over, yet it is folded only when it nearly fills
+    that room, down to a quarter of it, so most requests extend the one before unchanged and
+    the newest result always reaches the model whole."""
+    manager = _manager(tmp_path, ScriptedModel([]))
+    shares = manager.shares
+    history: tuple[Message, ...] = (Message.user("go"),)
+    sent: list[tuple[Message, ...]] = []
+    for i in range(40):
+        history += read(f"/src/m{i}.py", f"line {i}\n" * 1_500, f"t{i}")
+        prepared = await manager.prepare(history)
+        assert prepared.events == () or isinstance(prepared.events[0], ResultsFolded)
+        history = prepared.messages
+        assert prepared.tokens < LIMITS.autocompact_at and prepared.blocked is None
+        assert _results(history)[-1] == f"line {i}\n" * 1_500
+        if prepared.folded:
+            assert prepared.tokens - shares.overhead <= shares.fold_to + 3_100
+        sent.append(history)
+    extended = [b[: len(a)] == a for a, b in itertools.pairwise(sent)]
+    assert extended.count(False) <= len(extended) // 7  # a fold in seven requests at most
+
+
+async def test_nothing_is_compacted_while_there_is_nothing_to_summarize(tmp_path: Path) -> None:
+    """A window the overhead fills: the first request, and the first call's results, are all
+    a compaction would keep word for word, so none is asked for; the request goes as it is."""
+    model = ScriptedModel([turn(SUMMARY)])
+    manager = _manager(tmp_path, model)
+    call = Message("assistant", (ToolUseBlock("t1", "Bash", {"command": "ls"}),))
+    for history in (
+        (Message.user("go"),),
+        (Message.user("go"), call, Message("user", (ToolResultBlock("t1", "a\nb"),))),
+    ):
+        manager.record_usage(history, Message("assistant", (TextBlock("x"),)), Usage(35_000))
+        prepared = await manager.prepare(history)
+        assert prepared.tokens >= LIMITS.autocompact_at
+        assert (prepared.messages, prepared.events, prepared.blocked) == (history, (), None)
+    assert model.requests == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -17,6 +18,8 @@ from codeloop.models.base import BlockDelta, BlockStart, BlockStop, ModelRequest
 from codeloop.models.local import (
     ENGINE,
     Envelope,
+    Limits,
+    LocalModel,
     chat_messages,
     locate,
     output_schema,
@@ -187,7 +190,7 @@ def conversation() -> tuple[Message, ...]:
 
 def test_the_conversation_is_written_in_the_answer_format() -> None:
     request = ModelRequest("m", conversation(), system="Be brief.", tools=TOOLS)
-    chat = chat_messages(request, output_schema(request.tools))
+    chat = chat_messages(request)
     assert [m["role"] for m in chat] == ["system", *["user", "assistant"] * 3, "user"]
     system = chat[0]["content"]
     assert system.startswith("Be brief.")
@@ -199,10 +202,20 @@ def test_the_conversation_is_written_in_the_answer_format() -> None:
     assert chat[7]["content"] == "Read failed:\nEISDIR"
 
 
-def test_the_prompt_lists_only_the_tools_the_schema_offers() -> None:
-    request = ModelRequest("m", (Message.user("hi"),), tools=TOOLS)
-    system = chat_messages(request, output_schema(TOOLS, {"type": "none"}))[0]["content"]
-    assert "Glob(" not in system and '{"answer"' in system
+def test_the_system_message_is_the_same_on_every_turn() -> None:
+    """The demo model may call one tool, then must answer: the grammar changes, the prompt's
+    beginning (what llama.cpp's cache reuses) does not."""
+    history = conversation()
+    model = LocalModel(Path("unused.gguf"), limits=Limits(tool_rounds=1))
+    first = model._body(ModelRequest("m", history[:1], system="Be brief.", tools=TOOLS))
+    second = model._body(ModelRequest("m", history[:3], system="Be brief.", tools=TOOLS))
+    calls = [
+        ["tool" in v["properties"] for v in b["json_schema"]["oneOf"]] for b in (first, second)
+    ]
+    assert any(calls[0]) and not any(calls[1])
+    assert first["messages"][0] == second["messages"][0]
+    assert "- Glob(pattern)" in second["messages"][0]["content"]
+    assert second["messages"][: len(first["messages"])] == first["messages"]
 
 
 def test_tool_rounds_count_calls_since_the_user_last_wrote() -> None:

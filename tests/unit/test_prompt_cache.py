@@ -9,6 +9,7 @@ from typing import Any
 from codeloop.models.anthropic import AnthropicClient, encode_body, request_body
 from codeloop.models.base import MessageDelta, MessageStart, ModelRequest, ToolSpec
 from codeloop.testing.fake_server import FakeModelServer
+from codeloop.testing.prefix_reuse import strip_markers
 from codeloop.testing.scenario import UsageSpec, turn
 from codeloop.types import (
     Message,
@@ -90,14 +91,6 @@ def test_later_requests_differ_from_the_previous_only_in_dropped_markers() -> No
     for before, after in itertools.pairwise(bodies):
         assert after["system"] == before["system"] and after["tools"] == before["tools"]
         assert after["messages"][: len(before["messages"])] == before["messages"]
-
-
-def strip_markers(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: strip_markers(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [strip_markers(v) for v in value]
-    return value
 
 
 def test_thinking_and_empty_text_never_carry_a_breakpoint() -> None:

@@ -76,7 +76,8 @@ async def test_a_withheld_answer_is_counted_as_discarded(tmp_path: Path) -> None
 
 
 async def test_a_folded_result_is_charged_its_stub_from_then_on(tmp_path: Path) -> None:
-    (tmp_path / "big.txt").write_text("".join(f"line {i} of the big file\n" for i in range(180)))
+    # ~2 300 tokens: past where microcompact folds once the model has answered it.
+    (tmp_path / "big.txt").write_text("".join(f"line {i} of the big file\n" for i in range(300)))
     turns = [
         turn(tool_use("Read", {"file_path": "big.txt"}), usage=usage(500)),
         turn(tool_use("Bash", {"command": "echo hi"}), usage=usage(1500)),
@@ -85,7 +86,8 @@ async def test_a_folded_result_is_charged_its_stub_from_then_on(tmp_path: Path) 
     model = ScriptedModel(turns)
     context = ContextManager(
         SummaryModel(model.stream, "claude-sonnet-4-5"),
-        ContextLimits(4_000, 1_000),  # folds past 1 000 tokens, compacts past 2 000
+        # folds past 1 750 tokens; compacts past 2 000 when there is anything to summarize
+        ContextLimits(4_000, 1_000),
         Workspace(cwd=tmp_path),
         tmp_path / "tool-results",
         settings=ContextSettings(persist_results=False),

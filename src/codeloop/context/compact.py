@@ -211,6 +211,7 @@ async def compact_history(
         system=summarizer.system,
         tools=summarizer.tools,
         max_tokens=shares.summary,
+        tool_choice="none",
     )
     done = await complete(
         summarizer.call_model,
@@ -232,16 +233,8 @@ async def compact_history(
         failure = "the model returned an empty summary"
     if failure is not None:
         return CompactResult(messages, None, done.usage, failure, events)
-    # What the new history should hold; on a small window the system prompt and tools can take
-    # most of half the threshold, so a floor keeps the latest request readable. What the model
-    # has not answered yet is kept whatever this says, up to `ceiling`, all it may hold.
-    budget = max(limits.autocompact_at // 2 - overhead, MIN_HISTORY_TOKENS)
-    ceiling = max(shares.free - estimate_text(summary), MIN_HISTORY_TOKENS)
-    if trigger == "reactive":
-        # Our count was wrong by the server's: what is kept must be small by the history's own.
-        half = max(estimate_messages(messages) // 2, MIN_HISTORY_TOKENS)
-        budget, ceiling = min(budget, half), min(ceiling, half)
-    new = _after_summary(summary, messages, todos, workspace, budget, ceiling)
+    room_after = _RoomAfter.of(messages, limits, overhead, estimate_text(summary), trigger)
+    new = _after_summary(summary, messages, todos, workspace, room_after)
     after = overhead + estimate_messages(new)
     if trigger == "reactive" and after >= before:
         # Sent again, it would be refused again: the history stays, and the caller says why.
@@ -389,34 +382,84 @@ def _cut(messages: tuple[Message, ...], budget: int) -> int:
     return starts[-1] if starts else len(messages)
 
 
+@dataclass(frozen=True, slots=True)
+class _RoomAfter:
+    """What the history after a summary may hold: `budget` for the latest request and the
+    recent turns; what the model has not answered yet is kept whatever that says, up to
+    `ceiling`, all it may hold."""
+
+    budget: int
+    ceiling: int
+
+    @staticmethod
+    def of(
+        messages: tuple[Message, ...],
+        limits: ContextLimits,
+        overhead: int,
+        summary_tokens: int,
+        trigger: CompactTrigger,
+    ) -> _RoomAfter:
+        # On a small window the system prompt and tools can take most of half the threshold,
+        # so a floor keeps the latest request readable.
+        budget = max(limits.autocompact_at // 2 - overhead, MIN_HISTORY_TOKENS)
+        ceiling = max(Shares(limits, overhead).free - summary_tokens, MIN_HISTORY_TOKENS)
+        if trigger == "reactive":
+            # Our count was wrong by the server's: what is kept must be small by the history's
+            # own.
+            half = max(estimate_messages(messages) // 2, MIN_HISTORY_TOKENS)
+            budget, ceiling = min(budget, half), min(ceiling, half)
+        return _RoomAfter(budget, ceiling)
+
+
+def has_history_to_summarize(
+    messages: tuple[Message, ...], limits: ContextLimits, overhead: int
+) -> bool:
+    """Whether an automatic compaction would replace anything: it keeps the latest request,
+    what the model has not answered yet and the recent turns that fit word for word, so a
+    history of nothing else (a session's first requests, on a window its overhead fills) has
+    nothing to summarize. Counted with the longest summary the request allows."""
+    summary = Shares(limits, overhead).summary
+    room = _RoomAfter.of(messages, limits, overhead, summary, "auto")
+    return len(_kept(messages, room)[1]) < len(messages)
+
+
+def _kept(
+    messages: tuple[Message, ...], room: _RoomAfter
+) -> tuple[Message | None, tuple[Message, ...]]:
+    """The latest request (its head and tail, when a giant paste) and what a compaction keeps
+    of the history word for word, that request among it."""
+    latest = latest_user_request(messages)
+    if latest is not None and estimate_message(latest) > room.budget // 2:
+        # A giant paste cannot stay whole; its head and tail do.
+        text = truncate_middle(latest.text, room.budget * 2, what="the message")
+        shrunk = replace(latest, content=(TextBlock(text),))
+        messages = tuple(shrunk if m is latest else m for m in messages)
+        latest = shrunk
+    recent = _recent_turns(messages, room.budget // 4, room.ceiling)
+    kept = recent if latest is None or any(m is latest for m in recent) else (latest, *recent)
+    return latest, kept
+
+
 def _after_summary(
     summary: str,
     messages: tuple[Message, ...],
     todos: Sequence[Todo],
     workspace: Workspace,
-    budget: int,
-    ceiling: int,
+    room: _RoomAfter,
 ) -> tuple[Message, ...]:
-    latest = latest_user_request(messages)
-    mid_task = latest is not None and messages[-1] is not latest
-    if latest is not None and estimate_message(latest) > budget // 2:
-        # A giant paste cannot stay whole; its head and tail do.
-        text = truncate_middle(latest.text, budget * 2, what="the message")
-        shrunk = replace(latest, content=(TextBlock(text),))
-        messages = tuple(shrunk if m is latest else m for m in messages)
-        latest = shrunk
-    recent = _recent_turns(messages, budget // 4, ceiling)
-    kept = recent if latest is None or any(m is latest for m in recent) else (latest, *recent)
+    mid_task = messages[-1] is not latest_user_request(messages)
+    latest, kept = _kept(messages, room)
     parts = [f"{SUMMARY_HEADER}\n\n<summary>\n{summary}\n</summary>"]
     if todos:
         parts.append(render_todos(todos))
     if latest is not None:
         parts.append(_RESUME if mid_task else _LATEST)
-    if any(m.role == "assistant" for m in recent):
+    if any(m.role == "assistant" for m in kept):
         parts.append(_RECENT)
     used = sum(estimate_text(p) for p in parts) + estimate_messages(kept)
     shown = {use.id for m in kept for use in m.tool_uses}
-    files = _recent_files(messages, workspace, min(FILES_TOKENS, budget // 3, budget - used), shown)
+    budget = min(FILES_TOKENS, room.budget // 3, room.budget - used)
+    files = _recent_files(messages, workspace, budget, shown)
     if files:
         parts.insert(1, files)
     return (Message.user("\n\n".join(parts), is_meta=True), *kept)

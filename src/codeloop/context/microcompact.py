@@ -9,9 +9,10 @@ few turns (within a token allowance; the latest turn is always kept). Only the c
 tool_result changes, so every tool_use keeps its one answer. Each fold is returned as a
 `ResultRecord`, for the transcript and a later compaction to report.
 
-The pipeline folds in batches (past half the autocompact threshold, down to a third of it)
-rather than a little every turn: the history's prefix then changes rarely, which keeps the
-provider's prompt cache warm between batches.
+The pipeline folds in rare batches (once the history nearly fills the room the overhead
+leaves under the autocompact threshold, down to a quarter of that room: tokens.Shares) rather
+than a little every turn: between batches each request extends the one before byte for byte,
+which is all a prompt cache (llama.cpp's KV cache, a provider's) can reuse.
 """
 
 from __future__ import annotations

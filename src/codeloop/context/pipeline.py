@@ -2,10 +2,13 @@
 
 Order per seed 002, cheapest first: the tool-result budget (L1) runs as each result is made
 (the executor calls `spill`, sized by the window's shares, which the manager puts in the
-workspace), microcompact (once the prompt passes half the autocompact threshold), autocompact
-(past the threshold); a step that brings the count back under skips the rest. With autocompact
-off, a prompt past the blocking limit is not sent. No step touches what the model has not
-answered yet: the results a request brings it for the first time are the tools' own.
+workspace), microcompact (once the history nearly fills the room the system prompt, tools and
+memory leave under the autocompact threshold: in rare batches, so that the requests between
+them extend each other byte for byte and a prompt cache reuses them), autocompact (past the
+threshold, when there is anything to summarize); a step that brings the count back under skips
+the rest. With autocompact off, a prompt past the blocking limit is not sent. No step touches
+what the model has not answered yet: the results a request brings it for the first time are
+the tools' own.
 
 A summary that fails even after the main call's retries drops nothing: the history goes on
 uncompacted while the window allows it, else the request is not sent (`prompt_too_long`).
@@ -30,6 +33,7 @@ from codeloop.context.compact import (
     SummaryModel,
     Todo,
     compact_history,
+    has_history_to_summarize,
 )
 from codeloop.context.microcompact import KeepRecent, SettledPrefix, microcompact, plain_target
 from codeloop.context.tokens import (
@@ -114,12 +118,6 @@ class ContextManager:
         self.pre_compact = pre_compact
         self.post_compact = post_compact
         self.todos = todos
-        threshold = limits.autocompact_at
-        self.keep_recent = KeepRecent(self.settings.keep_recent_turns, threshold // 4)
-        # Microcompact starts at half the threshold and folds down to a third of it: early
-        # enough that requests stay small, in batches so the cached prefix rarely changes.
-        self.fold_at = threshold // 2
-        self.fold_target = threshold // 3
         self._anchor: UsageAnchor | None = None
         # Results folded or saved since the last compaction, by tool_use id.
         self._taken: dict[str, ResultRecord] = {}
@@ -136,6 +134,13 @@ class ContextManager:
         self.summarizer = summarizer
         self._overhead = summarizer.overhead
         self.shares = Shares(self.limits, self._overhead)
+        # Microcompact's thresholds are over the room the overhead leaves (as counted, they
+        # include it): it folds in rare batches, well below where it started, and keeps the
+        # recent turns within what it folds down to.
+        self.fold_at = self._overhead + self.shares.fold_at
+        self.fold_target = self._overhead + self.shares.fold_to
+        keep = max(self.shares.fold_to, 0) // 2
+        self.keep_recent = KeepRecent(self.settings.keep_recent_turns, keep)
         self.workspace.result_limits = ResultLimits(
             self.shares.result, self.shares.turn_results, self.shares.unanswered
         )
@@ -190,7 +195,12 @@ class ContextManager:
             self._compacted_to, self._measure_after_compact = tokens, False
         blocked: str | None = None
         reason: EndReason = "blocking_limit"
-        if tokens >= limits.autocompact_at and settings.autocompact and self._grew_since(tokens):
+        if (
+            tokens >= limits.autocompact_at
+            and settings.autocompact
+            and self._grew_since(tokens)
+            and has_history_to_summarize(messages, limits, self._overhead)
+        ):
             if announce is not None:
                 announce(Compacting("auto", tokens))
             result = await self._compact(messages, "auto", None, abort)

@@ -60,6 +60,10 @@ MIN_RESULT_TOKENS = 500
 MIN_SUMMARY_TOKENS = 512
 # The least room a conversation needs: a request, a tool call and a small result.
 MIN_TURN_TOKENS = 1_024
+# Microcompact folds once the history fills all but 1/FOLD_HEADROOM of the room, down to
+# 1/FOLD_DEPTH of it (Shares.fold_at, Shares.fold_to).
+FOLD_HEADROOM = 8
+FOLD_DEPTH = 4
 
 
 def estimate_block(block: ContentBlock) -> int:
@@ -194,6 +198,20 @@ class Shares:
         """The summary's max_tokens: within the answer's reserve, which the window keeps."""
         share = max(MIN_SUMMARY_TOKENS, min(SUMMARY_TOKENS_CAP, self.free // 4))
         return min(self.limits.output_reserve, share)
+
+    @property
+    def fold_at(self) -> int:
+        """History size past which microcompact folds old tool results: near the top of the
+        room, so that folds come in rare batches (each one changes the prompt's prefix, which
+        a prompt cache then processes again) and the request after a turn of results as big
+        as a turn may bring is still under the autocompact threshold once folded."""
+        return self.free - self.free // FOLD_HEADROOM
+
+    @property
+    def fold_to(self) -> int:
+        """Where a fold takes the history down to: far enough under `fold_at` that several
+        turns extend the prompt byte for byte before the next fold."""
+        return self.free // FOLD_DEPTH
 
     def too_small(self) -> str | None:
         """Why this window cannot hold the overhead plus one turn (None: it can)."""

@@ -222,6 +222,8 @@ def _options(request: ModelRequest) -> dict[str, Any]:
         body["output_config"] = output_config
     if request.stop_sequences:
         body["stop_sequences"] = list(request.stop_sequences)
+    if request.tool_choice == "none" and request.tools:
+        body["tool_choice"] = {"type": "none"}
     return body | request.extra
 
 

@@ -126,6 +126,8 @@ def request_dict(request: ModelRequest) -> dict[str, Any]:
         "thinking_budget": request.thinking_budget,
         "stop_sequences": list(request.stop_sequences),
         "stream": request.stream,
+        # Only when set: the cassettes recorded before the field existed still match.
+        **({"tool_choice": request.tool_choice} if request.tool_choice != "auto" else {}),
         "extra": request.extra,
     }
 

@@ -246,12 +246,13 @@ class LocalModel:
 
     def _body(self, request: ModelRequest) -> dict[str, Any]:
         """The chat-completions request for llama.cpp's server."""
-        limits, tool_choice = self.limits, request.extra.get("tool_choice")
+        limits = self.limits
+        tool_choice = request.extra.get("tool_choice", {"type": request.tool_choice})
         if limits.tool_rounds is not None and tool_rounds(request.messages) >= limits.tool_rounds:
             tool_choice = {"type": "none"}
         schema = output_schema(request.tools, tool_choice, answer_chars=limits.answer_chars)
         return {
-            "messages": chat_messages(request, schema),
+            "messages": chat_messages(request),
             "json_schema": schema,
             "stream": True,
             "stream_options": {"include_usage": True},
@@ -337,16 +338,14 @@ def _required_only(schema: dict[str, Any]) -> dict[str, Any]:
 # --- the prompt ----------------------------------------------------------------------------
 
 
-def chat_messages(request: ModelRequest, schema: dict[str, Any]) -> list[dict[str, str]]:
+def chat_messages(request: ModelRequest) -> list[dict[str, str]]:
     """The conversation as plain chat messages, past tool calls written in the same JSON the
-    model must answer in, tool results as user messages (few chat templates know tools)."""
-    callable_names = {
-        variant["properties"]["tool"]["const"]
-        for variant in schema["oneOf"]
-        if "tool" in variant["properties"]
-    }
-    tools = [t for t in request.tools if t.name in callable_names]
-    out = [{"role": "system", "content": _system_text(request.system, tools)}]
+    model must answer in, tool results as user messages (few chat templates know tools). The
+    system message lists every tool on every turn, whichever the schema lets this answer call
+    (the grammar holds the model to those): llama.cpp reuses its cache only for the prompt's
+    unchanged beginning, and a system message that changed would make it read everything
+    again."""
+    out = [{"role": "system", "content": _system_text(request.system, list(request.tools))}]
     names: dict[str, str] = {}
     for message in request.messages:
         if content := _render(message, names):

@@ -86,8 +86,14 @@ class OpenAIClient:
         self._max_tokens_field = "max_completion_tokens" if official else "max_tokens"
         self._encoded = encoded_messages()
         self._prompt = encoded_prompt()
+        # Set once an answer shows the server is llama.cpp's (ChunkConverter.llama_cpp).
+        self._llama_cpp = False
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        if self._llama_cpp:
+            # Reuse the KV cache for the prompt's unchanged beginning: llama.cpp's default
+            # since late 2024, off before; OpenAI refuses the field, so only llama.cpp gets it.
+            request = replace(request, extra={"cache_prompt": True, **request.extra})
         body = encode_body(request, self._max_tokens_field, self._encoded.each, self._prompt)
         headers = {"content-type": "application/json", **request.headers}
         converter = ChunkConverter(self._http.url(COMPLETIONS_PATH))
@@ -112,6 +118,7 @@ class OpenAIClient:
             for event in converter.feed(completion_as_chunk(completion)):
                 yield event
             converter.saw_done = True
+        self._llama_cpp |= converter.llama_cpp
         for event in converter.finish():
             yield event
 
@@ -137,8 +144,15 @@ def request_body(request: ModelRequest, *, max_tokens_field: str = "max_tokens")
         body["stop"] = list(request.stop_sequences)
     if request.effort:
         body["reasoning_effort"] = request.effort
+    body.update(tool_choice_field(request))
     body.update(request.extra)
     return body
+
+
+def tool_choice_field(request: ModelRequest) -> dict[str, Any]:
+    """`tool_choice: "none"` when the request asks for no calls and sends tools (Chat
+    Completions and the Responses API refuse a tool_choice without tools)."""
+    return {"tool_choice": "none"} if request.tool_choice == "none" and request.tools else {}
 
 
 STREAMING = {"stream": True, "stream_options": {"include_usage": True}}
@@ -158,7 +172,8 @@ def encode_body(
     if "messages" in request.extra:  # a requestOverrides body replaces them
         return dumps(request_body(request, max_tokens_field=max_tokens_field) | streaming)
     bare = replace(request, messages=(), system="", tools=())
-    body = request_body(bare, max_tokens_field=max_tokens_field) | streaming
+    body = tool_choice_field(request) | request_body(bare, max_tokens_field=max_tokens_field)
+    body |= streaming
     del body["messages"]
     fields = (prompt or encoded_prompt())((request.system, request.tools))
     system = [fields["system"]] if "system" in fields else []
@@ -284,10 +299,12 @@ class ChunkConverter:
         self._tools: dict[int, tuple[str, int]] = {}  # tool_calls index → (call id, block index)
         self._finish_reason: str | None = None
         self._usage = Usage()
+        self.llama_cpp = False  # the answer carried llama.cpp's `timings`
 
     def feed(self, chunk: Mapping[str, Any]) -> list[StreamEvent]:
         if chunk.get("error"):
             raise error_from_stream_event(chunk, url=self.url)
+        self.llama_cpp |= isinstance(chunk.get("timings"), Mapping)
         events: list[StreamEvent] = []
         if not self._started:
             self._started = True

@@ -34,7 +34,7 @@ from codeloop.models.base import (
     Transient,
 )
 from codeloop.models.http_errors import error_from_stream_event
-from codeloop.models.openai import AUTH_HINT, DEFAULT_BASE_URL
+from codeloop.models.openai import AUTH_HINT, DEFAULT_BASE_URL, tool_choice_field
 from codeloop.models.sse import HEARTBEAT
 from codeloop.models.transport import HttpTransport, event_json
 from codeloop.types import (
@@ -120,6 +120,7 @@ def request_body(request: ModelRequest) -> dict[str, Any]:
         body["temperature"] = request.temperature
     if request.effort:
         body["reasoning"] = {"effort": request.effort, "summary": "auto"}
+    body.update(tool_choice_field(request))
     body.update(request.extra)
     return body
 
@@ -136,7 +137,8 @@ def encode_body(
     streaming = {"stream": True} if request.stream else {}
     if "input" in request.extra:  # a requestOverrides body replaces the history
         return dumps(request_body(request) | streaming)
-    body = request_body(replace(request, messages=(), system="", tools=())) | streaming
+    bare = replace(request, messages=(), system="", tools=())
+    body = tool_choice_field(request) | request_body(bare) | streaming
     del body["input"]
     fields = (prompt or encoded_prompt())((request.system, request.tools))
     kept = {key: value for key, value in fields.items() if key not in body}

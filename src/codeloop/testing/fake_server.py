@@ -13,7 +13,10 @@ decides) are answered from that scenario.
 
 Like the real APIs, it refuses a request whose messages break their rules (the first message
 the user's, every tool call answered in the next message, no empty content...: see
-testing/history_check.py) with a 400 worded as theirs, before any turn is served.
+testing/history_check.py), or whose `tool_choice` they would not take, with a 400 worded as
+theirs, before any turn is served. With `llama_cpp` its Chat Completions route plays
+llama.cpp's server: answers carry `timings`, and its own request fields (`cache_prompt`,
+`id_slot`) are taken, which OpenAI refuses.
 """
 
 from __future__ import annotations
@@ -161,9 +164,12 @@ def _prompt_too_long(provider: Provider, actual: int, limit: int, message: str |
     return _error(provider, 400, "invalid_request_error", text, code="context_length_exceeded")
 
 
-def _refusal(provider: Provider, body: dict[str, Any], chat: bool) -> _Error | None:
+def _refusal(
+    provider: Provider, body: dict[str, Any], chat: bool, llama_cpp: bool = False
+) -> _Error | None:
     """The 400 the real API answers a request whose messages it would refuse (see
-    testing/history_check.py): the Messages API's rules, or Chat Completions' (`chat`)."""
+    testing/history_check.py): the Messages API's rules, or Chat Completions' (`chat`); or
+    whose tool_choice or fields it does not take."""
     if provider == "anthropic":
         problems = history_problems(body.get("messages"))
         if problems:
@@ -173,6 +179,34 @@ def _refusal(provider: Provider, body: dict[str, Any], chat: bool) -> _Error | N
         if refused:
             first = refused[0]
             return _error(provider, 400, "invalid_request_error", first.message, param=first.param)
+        unknown = [] if llama_cpp else [key for key in LLAMA_CPP_FIELDS if key in body]
+        if unknown:
+            message = f"Unrecognized request argument supplied: {unknown[0]}"
+            return _error(provider, 400, "invalid_request_error", message)
+    return _tool_choice_refusal(provider, body)
+
+
+# What llama.cpp's server takes on its Chat Completions route beyond OpenAI's fields.
+LLAMA_CPP_FIELDS = ("cache_prompt", "id_slot")
+_TOOL_CHOICE_TYPES = ("auto", "any", "tool", "none")
+
+
+def _tool_choice_refusal(provider: Provider, body: dict[str, Any]) -> _Error | None:
+    """Anthropic takes `{"type": ...}` only; OpenAI takes a tool_choice only with tools."""
+    if "tool_choice" not in body:
+        return None
+    choice = body["tool_choice"]
+    if provider == "anthropic":
+        if isinstance(choice, dict) and choice.get("type") in _TOOL_CHOICE_TYPES:
+            return None
+        message = "tool_choice: Input should be a valid dictionary or object to extract fields from"
+        return _error(provider, 400, "invalid_request_error", message)
+    if not body.get("tools"):
+        message = (
+            "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are "
+            "specified."
+        )
+        return _error(provider, 400, "invalid_request_error", message, param="tool_choice")
     return None
 
 
@@ -290,12 +324,24 @@ def _openai_usage(usage: Usage) -> dict[str, Any]:
     }
 
 
-class _OpenAIChunks:
-    """Chat Completions chunks for one stream: tool calls are numbered apart from blocks."""
+def _timings(usage: Usage) -> dict[str, int]:
+    """llama.cpp's account of an answer (tokens taken from its cache, processed, generated)."""
+    cached = usage.cache_read_input_tokens
+    return {
+        "cache_n": cached,
+        "prompt_n": usage.context_tokens - cached,
+        "predicted_n": usage.output_tokens,
+    }
 
-    def __init__(self, model: str, include_usage: bool) -> None:
+
+class _OpenAIChunks:
+    """Chat Completions chunks for one stream: tool calls are numbered apart from blocks;
+    llama.cpp's `timings` on the last one that has choices, with `llama_cpp`."""
+
+    def __init__(self, model: str, include_usage: bool, llama_cpp: bool = False) -> None:
         self.model = model
         self.include_usage = include_usage
+        self.llama_cpp = llama_cpp
         self.created = int(time.time())
         self.id = ""
         self.tool_index: dict[int, int] = {}
@@ -313,6 +359,8 @@ class _OpenAIChunks:
         }
         if self.include_usage:
             chunk["usage"] = None
+        if finish_reason is not None and self.llama_cpp:
+            chunk["timings"] = _timings(self.usage)
         return b"data: " + _dumps(chunk) + b"\n\n"
 
     def render(self, event: StreamEvent) -> bytes:
@@ -378,7 +426,9 @@ def _anthropic_message(events: list[PacedEvent]) -> dict[str, Any]:
     }
 
 
-def _openai_completion(events: list[PacedEvent], model: str) -> dict[str, Any]:
+def _openai_completion(
+    events: list[PacedEvent], model: str, llama_cpp: bool = False
+) -> dict[str, Any]:
     content: list[str] = []
     reasoning: list[str] = []
     calls: dict[int, dict[str, Any]] = {}
@@ -407,7 +457,7 @@ def _openai_completion(events: list[PacedEvent], model: str) -> dict[str, Any]:
         message["reasoning_content"] = "".join(reasoning)
     if calls:
         message["tool_calls"] = list(calls.values())
-    return {
+    completion = {
         "id": completion_id,
         "object": "chat.completion",
         "created": int(time.time()),
@@ -415,6 +465,7 @@ def _openai_completion(events: list[PacedEvent], model: str) -> dict[str, Any]:
         "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
         "usage": _openai_usage(usage),
     }
+    return completion | ({"timings": _timings(usage)} if llama_cpp else {})
 
 
 def _reported(provider: Provider, so_far: Usage, event: StreamEvent, final: Usage) -> Usage:
@@ -549,12 +600,12 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(body, dict):
             message = "fake server: the request body is not a JSON object"
             return self._send_error(record, _error(provider, 400, "invalid_request_error", message))
-        refusal = _refusal(provider, body, chat=not self.responses_api) or _beta_refusal(
+        fake = self.server.fake
+        refusal = _refusal(provider, body, not self.responses_api, fake.llama_cpp) or _beta_refusal(
             provider, body, record.headers
         )
         if refusal is not None:
             return self._send_error(record, refusal)
-        fake = self.server.fake
         estimate = math.ceil(size / 4)
         if fake.max_prompt_tokens is not None and estimate > fake.max_prompt_tokens:
             own = too_long(fake.server_kind, estimate) if fake.server_kind else None
@@ -596,7 +647,7 @@ class _Handler(BaseHTTPRequestHandler):
                 if provider == "anthropic"
                 else ResponsesEvents(model).render
                 if self.responses_api
-                else _OpenAIChunks(model, include_usage).render
+                else _OpenAIChunks(model, include_usage, fake.llama_cpp).render
             )
             return self._stream(record, provider, serving, events, render, include_usage)
         return self._answer_whole(record, provider, serving, events, model)
@@ -644,7 +695,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif self.responses_api:
             data = responses_object([paced.event for paced in events], model)
         else:
-            data = _openai_completion(events, model)
+            data = _openai_completion(events, model, self.server.fake.llama_cpp)
         self._send(record, 200, _dumps(data), {"content-type": "application/json"})
         record.usage = _billed(provider, _final_usage(events))
 
@@ -748,6 +799,7 @@ class FakeModelServer:
         summaries: Scenario | Iterable[Turn] | None = None,
         keep_bodies: bool = True,
         server_kind: ServerKind | None = None,
+        llama_cpp: bool = False,
     ) -> None:
         """`server_kind`: answer a local server's own endpoints as that kind of server, and
         refuse prompts past its window (testing/server_kinds.py)."""
@@ -774,6 +826,7 @@ class FakeModelServer:
         # False: a request's body is dropped once answered (its size stays), so a session of
         # thousands of big requests does not fill the memory of the process serving it.
         self.keep_bodies = keep_bodies
+        self.llama_cpp = llama_cpp  # the Chat Completions route plays llama.cpp's server
         self._port = port
         self._cond = threading.Condition()
         self._requests: list[RecordedRequest] = []

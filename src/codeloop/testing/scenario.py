@@ -261,6 +261,13 @@ def fault(kind: FaultKind, **fields: Any) -> Fault:
     return Fault(kind=kind, **fields)
 
 
+def earlier_calls(count: int = 3) -> tuple[Turn, ...]:
+    """Turns of small Bash calls (`echo`) for a script to open with, so that a compaction
+    later has something to summarize: it keeps the latest request and the recent turns word
+    for word (3 of them), and a history of nothing else is not compacted at all."""
+    return tuple(turn(tool_use("Bash", {"command": f"echo step {i}"})) for i in range(count))
+
+
 # --- rendering -----------------------------------------------------------------------------
 
 
