@@ -196,6 +196,7 @@ ROWS: dict[str, Row] = {
     "--output-format": Row(("--output-format", "text")),
     "--model": Row(("--model", "claude-opus-4-5")),
     "--effort": Row(("--effort", "high")),
+    "--compact-profile": Row(("--compact-profile", "on")),  # the core tools only
     "--fallback-model": Row(("--fallback-model", "claude-haiku-4-5"), "overloaded"),
     "--record": Row(("--record", "calls.cassette")),
     "--replay": Row(("--replay", "calls.cassette"), "recorded"),
