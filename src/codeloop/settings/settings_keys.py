@@ -42,7 +42,7 @@ KEYS: dict[str, KeyInfo] = {
         "httpHookAllowedEnvVars checkpoints claudeMdExcludes claudeMd enabledPlugins "
         "extraKnownMarketplaces additionalMarketplaces outputStyle disableSkillShellExecution "
         "skillOverrides blockedMarketplaces strictKnownMarketplaces allowedMarketplaces agent "
-        "effortLevel alwaysThinkingEnabled requestOverrides webSearch "
+        "effortLevel alwaysThinkingEnabled requestOverrides webSearch maxTurns "
         "enableAllProjectMcpServers enabledMcpjsonServers disabledMcpjsonServers "
         "statusLine editorMode "
         "allowedMcpServers deniedMcpServers allowManagedMcpServersOnly",
