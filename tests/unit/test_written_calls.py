@@ -41,6 +41,9 @@ LS = WrittenCall("Bash", {"command": "ls"})
         # Mistral, old and new
         ('[TOOL_CALLS] [{"name": "Bash", "arguments": {"command": "ls"}}]', LS),
         ('[TOOL_CALLS]Bash[ARGS]{"command": "ls"}', LS),
+        # Gemma's tool_code, Llama 3.2's Python list
+        ('```tool_code\nprint(Bash(command="ls"))\n```', LS),
+        ("[Bash(command='ls')]", LS),
     ],
 )
 def test_a_call_in_a_known_format_is_read(text: str, call: WrittenCall) -> None:
@@ -73,6 +76,10 @@ def test_several_calls_are_read_in_order() -> None:
         '```json\n{"name": "Alice", "age": 3}\n```',
         '{"name": "Bash", "arguments": {"command": "ls"}, "note": "example"}',
         "```python\nprint('hi')\n```",
+        "```python\nrun(command='ls')\n```",
+        "Bash(command=make_command())",
+        "Bash(**options)",
+        "(" * 5000,
         "Qwen wraps its calls in <tool_call> tags.",
     ],
 )

@@ -4,14 +4,17 @@ Small local models, and servers whose chat template does not parse their family'
 format, answer with the call in the text: Qwen and Hermes wrap it in `<tool_call>` tags (Qwen3
 Coder writes `<function=NAME><parameter=KEY>` inside), Llama 3.1 starts it with
 `<|python_tag|>` or writes `<function=NAME>{...}</function>`, Mistral leads with
-`[TOOL_CALLS]`, and many write a ```json block (or a bare object) with a name and its
-arguments. Those native markers say "this is a call" by themselves; a JSON block or object
-is taken for one only when it names a tool that exists, so an answer that merely shows some
-JSON stays an answer. A leaf over the standard library and the lenient JSON reader.
+`[TOOL_CALLS]`, Gemma and Llama 3.2 write Python calls (in a ```tool_code block, or as a list
+`[NAME(key=value)]`), and many write a ```json block (or a bare object) with a name and its
+arguments. Those native markers say "this is a call" by themselves; a JSON block or object,
+or a Python call, is taken for one only when it names a tool that exists, so an answer that
+merely shows some JSON or code stays an answer. A leaf over the standard library and the
+lenient JSON reader.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -30,7 +33,8 @@ _PARAMETER = re.compile(r"<parameter=([^>\s]+)>\n?(.*?)\n?</parameter>", re.DOTA
 _PYTHON_TAG = re.compile(r"<\|python_tag\|>(.*?)(?:<\|eom_id\|>|<\|eot_id\|>|$)", re.DOTALL)
 _MISTRAL = re.compile(r"\[TOOL_CALLS\](.*?)(?:</s>|$)", re.DOTALL)
 _MISTRAL_NAMED = re.compile(r"\s*([\w.-]+)\[ARGS\]")
-_FENCED = re.compile(r"```[\w-]*[ \t]*\n?(.*?)\n?[ \t]*```", re.DOTALL)
+_FENCED = re.compile(r"```[\w-]*[ \t]*\n?(.*?)\n?[ \t]*```", re.DOTALL)  # json, tool_code, …
+_CALL_START = re.compile(r"\[?\s*\w+\(")
 _QUOTED_NAME = re.compile(r'"(?:name|tool)"\s*:\s*"([^"]+)"')
 
 # The real name of a tool a model wrote (any case, an old name), or None when it is no tool.
@@ -66,10 +70,10 @@ def find_calls(text: str, resolve: Resolve) -> Found | None:
         found = _spans(text, pattern, read)
         if found is not None:
             return found
-    found = _spans(text, _FENCED, lambda match: _json_calls(match[1], resolve))
+    found = _spans(text, _FENCED, lambda match: _unmarked_calls(match[1], resolve))
     if found is not None:
         return found
-    calls = _json_calls(text, resolve)
+    calls = _unmarked_calls(text, resolve)
     return Found(calls, "") if calls else None
 
 
@@ -155,22 +159,62 @@ def _native_json(body: str) -> tuple[WrittenCall, ...]:
     return tuple(_calls_in(value))
 
 
-def _json_calls(text: str, resolve: Resolve) -> tuple[WrittenCall, ...]:
-    """A JSON object (or a list of them) shaped like calls, every one naming a tool that
+def _unmarked_calls(text: str, resolve: Resolve) -> tuple[WrittenCall, ...]:
+    """Calls written without a marker, as JSON or as Python, every one naming a tool that
     exists: anything else is left as text."""
     stripped = text.strip()
-    if not stripped.startswith(("{", "[")):
+    calls = _json_calls(stripped) or _python_calls(stripped)
+    if any(resolve(call.name) is None for call in calls):
+        return ()
+    return calls
+
+
+def _json_calls(text: str) -> tuple[WrittenCall, ...]:
+    """A JSON object, or a list of them, each shaped like a call."""
+    if not text.startswith(("{", "[")):
         return ()
     try:
-        value = loads_lenient(stripped)
+        value = loads_lenient(text)
     except ValueError:
         return ()
     calls = tuple(_calls_in(value))
-    if not calls or any(resolve(call.name) is None for call in calls):
-        return ()
     if isinstance(value, list) and len(calls) != len(value):
         return ()
     return calls
+
+
+def _python_calls(text: str) -> tuple[WrittenCall, ...]:
+    """`NAME(key=value, ...)`, a list of them (Llama 3.2), or one inside `print(...)` (Gemma's
+    tool_code), with literal values only: nothing is evaluated."""
+    if not _CALL_START.match(text):
+        return ()
+    try:
+        body = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        return ()
+    nodes = body.elts if isinstance(body, ast.List) else [body]
+    calls = []
+    for node in nodes:
+        if isinstance(node, ast.Call) and _called(node) == "print" and len(node.args) == 1:
+            node = node.args[0]
+        name = _called(node)
+        if name is None or not isinstance(node, ast.Call) or node.args:
+            return ()
+        try:
+            arguments = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
+        except ValueError:
+            return ()
+        if len(arguments) != len(node.keywords):
+            return ()  # a `**mapping`
+        calls.append(WrittenCall(name, arguments))
+    return tuple(calls)
+
+
+def _called(node: ast.expr) -> str | None:
+    """The name a call expression calls, if it is one of a plain name."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        return node.func.id
+    return None
 
 
 def _calls_in(value: Any) -> Iterator[WrittenCall]:
