@@ -219,7 +219,10 @@ def main() -> None:
         sides = {"before": args.baseline.resolve(), **sides}
     for model in models:
         print(f"{model} ({size_mb(model):.0f} MB of weights), {args.turns} turns a task")
-        results = {side: run_side(source, model, args) for side, source in sides.items()}
+        results = {}
+        for side, source in sides.items():  # each side's score as soon as it is known
+            results[side] = run_side(source, model, args)
+            print(f"  {side:<6} {summary(results[side])}", flush=True)
         for i, (question, _) in enumerate(TASKS[: args.tasks]):
             print(f"  {question}")
             for side, outcomes in results.items():
