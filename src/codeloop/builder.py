@@ -65,7 +65,11 @@ from codeloop.permissions.policy import (
 )
 from codeloop.permissions.rules import Rule, RuleError
 from codeloop.session import Session
-from codeloop.session_config import DEFAULT_SUBAGENT_MAX_TURNS, SessionConfig
+from codeloop.session_config import (
+    DEFAULT_SUBAGENT_MAX_TURNS,
+    DEFAULT_UNKNOWN_MODEL_MAX_TURNS,
+    SessionConfig,
+)
 from codeloop.settings.settings_apply import (
     permission_mode,
     session_env,
@@ -469,7 +473,9 @@ def _config(
         # No more than the window keeps free for the answer (a small window keeps less).
         max_tokens=min(info.default_output_tokens, limits.output_reserve),
         max_output_tokens=info.max_output_tokens,
-        max_turns=options.max_turns,
+        max_turns=options.max_turns
+        or settings.max_turns
+        or (DEFAULT_UNKNOWN_MODEL_MAX_TURNS if provider == "local" or not info.known else None),
         max_budget_usd=options.max_budget_usd,
         fallback_model=fallback_model_name(fallback, provider, env) if fallback else None,
         token_budget=options.token_budget,

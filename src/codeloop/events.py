@@ -44,6 +44,8 @@ EndReason = Literal[
     "image_error",
     "hook_stopped",
     "stop_hook_prevented",
+    # The model made the same call with the same result again and again (repetition.py).
+    "repeated_calls",
 ]
 
 

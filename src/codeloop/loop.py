@@ -10,7 +10,8 @@ Invariant: every tool_use in the history is followed by exactly one tool_result.
 Every guard against looping forever is a State field: one reactive recovery per turn (a
 compaction, or refused images replaced), one max_tokens escalation, at most three output
 recoveries, one model fallback, the Stop-hook continuations, the token budget's low-yield
-streak, and max_turns. `State.next_turn` resets the per-turn ones and carries the rest.
+streak, the streak of identical calls (repetition.py), and max_turns. `State.next_turn`
+resets the per-turn ones and carries the rest.
 """
 
 from __future__ import annotations
@@ -64,7 +65,9 @@ from codeloop.models.base import (
     ToolSpec,
     describe,
 )
+from codeloop.models.call_reader import CallReader
 from codeloop.models.retry import Attempts, Fallback, GiveUp, RetryPolicy
+from codeloop.repetition import Repeats
 from codeloop.system.aio import (
     Aborted,
     IdleTimeout,
@@ -162,6 +165,7 @@ class State:
     budget: BudgetTracker | None = None
     # Times a Stop hook sent the model back to work; at most MAX_STOP_HOOK_CONTINUATIONS.
     stop_hook_continuations: int = 0
+    repeats: Repeats = field(default_factory=Repeats)
 
     def go_on(self, reason: ContinueReason, **changes: Any) -> State:
         """The same turn again (or its continuation), for `reason`."""
@@ -243,6 +247,7 @@ class _Run:
     def __init__(self, params: LoopParams, deps: LoopDeps) -> None:
         self.params, self.deps = params, deps
         self.tool_specs = tuple(tool.spec() for tool in params.tools.values())
+        self.calls = CallReader(params.tools)
         # This run's spending; it reaches params.ledger (the session's) as it happens.
         self.totals = params.ledger.child()
         # The token budget counts what this prompt spends, sub-agents included.
@@ -367,7 +372,7 @@ async def request_with_retries(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
     while True:
         number = attempts.begin()
         executor = run.executor(state.messages)
-        attempt = turn.attempt = _Attempt(MessageAssembler(), executor)
+        attempt = turn.attempt = _Attempt(MessageAssembler(run.calls), executor)
         limiter = params.retry.limiter
         if limiter is not None and not await unless_aborted(limiter.wait(), params.abort):
             attempt.aborted = True
@@ -463,6 +468,8 @@ async def _stream(
                 executor.add(block, estimate_message(assembler.message()))
             for ready in executor.ready():
                 yield attempt.collect(ready)
+        for block in assembler.written_calls():  # calls the answer wrote as text
+            executor.add(block, estimate_message(assembler.message()))
     except Aborted:
         attempt.aborted = True
     except IdleTimeout as exc:
@@ -715,6 +722,10 @@ async def after_tools(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
     results = _explain_truncated_calls(attempt.results, assistant) if truncated else attempt.results
     _summarize_batch(run, assistant, results)
     content: tuple[ToolResultBlock | TextBlock, ...] = tuple(results)
+    repeats = state.repeats.after(assistant.tool_uses, results)
+    if repeats.reminder is not None:
+        content = (*content, TextBlock(system_reminder(repeats.reminder)))
+    state = turn.state = replace(state, repeats=repeats)
     if batch_context := await attempt.executor.finish_batch():
         content = (*content, TextBlock(batch_context))
     for event in attempt.executor.ready():  # the batch hooks' messages for the user
@@ -738,6 +749,8 @@ async def after_tools(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
     messages = (*state.messages, assistant, user_message)
     if attempt.executor.hook_stop is not None:
         yield run.end(turn, "hook_stopped", messages, attempt.executor.hook_stop)
+    elif repeats.stop is not None:
+        yield run.end(turn, "repeated_calls", messages, repeats.stop)
     elif recovering:
         recoveries = state.output_recoveries + 1
         turn.next = state.go_on(

@@ -12,6 +12,9 @@ from codeloop.permissions.policy import Policy
 
 # Claude Code's turn limit for a sub-agent (seed 002): a runaway one ends with a clear result.
 DEFAULT_SUBAGENT_MAX_TURNS = 200
+# The turn limit of local models and models the catalog does not know, unless --max-turns or
+# the maxTurns setting sets one: a weak model can wander for ever (Claude's has none).
+DEFAULT_UNKNOWN_MODEL_MAX_TURNS = 50
 
 
 @dataclass(frozen=True)

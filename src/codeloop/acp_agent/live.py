@@ -44,8 +44,8 @@ log = logging.getLogger("codeloop.acp")
 
 # How a run ended that is a failure the editor must show, not a stop reason.
 FAILURES = frozenset({"model_error", "prompt_too_long", "image_error", "blocking_limit"})
-# How a run ended early for a reason the user should read (a hook, the budget).
-EXPLAINED = frozenset({"hook_stopped", "stop_hook_prevented", "max_budget"})
+# How a run ended early for a reason the user should read (a hook, the budget, a loop).
+EXPLAINED = frozenset({"hook_stopped", "stop_hook_prevented", "max_budget", "repeated_calls"})
 # How long a running prompt may take to stop when the editor goes away.
 CLOSE_GRACE_SECONDS = 10.0
 

@@ -173,7 +173,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="output tokens the task should use: the model is asked to go on until 90%% of "
         'them are spent (or write "+500k" in the prompt)',
     )
-    parser.add_argument("--max-turns", type=positive_int, help="stop after this many model turns")
+    parser.add_argument(
+        "--max-turns",
+        type=positive_int,
+        help="stop after this many model turns (default: the maxTurns setting, else none for "
+        "Claude and the other models codeloop knows, 50 for local and unknown models)",
+    )
     parser.add_argument(
         "--max-budget-usd",
         type=positive_amount,

@@ -1,7 +1,9 @@
 """Assemble a normalized event stream into an assistant message, block by block.
 
 The loop feeds every event in and gets each content block back the moment its block_stop
-arrives, which is what lets a tool start while the model is still writing.
+arrives, which is what lets a tool start while the model is still writing. Given a
+`CallReader`, every tool call comes back under the real name of its tool, and once the answer
+is over, calls it wrote as text become tool_use blocks (`written_calls`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from codeloop.models.base import (
     MessageStart,
     StreamEvent,
 )
+from codeloop.models.call_reader import CallReader
+from codeloop.models.lenient_json import loads_lenient
 from codeloop.types import (
     ContentBlock,
     Message,
@@ -37,7 +41,8 @@ class _OpenBlock:
 
 
 class MessageAssembler:
-    def __init__(self) -> None:
+    def __init__(self, reader: CallReader | None = None) -> None:
+        self._reader = reader
         self.id = ""
         self.model = ""
         self.usage = Usage()
@@ -66,6 +71,8 @@ class MessageAssembler:
                 if open_block is None:
                     raise ValueError(f"stop for block {index}, which never started")
                 block = _finish(open_block)
+                if self._reader is not None and isinstance(block, ToolUseBlock):
+                    block = self._reader.named(block)
                 self._done[index] = block
                 return block
             case MessageDelta(stop_reason, usage, stop_sequence):
@@ -81,6 +88,18 @@ class MessageAssembler:
 
     def message(self) -> Message:
         return Message("assistant", self.blocks)
+
+    def written_calls(self) -> tuple[ToolUseBlock, ...]:
+        """Once the answer is over: the tool calls its text wrote, now tool_use blocks of the
+        answer in place of that text (none when it has no reader, or calls tools itself)."""
+        if self._reader is None:
+            return ()
+        blocks = self._reader.written(self.blocks)
+        if blocks is None:
+            return ()
+        self._done = dict(enumerate(blocks))
+        self.stop_reason = "tool_use"
+        return tuple(block for block in blocks if isinstance(block, ToolUseBlock))
 
 
 def _finish(open_block: _OpenBlock) -> ContentBlock:
@@ -99,7 +118,7 @@ def _finish_tool_use(start: ToolUseBlock, raw: str) -> ToolUseBlock:
     if not raw.strip():
         return ToolUseBlock(start.id, start.name, dict(start.input))
     try:
-        parsed = json.loads(raw)
+        parsed = loads_lenient(raw)
     except json.JSONDecodeError as exc:
         problem = f"tool input is not valid JSON ({exc}): {raw[:200]}"
         return ToolUseBlock(start.id, start.name, {}, input_error=problem)

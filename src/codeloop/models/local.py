@@ -43,6 +43,7 @@ from codeloop.models.base import (
     StreamEvent,
     ToolSpec,
 )
+from codeloop.models.lenient_json import loads_lenient
 from codeloop.text import estimate_text
 from codeloop.types import (
     ImageBlock,
@@ -439,7 +440,7 @@ class Envelope:
         if self._kind != "tool":
             return [], cut if truncated else "end_turn"
         try:
-            call = json.loads(self.raw, strict=False)
+            call = loads_lenient(self.raw)
             name, arguments = call["tool"], json.dumps(call["input"], ensure_ascii=False)
         except (ValueError, KeyError, TypeError):
             # Cut off mid-call: the assembler marks the input invalid and the loop explains.

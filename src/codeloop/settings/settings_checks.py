@@ -178,11 +178,16 @@ def _web_search(key: str, raw: Any, warn: Warn) -> Any:
     return {"url": url.strip()}
 
 
-def _days(key: str, value: Any, warn: Warn) -> Any:
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
-        return value
-    warn(key, f"expected a whole number of days, at least 1, got {shown(value)}")
-    return _INVALID
+def _count_of(unit: str) -> Callable[[str, Any, Warn], Any]:
+    """The check of a whole number of `unit`, at least 1."""
+
+    def check(key: str, value: Any, warn: Warn) -> Any:
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+            return value
+        warn(key, f"expected a whole number of {unit}, at least 1, got {shown(value)}")
+        return _INVALID
+
+    return check
 
 
 def _env(key: str, raw: Any, warn: Warn) -> Any:
@@ -332,7 +337,7 @@ _CHECKS: dict[str, Any] = {
     "sandbox": _sandbox,
     "checkpoints": _checkpoints,
     "apiKeyHelper": _string,
-    "cleanupPeriodDays": _days,
+    "cleanupPeriodDays": _count_of("days"),
     "includeCoAuthoredBy": _boolean,
     "attribution": _attribution,
     "enabledPlugins": _flags,
@@ -349,6 +354,7 @@ _CHECKS: dict[str, Any] = {
     "claudeMd": _string,
     "autoCompactEnabled": _boolean,
     "fallbackModel": _strings,
+    "maxTurns": _count_of("turns"),
     "allowedHttpHookUrls": _strings,
     "httpHookAllowedEnvVars": _strings,
     "disableSkillShellExecution": _boolean,

@@ -143,6 +143,8 @@ class Settings:
     managed_claude_md: str | None = None
     autocompact: bool | None = None
     fallback_models: tuple[str, ...] = ()
+    # `maxTurns` (codeloop's own key): the turn limit of a prompt's run, as --max-turns sets.
+    max_turns: int | None = None
     allowed_http_hook_urls: tuple[str, ...] | None = None
     http_hook_env_vars: tuple[str, ...] | None = None
     skill_shell_disabled: bool = False
@@ -485,6 +487,7 @@ def _build(
         managed_claude_md=managed.get("claudeMd"),
         autocompact=merged.get("autoCompactEnabled"),
         fallback_models=tuple(fallback),
+        max_turns=merged.get("maxTurns"),
         allowed_http_hook_urls=_optional(merged, "allowedHttpHookUrls"),
         http_hook_env_vars=_optional(merged, "httpHookAllowedEnvVars"),
         skill_shell_disabled=merged.get("disableSkillShellExecution") is True,

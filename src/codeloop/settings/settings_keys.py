@@ -43,7 +43,7 @@ KEYS: dict[str, KeyInfo] = {
         "extraKnownMarketplaces additionalMarketplaces outputStyle disableSkillShellExecution "
         "skillOverrides blockedMarketplaces strictKnownMarketplaces allowedMarketplaces agent "
         "effortLevel alwaysThinkingEnabled requestOverrides webSearch compactProfile "
-        "autoMemoryEnabled "
+        "autoMemoryEnabled maxTurns "
         "enableAllProjectMcpServers enabledMcpjsonServers disabledMcpjsonServers "
         "statusLine editorMode "
         "allowedMcpServers deniedMcpServers allowManagedMcpServersOnly",
