@@ -66,10 +66,9 @@ NOT_AT_START = (
 )
 
 
-def test_a_headless_run_of_a_hosted_model_loads_only_what_its_first_request_needs(
-    tmp_path: Path,
-) -> None:
-    """In a git repository with a CLAUDE.md, as a user runs it."""
+def one_turn_modules(tmp_path: Path) -> list[str]:
+    """Every module a one-turn headless run of a hosted model has imported when it ends, in a
+    git repository with a CLAUDE.md, as a user runs it."""
     project = tmp_path / "project"
     project.mkdir()
     (project / "CLAUDE.md").write_text("# Project\nRun the tests with `pytest`.\n")
@@ -81,12 +80,180 @@ def test_a_headless_run_of_a_hosted_model_loads_only_what_its_first_request_need
             "CODELOOP_HOME": str(tmp_path / "home"),
         }
         code = (
-            "import contextlib, io, os\n"
+            "import contextlib, io, os, sys\n"
             f"os.environ.update({env!r})\n"
             "from codeloop.__main__ import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             "    main(['-p', 'hi', '--model', 'anthropic:claude-sonnet-4-5'])\n"
+            "print(','.join(sorted(sys.modules)))\n"
         )
-        loaded = loaded_after(code, NOT_AT_START, cwd=project)
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=project
+        )
         assert len(server.requests) == 1
-    assert loaded == []
+    return out.stdout.strip().split(",")
+
+
+def test_a_headless_run_of_a_hosted_model_loads_only_what_its_first_request_needs(
+    tmp_path: Path,
+) -> None:
+    loaded = set(one_turn_modules(tmp_path))
+    assert [name for name in NOT_AT_START if name in loaded] == []
+
+
+def test_every_module_a_one_turn_run_loads_is_listed_here(tmp_path: Path) -> None:
+    """A module new on start-up's path costs every run: load it with its first use, or, if the
+    first request needs it, add it to AT_START (the failure prints the list as it is now)."""
+    ours = [name for name in one_turn_modules(tmp_path) if name.partition(".")[0] == "codeloop"]
+    newcomers = sorted(set(ours) - set(AT_START))
+    gone = sorted(set(AT_START) - set(ours))
+    assert (newcomers, gone) == ([], []), "AT_START is now:\n" + "\n".join(
+        f"    {name!r}," for name in ours
+    )
+
+
+# codeloop's modules a one-turn headless run imports (test above).
+AT_START = (
+    "codeloop",
+    "codeloop.__main__",
+    "codeloop._version",
+    "codeloop.builder",
+    "codeloop.checkpoints",
+    "codeloop.checkpoints.journal",
+    "codeloop.checkpoints.manager",
+    "codeloop.checkpoints.objects",
+    "codeloop.checkpoints.snapshot",
+    "codeloop.checkpoints.watch",
+    "codeloop.cli",
+    "codeloop.cli.headless",
+    "codeloop.cli.live",
+    "codeloop.cli.main",
+    "codeloop.cli.render",
+    "codeloop.cli.render.text_renderer",
+    "codeloop.context",
+    "codeloop.context.budget",
+    "codeloop.context.compact",
+    "codeloop.context.environment",
+    "codeloop.context.globs",
+    "codeloop.context.lazy_memory",
+    "codeloop.context.media",
+    "codeloop.context.memory",
+    "codeloop.context.microcompact",
+    "codeloop.context.pipeline",
+    "codeloop.context.system_prompt",
+    "codeloop.context.tokens",
+    "codeloop.context.trim",
+    "codeloop.deps",
+    "codeloop.errors",
+    "codeloop.events",
+    "codeloop.extensions",
+    "codeloop.extensions.agents",
+    "codeloop.extensions.loader",
+    "codeloop.extensions.output_styles",
+    "codeloop.extensions.plugins",
+    "codeloop.extensions.skill_discovery",
+    "codeloop.extensions.skills",
+    "codeloop.frontdoor",
+    "codeloop.frontdoor.conversation",
+    "codeloop.frontdoor.flags",
+    "codeloop.frontdoor.session_flags",
+    "codeloop.history_fold",
+    "codeloop.hooks",
+    "codeloop.hooks.hook_config",
+    "codeloop.hooks.hook_events",
+    "codeloop.hooks.hook_handlers",
+    "codeloop.hooks.hook_runner",
+    "codeloop.hooks.hook_watch",
+    "codeloop.loop",
+    "codeloop.mcp",
+    "codeloop.mcp.agent_servers",
+    "codeloop.mcp.names",
+    "codeloop.mcp.server_config",
+    "codeloop.mcp.server_policy",
+    "codeloop.mcp.setup",
+    "codeloop.mcp.sources",
+    "codeloop.message_display",
+    "codeloop.model_switch",
+    "codeloop.models",
+    "codeloop.models.aliases",
+    "codeloop.models.anthropic",
+    "codeloop.models.assembler",
+    "codeloop.models.base",
+    "codeloop.models.catalog",
+    "codeloop.models.complete",
+    "codeloop.models.factory",
+    "codeloop.models.http11",
+    "codeloop.models.http_errors",
+    "codeloop.models.retry",
+    "codeloop.models.shaping",
+    "codeloop.models.sse",
+    "codeloop.models.thinking",
+    "codeloop.models.transport",
+    "codeloop.models.wire_events",
+    "codeloop.options",
+    "codeloop.permissions",
+    "codeloop.permissions.auto_mode",
+    "codeloop.permissions.decision",
+    "codeloop.permissions.files_check",
+    "codeloop.permissions.modes",
+    "codeloop.permissions.paths",
+    "codeloop.permissions.persist",
+    "codeloop.permissions.policy",
+    "codeloop.permissions.rules",
+    "codeloop.protocol",
+    "codeloop.protocol.json_lines",
+    "codeloop.protocol.run_report",
+    "codeloop.session",
+    "codeloop.session_config",
+    "codeloop.settings",
+    "codeloop.settings.settings_apply",
+    "codeloop.settings.settings_checks",
+    "codeloop.settings.settings_files",
+    "codeloop.settings.settings_keys",
+    "codeloop.settings.settings_safety",
+    "codeloop.shell",
+    "codeloop.shell.git_env",
+    "codeloop.shell.sandbox",
+    "codeloop.store",
+    "codeloop.store.data_paths",
+    "codeloop.store.repair",
+    "codeloop.store.resume",
+    "codeloop.store.session_store",
+    "codeloop.store.transcript",
+    "codeloop.subagents",
+    "codeloop.system",
+    "codeloop.system.aio",
+    "codeloop.system.env_values",
+    "codeloop.system.jsonfile",
+    "codeloop.system.procs",
+    "codeloop.system.reaper",
+    "codeloop.system.valueclass",
+    "codeloop.teams",
+    "codeloop.teams.task_list",
+    "codeloop.teams.team_mail",
+    "codeloop.teams.teammates",
+    "codeloop.telemetry",
+    "codeloop.telemetry.config",
+    "codeloop.text",
+    "codeloop.token_budget",
+    "codeloop.tool_names",
+    "codeloop.tools",
+    "codeloop.tools.base",
+    "codeloop.tools.executor",
+    "codeloop.tools.input",
+    "codeloop.tools.permission",
+    "codeloop.tools.questions",
+    "codeloop.tools.registry",
+    "codeloop.tools.services",
+    "codeloop.tools.skill_runtime",
+    "codeloop.types",
+    "codeloop.usage",
+    "codeloop.usage.costs",
+    "codeloop.usage.record",
+    "codeloop.usage.segments",
+    "codeloop.workspace",
+    "codeloop.workspace.background",
+    "codeloop.workspace.file_stamp",
+    "codeloop.workspace.tool_workspace",
+    "codeloop.workspace.write_lock",
+)

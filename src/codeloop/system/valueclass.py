@@ -1,0 +1,193 @@
+"""`@valueclass`: a dataclass whose methods are shared, not generated for each class.
+
+`dataclasses` writes each class's `__init__`, `__repr__`, `__eq__`, `__hash__` and, frozen,
+`__setattr__` and `__delattr__` as source text and compiles it: ~0.7 ms a class, paid at
+import by every value type on start-up's path (about 180 of them before a headless run's first
+request). A value class is still a dataclass (`dataclasses.fields`, `replace`, `asdict` and
+`__match_args__` work; mypy checks it as one through `dataclass_transform`), but `dataclasses`
+only collects its fields, and the methods are the generic ones below, reading a plan made once
+per class. Frozen by default, as codeloop's value types are; `frozen=False` for mutable ones.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import operator
+from collections.abc import Callable
+from typing import Any, TypeVar, cast, dataclass_transform, overload
+
+C = TypeVar("C", bound=type[Any])
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Plan:
+    """What the shared methods need of one class."""
+
+    name: str
+    shown: tuple[str, ...]
+    compared: Callable[[Any], Any]  # the compared fields' values, read in C (attrgetter)
+    hashed: Callable[[Any], Any]
+
+
+@overload
+def valueclass(cls: C, /) -> C: ...
+
+
+@overload
+def valueclass(
+    *, frozen: bool = True, slots: bool = False, kw_only: bool = False, eq: bool = True
+) -> Callable[[C], C]: ...
+
+
+@dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field, dataclasses.Field))
+def valueclass(
+    cls: C | None = None,
+    /,
+    *,
+    frozen: bool = True,
+    slots: bool = False,
+    kw_only: bool = False,
+    eq: bool = True,
+) -> C | Callable[[C], C]:
+    """Make `cls` a dataclass with shared methods; the options mean what `dataclass`'s do."""
+
+    def make(target: C) -> C:
+        return _make(target, frozen=frozen, slots=slots, kw_only=kw_only, eq=eq)
+
+    return make if cls is None else make(cls)
+
+
+def _make(cls: C, *, frozen: bool, slots: bool, kw_only: bool, eq: bool) -> C:
+    own = dict(cls.__dict__)
+    made = cast(
+        C,
+        dataclasses.dataclass(cls, init=False, repr=False, eq=False, slots=slots, kw_only=kw_only),
+    )
+    fields = dataclasses.fields(made)
+    _check_order(made, fields)
+    made.__valueclass_plan__ = _Plan(
+        name=made.__qualname__,
+        shown=tuple(f.name for f in fields if f.repr),
+        compared=_values([f.name for f in fields if f.compare]),
+        hashed=_values([f.name for f in fields if (f.compare if f.hash is None else f.hash)]),
+    )
+    methods: dict[str, Any] = {"__init__": _first_init(made, frozen), "__repr__": _repr}
+    if eq:
+        methods["__eq__"] = _eq
+        body_hash = own.get("__hash__", dataclasses.MISSING)
+        if body_hash is dataclasses.MISSING or (body_hash is None and "__eq__" in own):
+            methods["__hash__"] = _hash if frozen else None
+    if frozen:
+        methods |= {"__setattr__": _frozen_set, "__delattr__": _frozen_delete}
+        if slots:
+            methods |= {"__getstate__": _slot_state, "__setstate__": _set_slot_state}
+    for name, method in methods.items():
+        if name == "__hash__" or name not in own:  # __hash__ is in `methods` only when due
+            setattr(made, name, method)
+    return made
+
+
+def _values(names: list[str]) -> Callable[[Any], Any]:
+    return operator.attrgetter(*names) if names else lambda _: ()
+
+
+def _check_order(cls: type[Any], fields: tuple[dataclasses.Field[Any], ...]) -> None:
+    """What `dataclass` checks when it writes `__init__`, checked here at once."""
+    defaulted = False
+    for f in fields:
+        if not f.init or f.kw_only:
+            continue
+        if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
+            defaulted = True
+        elif defaulted:
+            raise TypeError(f"{cls.__qualname__}: non-default argument {f.name!r} follows default")
+
+
+def _first_init(cls: type[Any], frozen: bool) -> Callable[..., None]:
+    """An `__init__` that writes the class's own the first time one is made, then steps aside:
+    a class no run instantiates never pays for it, and instances are made at dataclass speed."""
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        init = _compiled_init(cls, frozen)
+        cls.__init__ = init
+        init(self, *args, **kwargs)
+
+    return __init__
+
+
+_FACTORY = object()  # the default of a parameter whose field has a default factory
+
+
+def _compiled_init(cls: type[Any], frozen: bool) -> Callable[..., None]:
+    scope: dict[str, Any] = {"_vc_put": object.__setattr__, "_vc_factory": _FACTORY}
+    positional: list[str] = []
+    keyword: list[str] = []
+    body: list[str] = []
+    for f in dataclasses.fields(cls):
+        has_default = f.default is not dataclasses.MISSING
+        has_factory = f.default_factory is not dataclasses.MISSING
+        scope[f"_vc_default_{f.name}"] = f.default
+        scope[f"_vc_make_{f.name}"] = f.default_factory
+        if f.init:
+            default = (
+                f"=_vc_default_{f.name}" if has_default else "=_vc_factory" if has_factory else ""
+            )
+            (keyword if f.kw_only else positional).append(f"{f.name}{default}")
+            value = (
+                f"_vc_make_{f.name}() if {f.name} is _vc_factory else {f.name}"
+                if has_factory
+                else f.name
+            )
+        elif has_default:
+            value = f"_vc_default_{f.name}"
+        elif has_factory:
+            value = f"_vc_make_{f.name}()"
+        else:
+            continue
+        body.append(
+            f"_vc_put(_vc_self, {f.name!r}, {value})" if frozen else f"_vc_self.{f.name} = {value}"
+        )
+    if hasattr(cls, "__post_init__"):
+        body.append("_vc_self.__post_init__()")
+    params = ", ".join(["_vc_self", *positional, *(["*", *keyword] if keyword else [])])
+    lines = "\n    ".join(body or ["pass"])
+    namespace: dict[str, Any] = {}
+    exec(f"def __init__({params}):\n    {lines}\n", scope, namespace)
+    init: Callable[..., None] = namespace["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    return init
+
+
+def _repr(self: Any) -> str:
+    plan: _Plan = self.__valueclass_plan__
+    shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in plan.shown)
+    return f"{plan.name}({shown})"
+
+
+def _eq(self: Any, other: Any) -> Any:  # a bool, or NotImplemented for another class
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    values = self.__valueclass_plan__.compared
+    return values(self) == values(other)
+
+
+def _hash(self: Any) -> int:
+    return hash(self.__valueclass_plan__.hashed(self))
+
+
+def _frozen_set(self: Any, name: str, value: Any) -> None:
+    raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+
+def _frozen_delete(self: Any, name: str) -> None:
+    raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+
+
+def _slot_state(self: Any) -> list[Any]:
+    """A frozen value class with slots, pickled or copied: its values in field order."""
+    return [getattr(self, f.name) for f in dataclasses.fields(self)]
+
+
+def _set_slot_state(self: Any, state: list[Any]) -> None:
+    for field, value in zip(dataclasses.fields(self), state, strict=True):
+        object.__setattr__(self, field.name, value)

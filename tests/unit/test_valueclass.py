@@ -1,0 +1,103 @@
+"""A value class behaves as the dataclass it replaces: construction, defaults, equality,
+hashing, freezing, pickling, copying, `replace` and pattern matching."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import pickle
+from dataclasses import field
+
+import pytest
+
+from codeloop.system.valueclass import valueclass
+
+
+@valueclass
+class Point:
+    x: int
+    label: str = "p"
+    tags: tuple[str, ...] = ()
+
+
+@valueclass(slots=True)
+class Bag:
+    size: int
+    items: list[int] = field(default_factory=list)
+    _cache: dict[str, int] | None = field(default=None, init=False, repr=False, compare=False)
+
+
+@valueclass(frozen=False)
+class Counter:
+    count: int = 0
+
+
+@valueclass(kw_only=True)
+class Labelled(Point):
+    weight: int = 1
+
+
+@valueclass
+class Doubled:
+    base: int
+    twice: int = field(init=False, default=0)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "twice", self.base * 2)
+
+
+def test_construction_defaults_and_factories_are_the_dataclass_ones() -> None:
+    assert Point(1) == Point(1, "p", ()) == Point(x=1)
+    bag, other = Bag(2), Bag(2)
+    assert bag.items == [] and bag.items is not other.items and bag._cache is None
+    assert Doubled(3).twice == 6
+    assert Labelled(1, "q", weight=5) == Labelled(x=1, label="q", weight=5)
+
+
+def test_wrong_arguments_fail_as_a_dataclass_s_do() -> None:
+    with pytest.raises(TypeError, match="positional"):
+        Point(1, "a", (), 4)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="missing"):
+        Point()  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="multiple values"):
+        Point(1, x=2)  # type: ignore[misc]
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        Point(1, colour="red")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="non-default argument"):
+
+        @valueclass
+        class Wrong:
+            a: int = 0
+            b: str  # type: ignore[misc]
+
+
+def test_equality_hash_repr_follow_the_fields() -> None:
+    assert Point(1) != Point(2) and Point(1).__eq__((1, "p", ())) is NotImplemented
+    assert hash(Point(1, "a")) == hash(Point(1, "a"))
+    assert repr(Labelled(1)) == "Labelled(x=1, label='p', tags=(), weight=1)"
+    assert repr(Bag(1)) == "Bag(size=1, items=[])"
+
+
+def test_frozen_ones_refuse_assignment_and_mutable_ones_are_unhashable() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Point(1).x = 2  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del Bag(1).size
+    counter = Counter()
+    counter.count += 1
+    assert counter == Counter(1)
+    with pytest.raises(TypeError):
+        hash(counter)
+
+
+def test_it_is_still_a_dataclass_and_survives_pickle_and_copy() -> None:
+    bag = Bag(3, [1, 2])
+    assert dataclasses.is_dataclass(bag) and not hasattr(bag, "__dict__")
+    assert dataclasses.asdict(Point(1)) == {"x": 1, "label": "p", "tags": ()}
+    assert dataclasses.replace(Point(1), label="q") == Point(1, "q")
+    for value in (bag, Point(1, "a", ("t",)), Labelled(2, weight=3)):
+        assert pickle.loads(pickle.dumps(value)) == value
+        assert copy.deepcopy(value) == value == copy.copy(value)
+    match Point(4, "z"):
+        case Point(x, label):
+            assert (x, label) == (4, "z")
