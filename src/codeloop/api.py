@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, overload
 
@@ -29,11 +29,12 @@ from codeloop.options import Options
 from codeloop.protocol.callbacks import callback_command, permission_prompt
 from codeloop.protocol.turns import SdkConversation
 from codeloop.structured_output import StructuredOutput, checked_schema
+from codeloop.system.valueclass import valueclass
 from codeloop.tools.function import FunctionTool
 from codeloop.types import new_uuid
 
 
-@dataclass(frozen=True)
+@valueclass
 class PermissionResultAllow:
     """Run the call, with `updated_input` instead of the model's if given; `updated_permissions`
     (the SDK's permission update objects) apply for the rest of the session."""
@@ -42,7 +43,7 @@ class PermissionResultAllow:
     updated_permissions: list[dict[str, Any]] | None = None
 
 
-@dataclass(frozen=True)
+@valueclass
 class PermissionResultDeny:
     """Refuse the call; the model reads `message`. `interrupt` ends the run too."""
 
@@ -50,7 +51,7 @@ class PermissionResultDeny:
     interrupt: bool = False
 
 
-@dataclass(frozen=True)
+@valueclass
 class ToolPermissionContext:
     tool_use_id: str
     suggestions: list[dict[str, Any]]
@@ -65,7 +66,7 @@ CanUseTool = Callable[
 HookCallback = Callable[[dict[str, Any], str | None, dict[str, Any]], Any]
 
 
-@dataclass(frozen=True)
+@valueclass
 class HookMatcher:
     """Hooks for one event: `matcher` as in Claude Code's settings (None: every call)."""
 

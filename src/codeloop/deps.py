@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Protocol
 
 from codeloop.context.pipeline import Compacted, Prepared
@@ -17,6 +17,7 @@ from codeloop.context.trim import TRIM_FAILED, drop_oldest_exchanges
 from codeloop.events import Announce
 from codeloop.hooks.hook_runner import Hooks
 from codeloop.models.base import ModelClient, ModelRequest, StreamEvent
+from codeloop.system.valueclass import valueclass
 from codeloop.tools.base import AnyTool, SpawnAgent, Workspace
 from codeloop.tools.executor import ExecutorEvent, ToolExecutor
 from codeloop.tools.permission import CanUseTool
@@ -111,7 +112,7 @@ class TrimOnly:
         )
 
 
-@dataclass(frozen=True)
+@valueclass
 class LoopDeps:
     call_model: CallModel
     # Asked before every tool call: a Policy's `can_use_tool`, or an embedder's own.

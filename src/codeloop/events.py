@@ -7,9 +7,10 @@ Frontends render these; the session persists the ones that change the history (`
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
+from codeloop.system.valueclass import valueclass
 from codeloop.types import (
     Message,
     ModelRequest,
@@ -49,7 +50,7 @@ EndReason = Literal[
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class RequestStart:
     """A model request is about to be sent."""
 
@@ -58,7 +59,7 @@ class RequestStart:
     attempt: int = 1
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class RequestEnd:
     """A model request is over, answered or not: what it sent and what the provider reported
     it cost. Every attempt yields one (retries, discarded answers and compaction summaries
@@ -81,7 +82,7 @@ class RequestEnd:
     ttft_ms: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class SubAgent:
     """Which sub-agent an event came from: the Agent (Task) call that started it."""
 
@@ -95,7 +96,7 @@ class SubAgent:
     agent_id: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class ModelStreamed:
     """One event of the main conversation's model stream as it arrived, for a face that shows
     the raw stream (stream-json's --include-partial-messages); only when the session was
@@ -106,17 +107,17 @@ class ModelStreamed:
     ttft_ms: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class TextDelta:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class ThinkingDelta:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class AssistantTurn:
     """A complete assistant message, added to the history."""
 
@@ -128,12 +129,12 @@ class AssistantTurn:
     duration_ms: float = 0.0
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class ToolStarted:
     tool_use: ToolUseBlock
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class ToolRunning:
     """A started call passed its checks (PreToolUse hooks, the permission decision, a person's
     answer) and runs now: what an editor shows as in progress rather than waiting."""
@@ -141,7 +142,7 @@ class ToolRunning:
     tool_use_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class ToolProgress:
     """Output a running tool produced, as it came; `elapsed` seconds since the tool started."""
 
@@ -150,7 +151,7 @@ class ToolProgress:
     elapsed: float = 0.0
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class ToolFinished:
     """One tool result, yielded in the order the calls were made."""
 
@@ -167,14 +168,14 @@ class ToolFinished:
     data: Mapping[str, Any] | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class UserTurn:
     """A user-role message the loop added: tool results, or a synthetic prompt."""
 
     message: Message
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class MessagesDelivered:
     """Messages the user sent while the model worked went to it inside this turn's tool
     results (the UserTurn that follows), rather than waiting for a turn of their own."""
@@ -182,7 +183,7 @@ class MessagesDelivered:
     uuids: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class Notice:
     """Something the user should see that is not part of the conversation (retries, warnings)."""
 
@@ -190,7 +191,7 @@ class Notice:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class Continuing:
     """The loop goes round again, and why: the `transition` of the new State."""
 
@@ -198,7 +199,7 @@ class Continuing:
     turn: int
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class Retrying:
     """A model call failed and will be sent again after `wait_seconds`."""
 
@@ -209,7 +210,7 @@ class Retrying:
     status: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class ResponseDiscarded:
     """The partial response streamed so far is void (a retry follows): frontends drop it."""
 
@@ -223,7 +224,7 @@ CompactTrigger = Literal["auto", "manual", "reactive"]
 ResultFate = Literal["folded", "saved", "summarized"]
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class ResultRecord:
     """One tool result taken out of the model's view: which call, how big, where it went."""
 
@@ -248,14 +249,14 @@ class ResultRecord:
         return data
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class ResultsFolded:
     """Microcompact folded these results before a request (the transcript keeps them whole)."""
 
     results: tuple[ResultRecord, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class Compacting:
     """A compaction starts (its summary call can take a while): frontends say so. It ends with
     a `CompactBoundary`, or a notice when it failed."""
@@ -264,7 +265,7 @@ class Compacting:
     tokens: int  # the history's size that called for it
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class CompactBoundary:
     """The history before this point was replaced by a summary. Frontends show it;
     transcripts record it."""
@@ -282,7 +283,7 @@ class CompactBoundary:
     results: tuple[ResultRecord, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class MediaRemoved:
     """The API refused images in the history; they were replaced by a note saying so, and the
     request is sent again. Transcripts record `messages`, the history from now on."""
@@ -292,7 +293,7 @@ class MediaRemoved:
     messages: tuple[Message, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class LoopEnd:
     reason: EndReason
     turns: int
@@ -311,7 +312,7 @@ class LoopEnd:
         return last.text if last is not None else ""
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class SubagentEvent:
     """An event of a sub-agent's loop, as it happens: frontends show it under the call that
     started the agent (stream-json marks it with `parent_tool_use_id`); the sub-agent's own
@@ -321,14 +322,14 @@ class SubagentEvent:
     event: Event
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class TodosChanged:
     """The model's task list as a TodoWrite call left it (every call sends the whole list)."""
 
     todos: tuple[dict[str, str], ...]
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class ToolUseSummary:
     """A short label for one tool batch, made beside the loop on the small fast model
     (CLAUDE_CODE_EMIT_TOOL_USE_SUMMARIES): yielded once the next response has finished."""
@@ -337,7 +338,7 @@ class ToolUseSummary:
     tool_use_ids: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class TaskProgress:
     """A few words on what a running sub-agent does now (the SDK's agentProgressSummaries),
     about every 30 s while it runs; `tool_use_id` is the Agent call that started it."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, Literal
 
 from codeloop.context.media import strip_refused_media
@@ -77,6 +77,7 @@ from codeloop.system.aio import (
     until_aborted,
     watched,
 )
+from codeloop.system.valueclass import valueclass
 from codeloop.token_budget import BudgetTracker
 from codeloop.tools.base import AnyTool, Workspace
 from codeloop.types import Message, TaskBudget, TextBlock, ToolResultBlock, ToolUseBlock
@@ -98,7 +99,7 @@ TRUNCATED_TOOL_CALL = (
 )
 
 
-@dataclass(frozen=True)
+@valueclass
 class LoopParams:
     """What the caller fixes for one run: values, and the two handles it holds on to (the
     abort signal it sets, the ledger it reads)."""
@@ -141,12 +142,12 @@ class LoopParams:
     inbox: Callable[[], Sequence[Message]] | None = None
 
 
-@dataclass(frozen=True)
+@valueclass
 class Transition:
     reason: ContinueReason
 
 
-@dataclass(frozen=True)
+@valueclass
 class State:
     """Everything that changes between iterations; replaced whole at every `continue`."""
 
@@ -184,7 +185,7 @@ class State:
         )
 
 
-@dataclass
+@valueclass(frozen=False)
 class _Attempt:
     """One streamed model call and the tool calls it started."""
 
@@ -202,7 +203,7 @@ class _Attempt:
         return event
 
 
-@dataclass
+@valueclass(frozen=False)
 class _Turn:
     """One iteration: the State it began with, what its phases found, and its outcome."""
 

@@ -14,16 +14,17 @@ never pass through it, nor sub-agents' messages (not displayed as text).
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 from codeloop.events import AssistantTurn, Event, LoopEnd, ResponseDiscarded, TextDelta
 from codeloop.hooks.hook_runner import HookRunner
+from codeloop.system.valueclass import valueclass
 from codeloop.types import ContentBlock, Message, TextBlock, new_uuid
 
 EVENT = "MessageDisplay"
 
 
-@dataclass
+@valueclass(frozen=False)
 class _Message:
     """The assistant message being displayed: its id, batches sent, text held, text shown."""
 

@@ -5,29 +5,30 @@ reads codeloop's unchanged."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from codeloop.system.valueclass import valueclass
 
-@dataclass(frozen=True)
+
+@valueclass
 class TextBlock:
     text: str
 
 
-@dataclass(frozen=True)
+@valueclass
 class ThinkingBlock:
     thinking: str
     signature: str = ""
 
 
-@dataclass(frozen=True)
+@valueclass
 class ToolUseBlock:
     id: str
     name: str
     input: dict[str, Any]
 
 
-@dataclass(frozen=True)
+@valueclass
 class ToolResultBlock:
     tool_use_id: str
     content: str | list[dict[str, Any]] | None = None
@@ -37,14 +38,14 @@ class ToolResultBlock:
 ContentBlock = TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock
 
 
-@dataclass(frozen=True)
+@valueclass
 class UserMessage:
     content: str | list[ContentBlock]
     uuid: str | None = None
     parent_tool_use_id: str | None = None
 
 
-@dataclass(frozen=True)
+@valueclass
 class AssistantMessage:
     content: list[ContentBlock]
     model: str
@@ -56,7 +57,7 @@ class AssistantMessage:
     uuid: str | None = None
 
 
-@dataclass(frozen=True)
+@valueclass
 class SystemMessage:
     """`init` at the start of every prompt (data: the session id, tools, model, MCP servers,
     permission mode...), and notices, retries, compactions."""
@@ -65,7 +66,7 @@ class SystemMessage:
     data: dict[str, Any]
 
 
-@dataclass(frozen=True)
+@valueclass
 class ResultMessage:
     """The end of one prompt: how it ended, what it cost, its answer."""
 
@@ -92,7 +93,7 @@ class ResultMessage:
     user_message_uuids: list[str] | None = None
 
 
-@dataclass(frozen=True)
+@valueclass
 class StreamEvent:
     """One event of the model's stream as Anthropic's API sends it (partial messages)."""
 
@@ -102,7 +103,7 @@ class StreamEvent:
     parent_tool_use_id: str | None = None
 
 
-@dataclass(frozen=True)
+@valueclass
 class ToolUseSummaryMessage:
     """A short label for the tool batch `preceding_tool_use_ids` ran
     (CLAUDE_CODE_EMIT_TOOL_USE_SUMMARIES), once the next response has finished."""
@@ -113,7 +114,7 @@ class ToolUseSummaryMessage:
     uuid: str
 
 
-@dataclass(frozen=True)
+@valueclass
 class PromptSuggestionMessage:
     """What the user might type next (Options.prompt_suggestions), after the result."""
 

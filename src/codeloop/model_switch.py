@@ -10,10 +10,10 @@ context (plain stdout or `additionalContext`) reaches the model with its next re
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 from codeloop.errors import UsageError
 from codeloop.hooks.hook_runner import Hooks
+from codeloop.system.valueclass import valueclass
 
 # Asks the person at the terminal to confirm a switch; None where nobody can be asked.
 Confirm = Callable[[str], Awaitable[bool]]
@@ -23,7 +23,7 @@ class SwitchRefused(UsageError):
     """A PreModelSwitch hook refused the switch (the message says why)."""
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class Switched:
     """What the PostModelSwitch hooks said: for the model, and for the user."""
 

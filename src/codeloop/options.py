@@ -6,11 +6,11 @@ The CLI maps its flags onto Options; library users fill it in directly.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from codeloop.permissions.modes import PermissionMode
+from codeloop.system.valueclass import valueclass
 
 if TYPE_CHECKING:
     from codeloop.mcp.server_config import ServerConfig
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from codeloop.models.retry import RateLimiter
 
 
-@dataclass
+@valueclass(frozen=False)
 class Options:
     model: str | None = None
     cwd: Path | None = None

@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from codeloop.system.valueclass import valueclass
 from codeloop.types import ToolResultBlock, ToolUseBlock
 
 REMIND_AFTER = 3
 STOP_AFTER = 6
 
 
-@dataclass(frozen=True)
+@valueclass
 class Repeats:
     """The latest call of the run with its result, and how many times in a row it came the
     same. Immutable, so it can live in the loop's State."""

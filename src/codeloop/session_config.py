@@ -4,11 +4,12 @@ sub-agents, through the host they are typed against) read them without importing
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 from codeloop.context.environment import Environment
 from codeloop.models.retry import RetryPolicy
 from codeloop.permissions.policy import Policy
+from codeloop.system.valueclass import valueclass
 
 # Claude Code's turn limit for a sub-agent (seed 002): a runaway one ends with a clear result.
 DEFAULT_SUBAGENT_MAX_TURNS = 200
@@ -17,7 +18,7 @@ DEFAULT_SUBAGENT_MAX_TURNS = 200
 DEFAULT_UNKNOWN_MODEL_MAX_TURNS = 50
 
 
-@dataclass(frozen=True)
+@valueclass
 class SessionConfig:
     model: str
     system: str

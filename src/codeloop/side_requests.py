@@ -15,9 +15,10 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Protocol
 
+from codeloop.system.valueclass import valueclass
 from codeloop.text import truncate_middle
 from codeloop.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
 
@@ -81,7 +82,7 @@ class Asker(Protocol):
     async def ask(self, prompt: str, *, system: str, max_tokens: int = 2048) -> str: ...
 
 
-@dataclass
+@valueclass(frozen=False)
 class SideRequests:
     """The session's side requests and which are on. `wait` is the clock the progress reports
     keep (a test's seam: it decides when a period is over)."""

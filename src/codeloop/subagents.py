@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -45,6 +45,7 @@ from codeloop.permissions.policy import Policy
 from codeloop.session_config import SessionConfig
 from codeloop.store.transcript import TranscriptWriter
 from codeloop.system.aio import linked_abort
+from codeloop.system.valueclass import valueclass
 from codeloop.tools.base import AgentCall, AnyTool, ToolContext, ToolResult, Workspace
 from codeloop.types import Message, ToolUseBlock, Usage, new_uuid
 from codeloop.usage.costs import Ledger, total_cost_usd
@@ -112,7 +113,7 @@ DEFAULT_MAX_PARALLEL_AGENTS = 10
 _PARENT_WINS = ("bypassPermissions", "acceptEdits", "auto")
 
 
-@dataclass(frozen=True)
+@valueclass
 class SubagentRun:
     """One sub-agent this session ran, and what it spent (its share of the session's cost)."""
 
@@ -208,7 +209,7 @@ class AgentRunner:
                 )
 
 
-@dataclass(frozen=True)
+@valueclass
 class PreparedAgent:
     """An agent ready to run: who it is, its loop's parameters and dependencies."""
 

@@ -8,7 +8,8 @@ fewer than 500 output tokens (it has nothing more to give).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from codeloop.system.valueclass import valueclass
 
 COMPLETION_THRESHOLD = 0.9
 LOW_YIELD_TOKENS = 500
@@ -26,7 +27,7 @@ def parse_budget_marker(prompt: str) -> int | None:
     return int(float(match.group(1)) * _SCALE[match.group(2).lower()])
 
 
-@dataclass(frozen=True)
+@valueclass
 class BudgetTracker:
     """Immutable, so it can live in the loop's State."""
 

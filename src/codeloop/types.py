@@ -10,40 +10,42 @@ from __future__ import annotations
 import json
 import uuid as _uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Generic, Literal, TypeVar
+
+from codeloop.system.valueclass import valueclass
 
 Role = Literal["user", "assistant"]
 StopReason = Literal["end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal"]
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class TextBlock:
     text: str
     type: Literal["text"] = "text"
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class ThinkingBlock:
     thinking: str
     signature: str = ""
     type: Literal["thinking"] = "thinking"
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class RedactedThinkingBlock:
     data: str
     type: Literal["redacted_thinking"] = "redacted_thinking"
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class ImageBlock:
     media_type: str
     data: str  # base64
     type: Literal["image"] = "image"
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class ToolUseBlock:
     id: str
     name: str
@@ -54,7 +56,7 @@ class ToolUseBlock:
     type: Literal["tool_use"] = "tool_use"
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class ToolResultBlock:
     tool_use_id: str
     content: str | tuple[TextBlock | ImageBlock, ...]
@@ -81,7 +83,7 @@ T = TypeVar("T")
 K = TypeVar("K")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class Message:
     role: Role
     content: tuple[ContentBlock, ...]
@@ -126,7 +128,7 @@ class Message:
         return tuple(b for b in self.content if isinstance(b, ToolResultBlock))
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
@@ -297,14 +299,14 @@ def message_from_dict(data: dict[str, Any]) -> Message:
 # --- what is asked of a model (the events that report a request carry it too) ------------
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class ToolSpec:
     name: str
     description: str
     input_schema: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class ModelRequest:
     model: str
     messages: tuple[Message, ...]
@@ -333,7 +335,7 @@ class ModelRequest:
     task_budget: TaskBudget | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class TaskBudget:
     """Tokens the whole task may take (`total`) and, once a compaction has hidden what the
     history spent, what is left of them (`remaining`)."""
@@ -351,7 +353,7 @@ class TaskBudget:
 # --- the model's normalized stream (models/base: every provider's wire format becomes it) ---
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class MessageStart:
     id: str
     model: str
@@ -359,7 +361,7 @@ class MessageStart:
     type: Literal["message_start"] = "message_start"
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class BlockStart:
     index: int
     # The block as it opens: text/thinking empty, tool_use with id and name and empty input.
@@ -370,7 +372,7 @@ class BlockStart:
 DeltaKind = Literal["text", "input_json", "thinking", "signature"]
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class BlockDelta:
     index: int
     kind: DeltaKind
@@ -378,13 +380,13 @@ class BlockDelta:
     type: Literal["block_delta"] = "block_delta"
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class BlockStop:
     index: int
     type: Literal["block_stop"] = "block_stop"
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class MessageDelta:
     stop_reason: StopReason | None
     usage: Usage
@@ -392,12 +394,12 @@ class MessageDelta:
     type: Literal["message_delta"] = "message_delta"
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class MessageStop:
     type: Literal["message_stop"] = "message_stop"
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class KeepAlive:
     """Bytes came that carry no content (a ping, a comment, part of an event): the stream is
     alive, whatever the watchdog thought. Everything but the watchdog ignores it."""

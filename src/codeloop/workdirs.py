@@ -6,11 +6,11 @@ the folder as --add-dir does, the model is told on its next turn, and DirectoryA
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from codeloop.errors import CodeloopError
+from codeloop.system.valueclass import valueclass
 
 if TYPE_CHECKING:
     from codeloop.session import Session
@@ -22,7 +22,7 @@ class DirectoryError(CodeloopError):
     """The path cannot be added; the message says why, for the user."""
 
 
-@dataclass(frozen=True)
+@valueclass
 class Added:
     path: Path
     # DirectoryAdded hooks that failed, for the user (the add itself stands).

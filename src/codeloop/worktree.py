@@ -14,13 +14,13 @@ import os
 import re
 import secrets
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 
 from codeloop.errors import CodeloopError
 from codeloop.hooks.hook_runner import HookOutcome
 from codeloop.shell.git_check import protective_env
 from codeloop.system.procs import GitError, git
+from codeloop.system.valueclass import valueclass
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
@@ -32,7 +32,7 @@ class WorktreeError(CodeloopError):
     """The worktree cannot be made or used; the message says why."""
 
 
-@dataclass(frozen=True)
+@valueclass
 class Worktree:
     path: Path
     repo: Path | None  # the repository it belongs to (None: a hook's, outside any)

@@ -7,13 +7,14 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from acp import RequestError, schema
 
 from codeloop.commands.mentions import MAX_IMAGE_BYTES, attach, attached_file
+from codeloop.system.valueclass import valueclass
 from codeloop.text import IMAGE_TYPES
 from codeloop.types import ImageBlock, TextBlock
 from codeloop.workspace.tool_workspace import EditorFiles
@@ -27,7 +28,7 @@ Block = (
 )
 
 
-@dataclass
+@valueclass(frozen=False)
 class Prompt:
     text: str = ""
     attachments: list[TextBlock | ImageBlock] = field(default_factory=list)

@@ -9,13 +9,13 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TextIO
 
 from codeloop.batch.results import Result
+from codeloop.system.valueclass import valueclass
 
 
-@dataclass
+@valueclass(frozen=False)
 class Counts:
     total: int
     done: int = 0

@@ -12,7 +12,7 @@ import asyncio
 import os
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,12 +23,13 @@ from codeloop.errors import CodeloopError
 from codeloop.events import LoopEnd, Notice, Retrying
 from codeloop.models.retry import RateLimiter
 from codeloop.system.procs import GitError
+from codeloop.system.valueclass import valueclass
 
 if TYPE_CHECKING:
     from codeloop.frontdoor import Conversation
 
 
-@dataclass(frozen=True)
+@valueclass
 class RunConfig:
     """The same for every task of a batch (and sent as it is to Ray workers)."""
 

@@ -13,11 +13,12 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
 from codeloop.permissions.modes import PERMISSION_MODES, PermissionMode
+from codeloop.system.valueclass import valueclass
 
 TASK_KEYS = frozenset(
     {
@@ -50,7 +51,7 @@ class TaskFileError(Exception):
     """The tasks file cannot be run as it is; the message lists every problem, by line."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@valueclass(kw_only=True)
 class Defaults:
     """How a task runs: what the command line sets for every task that does not set it."""
 
@@ -62,7 +63,7 @@ class Defaults:
     max_budget_usd: float | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@valueclass(kw_only=True)
 class Task(Defaults):
     """One unit of work, complete: the batch's defaults are already filled in."""
 
@@ -73,7 +74,7 @@ class Task(Defaults):
     line: int = 0
 
 
-@dataclass
+@valueclass(frozen=False)
 class _Problems:
     items: list[str] = field(default_factory=list)
 
@@ -225,7 +226,7 @@ _SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")
 _OWNER_NAME = re.compile(r"^[\w.-]+/[\w.-]+$")
 
 
-@dataclass(frozen=True)
+@valueclass
 class RepoLocator:
     """Turns a task's `repo` into a local path or a URL to clone.
 

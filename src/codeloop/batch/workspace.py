@@ -15,10 +15,10 @@ import fcntl
 import hashlib
 import re
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 
 from codeloop.system.procs import GitError, git
+from codeloop.system.valueclass import valueclass
 
 # A copied folder's base commit: the same folder gives the same commit id in every run.
 _BASE_COMMIT_ENV = {
@@ -35,7 +35,7 @@ class WorkspaceError(Exception):
     """The workspace could not be made or read; the message says why, for the results."""
 
 
-@dataclass(frozen=True)
+@valueclass
 class Workspace:
     path: Path
     base_commit: str

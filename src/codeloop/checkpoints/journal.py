@@ -16,15 +16,17 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any, Literal
+
+from codeloop.system.valueclass import valueclass
 
 JOURNAL = "checkpoints.jsonl"
 Kind = Literal["turn", "rewind"]
 
 
-@dataclass(frozen=True)
+@valueclass
 class Checkpoint:
     """One checkpoint as the journal holds it (its "after" joined in once the turn ended)."""
 

@@ -20,7 +20,7 @@ import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,6 +29,7 @@ from codeloop.checkpoints.objects import CorruptObject, ObjectStore
 from codeloop.checkpoints.snapshot import Limits, Scanner, ScanStats, Stopped
 from codeloop.checkpoints.watch import Watcher
 from codeloop.store.data_paths import git_head
+from codeloop.system.valueclass import valueclass
 from codeloop.types import Message, ToolResultBlock, ToolUseBlock
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ class CheckpointsBusy(CheckpointError):
 _FAILURES = (OSError, CheckpointError, Stopped)
 
 
-@dataclass
+@valueclass(frozen=False)
 class RewindResult:
     """What a rewind of the files planned and did, and the checkpoint that undoes it."""
 

@@ -13,12 +13,13 @@ import os
 import stat
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from codeloop.checkpoints.journal import Checkpoint
 from codeloop.checkpoints.snapshot import DIR, FILE, LINK, SKIPPED, Entry, Scanner
 from codeloop.store.data_paths import git_head
+from codeloop.system.valueclass import valueclass
 
 Pair = tuple[Entry | None, Entry | None]
 
@@ -57,7 +58,7 @@ def _diff(
             out.update({p: (None, e) for p, e in scanner.flatten(eb.id, f"{rel}/")})
 
 
-@dataclass(frozen=True)
+@valueclass
 class Change:
     """One path a rewind sets back: from what is there now to what was there then."""
 
@@ -83,7 +84,7 @@ class Change:
         return os.path.join(self.root, self.path)
 
 
-@dataclass
+@valueclass(frozen=False)
 class Plan:
     """What a rewind to `target` changes, keeps, and cannot restore."""
 
@@ -164,7 +165,7 @@ def _depth_order(change: Change) -> tuple[str, int, str]:
     return (change.root, change.path.count("/"), change.path)
 
 
-@dataclass
+@valueclass(frozen=False)
 class Applied:
     """The changes a rewind made, and those that failed (with why)."""
 

@@ -11,19 +11,19 @@ so rewinding to that one undoes it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from codeloop.checkpoints.journal import Checkpoint
 from codeloop.checkpoints.manager import CheckpointError, Checkpoints, RewindResult
 from codeloop.store.repair import repair_history
 from codeloop.store.transcript import message_index
+from codeloop.system.valueclass import valueclass
 from codeloop.types import Message
 
 REWIND_TRIGGER = "rewind"
 
 
-@dataclass(frozen=True)
+@valueclass
 class Rewound:
     """A rewind of a session: its files' result and the history to continue from."""
 

@@ -24,11 +24,11 @@ import stat
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from codeloop.checkpoints.objects import ObjectStore, object_id
 from codeloop.checkpoints.watch import Watcher
+from codeloop.system.valueclass import valueclass
 
 FILE, LINK, DIR, SKIPPED = "f", "l", "d", "s"
 # Never snapshotted nor restored: the user's repository metadata (a folder, or a worktree's file).
@@ -43,7 +43,7 @@ class Stopped(Exception):
     """The snapshot was abandoned half-way (the session is closing): nothing refers to it."""
 
 
-@dataclass(frozen=True)
+@valueclass
 class Limits:
     """What a snapshot stores: bigger files, and files past the count, are skipped."""
 
@@ -51,7 +51,7 @@ class Limits:
     max_files: int = 200_000
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class Entry:
     """One name in a tree."""
 
@@ -107,7 +107,7 @@ def _with_parents(folders: set[str]) -> set[str]:
     return out
 
 
-@dataclass
+@valueclass(frozen=False)
 class ScanStats:
     """What one snapshot cost."""
 
@@ -119,7 +119,7 @@ class ScanStats:
     limited: bool = False  # the file-count limit was reached: later folders were skipped
 
 
-@dataclass
+@valueclass(frozen=False)
 class _Scan:
     """One snapshot in progress."""
 

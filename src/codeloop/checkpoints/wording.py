@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Literal
 
@@ -13,6 +13,7 @@ from codeloop.checkpoints.journal import Checkpoint
 from codeloop.checkpoints.manager import Checkpoints
 from codeloop.checkpoints.restore import Change
 from codeloop.checkpoints.rewinding import Rewound
+from codeloop.system.valueclass import valueclass
 
 
 def summary(cp: Checkpoint) -> str:
@@ -32,7 +33,7 @@ def changed_line(checkpoints: Checkpoints, cp: Checkpoint, project: Path) -> str
     return f"changed {', '.join(names[:3])}{more}" if names else ""
 
 
-@dataclass
+@valueclass(frozen=False)
 class Said:
     """A rewind's report, in order: lines of output, warnings (the conflicts it stops at) and
     errors (what it refused or failed to do), and the exit status (1: refused, or a path

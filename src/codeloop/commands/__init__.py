@@ -13,18 +13,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from codeloop.errors import CodeloopError
+from codeloop.system.valueclass import valueclass
 
 if TYPE_CHECKING:
     from codeloop.session import Session
     from codeloop.types import ImageBlock, TextBlock
 
 
-@dataclass(frozen=True)
+@valueclass
 class Submit:
     """A prompt for the model, as a command made it: with the files it attaches, and the model
     it picks for this one prompt (a command file's `model`)."""
@@ -67,7 +68,7 @@ class Frontend(Protocol):
     def exit(self) -> None: ...
 
 
-@dataclass
+@valueclass(frozen=False)
 class CommandContext:
     ui: Frontend
     registry: Registry
@@ -90,7 +91,7 @@ class CommandUsageError(CommandError):
     exit_status = 2
 
 
-@dataclass(frozen=True)
+@valueclass
 class Command:
     name: str
     description: str
@@ -120,7 +121,7 @@ def parse(text: str) -> tuple[str, str] | None:
     return head, args.strip()
 
 
-@dataclass
+@valueclass(frozen=False)
 class Registry:
     builtins: dict[str, Command] = field(default_factory=dict)
     providers: list[Provider] = field(default_factory=list)
@@ -148,7 +149,7 @@ class Registry:
         return next((c for n, c in commands.items() if n.lower() == lowered), None)
 
 
-@dataclass(frozen=True)
+@valueclass
 class Ran:
     """A command's outcome: the prompt it expanded into (None: it answered itself), and what
     its UserPromptExpansion hooks told the user."""

@@ -4,7 +4,7 @@ registry); a custom command becomes the prompt, a built-in's output becomes the 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,12 +17,13 @@ from codeloop.commands import (
     parse,
     run_command,
 )
+from codeloop.system.valueclass import valueclass
 
 if TYPE_CHECKING:
     from codeloop.session import Session
 
 
-@dataclass
+@valueclass(frozen=False)
 class HeadlessFrontend:
     """Commands' output is collected; nothing can be picked, edited or reopened."""
 
@@ -53,7 +54,7 @@ class HeadlessFrontend:
         return None
 
 
-@dataclass(frozen=True)
+@valueclass
 class Expanded:
     submit: Submit | None  # what to send the model; None: the command answered itself
     output: str = ""

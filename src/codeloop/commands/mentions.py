@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import base64
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
+from codeloop.system.valueclass import valueclass
 from codeloop.text import IMAGE_TYPES, looks_binary
 from codeloop.types import ImageBlock, TextBlock
 
@@ -21,7 +21,7 @@ _MENTION = re.compile(r'(?:(?<=\s)|^)@("[^"\n]+"|[^\s"]+)')
 _TRAILING = ",.;:!?)]}'"
 
 
-@dataclass(frozen=True)
+@valueclass
 class Attached:
     blocks: tuple[TextBlock | ImageBlock, ...]
     notes: tuple[str, ...]  # for the user: a file too big, or unreadable

@@ -4,18 +4,18 @@ part, and the tokens and cost by model. Estimates where the API has not counted 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from codeloop.context.tokens import estimate_messages, estimate_text
 from codeloop.models.catalog import model_info
 from codeloop.models.prompt_size import prompt_tokens
+from codeloop.system.valueclass import valueclass
 
 if TYPE_CHECKING:
     from codeloop.session import Session
 
 
-@dataclass(frozen=True)
+@valueclass
 class ContextParts:
     system: int
     tools: int

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -39,6 +39,7 @@ from codeloop.models.base import ModelRequest, ToolSpec, describe
 from codeloop.models.complete import CallModel, Sleep, complete
 from codeloop.models.prompt_size import PromptCount
 from codeloop.models.retry import RetryPolicy
+from codeloop.system.valueclass import valueclass
 from codeloop.text import (
     BINARY_EXTENSIONS,
     BINARY_SNIFF_BYTES,
@@ -129,7 +130,7 @@ Todo = Mapping[str, Any]
 """A task list entry as TodoWrite takes it: content, status, activeForm."""
 
 
-@dataclass(frozen=True)
+@valueclass
 class SummaryModel:
     """The session's model request, reused for the summary so the cached prefix is hit."""
 
@@ -154,7 +155,7 @@ class SummaryModel:
         return fixed + estimate_messages(self.user_context)
 
 
-@dataclass(frozen=True)
+@valueclass
 class CompactResult:
     """The new history and its boundary; or, when the summary failed, the history untouched,
     no boundary, and why (`failure`)."""
@@ -382,7 +383,7 @@ def _cut(messages: tuple[Message, ...], budget: int) -> int:
     return starts[-1] if starts else len(messages)
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class _RoomAfter:
     """What the history after a summary may hold: `budget` for the latest request and the
     recent turns; what the model has not answered yet is kept whatever that says, up to

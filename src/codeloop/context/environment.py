@@ -12,12 +12,13 @@ import datetime
 import os
 import platform
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from codeloop.shell.git_env import protective_env
 from codeloop.store.data_paths import find_repo_root
 from codeloop.system.procs import run_bounded
+from codeloop.system.valueclass import valueclass
 
 GIT_TIME_LIMIT = 5.0
 STATUS_MAX_CHARS = 2000
@@ -26,14 +27,14 @@ RECENT_COMMITS = 5
 BRIEF_STATUS_LINES = 8
 
 
-@dataclass(frozen=True)
+@valueclass
 class GitState:
     branch: str
     status: str
     recent_commits: str
 
 
-@dataclass(frozen=True)
+@valueclass
 class Environment:
     cwd: Path
     model: str

@@ -11,14 +11,15 @@ image in the history does, since none of them can be told apart from the culprit
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
+from codeloop.system.valueclass import valueclass
 from codeloop.types import ContentBlock, ImageBlock, Message, TextBlock, ToolResultBlock, new_uuid
 
 _PATH = re.compile(r"messages\.(\d+)\.content\.(\d+)")
 
 
-@dataclass(frozen=True)
+@valueclass
 class Stripped:
     messages: tuple[Message, ...]
     removed: int  # blocks replaced by a note; 0: nothing to remove, the error stands

@@ -24,13 +24,14 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Literal
 
 from codeloop.context.auto_memory import INDEX, read_index
 from codeloop.settings.settings_files import managed_dir, user_dirs
 from codeloop.store.data_paths import find_repo_root
+from codeloop.system.valueclass import valueclass
 from codeloop.types import Message
 
 MemoryKind = Literal["managed", "user", "project", "local", "auto"]
@@ -67,7 +68,7 @@ _TRAILING_PUNCTUATION = ".,;:!?)]}'\""
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 
 
-@dataclass(frozen=True)
+@valueclass
 class MemoryFile:
     path: Path
     kind: MemoryKind
@@ -83,7 +84,7 @@ class MemoryFile:
         return f"Contents of {self.path} ({_DESCRIPTIONS[self.kind]}):\n\n{self.content.strip()}"
 
 
-@dataclass(frozen=True)
+@valueclass
 class ScopedRule:
     """A rule with `paths:` globs, relative to `base` (the folder holding .claude/)."""
 
@@ -93,7 +94,7 @@ class ScopedRule:
     globs: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@valueclass
 class Memory:
     files: tuple[MemoryFile, ...] = ()
     warnings: tuple[str, ...] = ()
@@ -179,7 +180,7 @@ def load_memory(
     return Memory(tuple(loader.files), tuple(loader.warnings), tuple(loader.scoped))
 
 
-@dataclass
+@valueclass(frozen=False)
 class Loader:
     """Reads memory files with their imports, each once; rules folders file by file."""
 

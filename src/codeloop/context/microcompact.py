@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import os.path
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from codeloop.context.budget import saved_path
 from codeloop.context.tokens import estimate_text, result_tokens
 from codeloop.events import ResultFate, ResultRecord
 from codeloop.history_fold import HistoryFold
+from codeloop.system.valueclass import valueclass
 from codeloop.text import human_size
 from codeloop.types import ContentBlock, Message, ToolResultBlock, ToolUseBlock
 
@@ -35,7 +36,7 @@ TARGET_CHARS = 120
 _TARGET_FIELDS = ("file_path", "command", "pattern", "path", "url", "query", "description")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class KeepRecent:
     """The results microcompact leaves alone unless they are superseded."""
 
@@ -43,7 +44,7 @@ class KeepRecent:
     tokens: int = 40_000
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class _Result:
     message: int  # index in the history
     block: int  # index in that message's content
@@ -65,7 +66,7 @@ class _Result:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class Settled:
     """A prefix of the history with no result left to fold (each is folded already or too
     small to be worth it), up to the call before the first that may fold: microcompact starts
@@ -90,7 +91,7 @@ class SettledPrefix:
         return scanned.settled or Settled(scanned.messages, scanned.turns)
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class _Scanned:
     messages: int
     turns: int

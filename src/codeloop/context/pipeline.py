@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 
 from codeloop.context.budget import persist_result, saved_path
@@ -54,11 +54,12 @@ from codeloop.events import (
     ResultRecord,
     ResultsFolded,
 )
+from codeloop.system.valueclass import valueclass
 from codeloop.types import Message, ToolUseBlock, Usage
 from codeloop.workspace.tool_workspace import ResultLimits, Workspace
 
 
-@dataclass(frozen=True)
+@valueclass
 class ContextSettings:
     autocompact: bool = True
     # L1 and L2 can be turned off (benchmarks measure what they save).
@@ -67,7 +68,7 @@ class ContextSettings:
     keep_recent_turns: int = 3
 
 
-@dataclass(frozen=True)
+@valueclass
 class Prepared:
     """The history to send, and what the pipeline did to it."""
 
@@ -82,7 +83,7 @@ class Prepared:
     blocked_reason: EndReason = "blocking_limit"
 
 
-@dataclass(frozen=True)
+@valueclass
 class Compacted:
     """What a reactive compaction made of a history the API called too long: the new history
     (None: it could not shrink, the error stands), the events and cost of trying, and

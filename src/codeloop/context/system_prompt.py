@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from codeloop.context.auto_memory import prompt_section
@@ -26,6 +25,7 @@ from codeloop.context.environment import (
     gather_environment,
 )
 from codeloop.context.memory import Memory, load_memory, user_context_message
+from codeloop.system.valueclass import valueclass
 from codeloop.types import Message
 
 IDENTITY = """\
@@ -84,7 +84,7 @@ def build_system_prompt(
     return "\n\n".join(part for part in parts if part)
 
 
-@dataclass(frozen=True)
+@valueclass
 class PromptContext:
     """What a session sends ahead of its conversation, built once when it starts."""
 

@@ -21,13 +21,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from codeloop.history_fold import HistoryFold
 from codeloop.models.base import ToolSpec
 from codeloop.models.catalog import ModelInfo, model_info
 from codeloop.models.prompt_size import schema_prompt_tokens
 from codeloop.models.window_discovery import FoundWindow
+from codeloop.system.valueclass import valueclass
 from codeloop.text import CHARS_PER_TOKEN, estimate_text
 from codeloop.types import (
     ContentBlock,
@@ -117,7 +118,7 @@ def estimate_overhead(system: str, tools: Iterable[ToolSpec]) -> int:
     return schema_prompt_tokens(system, tools)
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class ContextLimits:
     """One model's window and the thresholds derived from it, in tokens."""
 
@@ -162,7 +163,7 @@ def context_limits(
     return ContextLimits.for_model(replace(info, context_window=found.tokens), found.source)
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class Shares:
     """How the room under the autocompact threshold that the overhead (system prompt, tools,
     memory) leaves is shared out, in tokens. Half of it may go to one turn's tool results and
@@ -228,7 +229,7 @@ class Shares:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class UsageAnchor:
     """What the API said a prompt cost: `messages` is that prompt plus the reply to it, and
     `estimate` what `estimate_messages` makes of them."""

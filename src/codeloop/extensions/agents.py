@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from codeloop.hooks.hook_config import HooksConfig, parse_hooks
+from codeloop.system.valueclass import valueclass
 from codeloop.tool_names import AGENT, canonical
 
 GENERAL_PURPOSE = "general-purpose"
@@ -33,7 +34,7 @@ MAIN_ONLY = frozenset({AGENT, "ExitPlanMode", "AskUserQuestion"})
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto", "manual")
 
 
-@dataclass(frozen=True)
+@valueclass
 class AgentDefinition:
     name: str
     description: str
@@ -59,7 +60,7 @@ class AgentDefinition:
 GENERAL = AgentDefinition(GENERAL_PURPOSE, GENERAL_DESCRIPTION, "")
 
 
-@dataclass(frozen=True)
+@valueclass
 class Agents:
     """Every agent the session can run, by name, and what was skipped (one line each)."""
 
@@ -244,7 +245,7 @@ def _definition(
     )
 
 
-@dataclass(frozen=True)
+@valueclass
 class ToolChoice:
     names: tuple[str, ...]
     # Entries that name no tool this session has.

@@ -8,9 +8,11 @@ that takes `key: value` pairs, list items and indented continuations as they are
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
+
+from codeloop.system.valueclass import valueclass
 
 _OPEN = re.compile(r"\A\ufeff?---[ \t]*\r?\n")
 _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
@@ -68,7 +70,7 @@ _TRUE = {"true", "yes", "on", "1"}
 _FALSE = {"false", "no", "off", "0"}
 
 
-@dataclass(frozen=True)
+@valueclass
 class Document:
     meta: dict[str, Any]
     body: str

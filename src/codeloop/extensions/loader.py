@@ -5,7 +5,7 @@ user, managed folders and the plugins), with one note per file that could not be
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +16,10 @@ from codeloop.extensions.skills import Skills, load_skills, skill_roots
 from codeloop.hooks.hook_config import HooksConfig, merge_hooks
 from codeloop.settings.settings_files import Settings, managed_dir, user_dirs
 from codeloop.store.data_paths import find_repo_root
+from codeloop.system.valueclass import valueclass
 
 
-@dataclass(frozen=True)
+@valueclass
 class Extensions:
     plugins: tuple[Plugin, ...]
     agents: Agents

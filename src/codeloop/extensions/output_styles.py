@@ -10,13 +10,14 @@ plugin, `force-for-plugin`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+from codeloop.system.valueclass import valueclass
 
 DEFAULT = "default"
 
 
-@dataclass(frozen=True)
+@valueclass
 class OutputStyle:
     name: str
     description: str

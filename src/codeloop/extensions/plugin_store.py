@@ -20,12 +20,12 @@ import re
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from codeloop.extensions.plugins import Plugin, data_dir_for, read_plugin
 from codeloop.system.jsonfile import write_json_atomic
+from codeloop.system.valueclass import valueclass
 
 Scope = Literal["user", "project", "local"]
 SCOPES: tuple[Scope, ...] = ("user", "project", "local")
@@ -36,7 +36,7 @@ class PluginError(Exception):
     """What went wrong, in a sentence for the user."""
 
 
-@dataclass(frozen=True)
+@valueclass
 class Marketplace:
     name: str
     source: Mapping[str, Any]
@@ -62,7 +62,7 @@ class Marketplace:
         raise PluginError(f"marketplace {self.name} has no plugin {plugin} (it has: {names})")
 
 
-@dataclass(frozen=True)
+@valueclass
 class Installed:
     id: str  # name@marketplace
     scope: str

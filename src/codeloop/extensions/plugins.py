@@ -14,14 +14,15 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from codeloop.hooks.hook_config import HooksConfig, merge_hooks, parse_hooks
+from codeloop.system.valueclass import valueclass
 
 
-@dataclass(frozen=True)
+@valueclass
 class Plugin:
     name: str
     root: Path

@@ -18,18 +18,19 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Literal
 
 from codeloop.hooks.hook_config import HooksConfig, parse_hooks
+from codeloop.system.valueclass import valueclass
 
 MAX_LISTING_CHARS = 1536
 Level = Literal["plugin", "project", "user", "managed"]
 _LEVEL_RANK: dict[str, int] = {"plugin": 0, "project": 1, "user": 2, "managed": 3}
 
 
-@dataclass(frozen=True)
+@valueclass
 class Skill:
     name: str  # what the model (or the user, as /name) invokes
     description: str
@@ -64,7 +65,7 @@ class Skill:
         return f"{self.namespace}:{self.name}" if self.namespace and not self.plugin else self.name
 
 
-@dataclass(frozen=True)
+@valueclass
 class Skills:
     by_name: Mapping[str, Skill]
     notes: tuple[str, ...] = ()

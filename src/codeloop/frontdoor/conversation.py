@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from codeloop.errors import UsageError
@@ -18,6 +17,7 @@ from codeloop.models.aliases import resolve_alias
 from codeloop.models.factory import split_spec
 from codeloop.permissions.modes import MODE_ALIASES, PERMISSION_MODES, PermissionMode
 from codeloop.permissions.policy import AskUser
+from codeloop.system.valueclass import valueclass
 from codeloop.tools.questions import AskQuestions
 from codeloop.types import ImageBlock, Message, TextBlock, new_uuid
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 NO_CHECKPOINT = "No file checkpoint found for this message."
 
 
-@dataclass(frozen=True)
+@valueclass
 class Responder:
     """How the face answers what a running prompt asks: `permission` a tool call the rules
     leave to a person, `questions` the model's AskUserQuestion. None: nobody is asked (a

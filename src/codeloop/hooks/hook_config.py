@@ -13,12 +13,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Literal
 
 from codeloop.hooks.hook_events import ALL_TYPES, EVENTS, HOOK_EVENTS, spec_of
 from codeloop.permissions.rules import Rule, RuleError
+from codeloop.system.valueclass import valueclass
 
 Warn = Callable[[str, str], None]  # (where, problem)
 # A hook that is a function (an Agent SDK's callback, the Python API's): it gets the event's
@@ -26,7 +27,7 @@ Warn = Callable[[str, str], None]  # (where, problem)
 HookCallback = Callable[[dict[str, Any]], Awaitable[Any]]
 
 
-@dataclass(frozen=True)
+@valueclass
 class HookCommand:
     """One hook handler. `command` is the shell command (type command), `args` switches it to
     exec form; http hooks POST to `url`; prompt hooks ask a model `prompt`."""
@@ -64,7 +65,7 @@ class HookCommand:
         return text if len(text) <= 80 else text[:77] + "..."
 
 
-@dataclass(frozen=True)
+@valueclass
 class HookMatcher:
     """Hooks that run when `matcher` matches (a tool name for tool events; empty: always)."""
 

@@ -7,8 +7,9 @@ codeloop fires every one of them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
+
+from codeloop.system.valueclass import valueclass
 
 HookType = Literal["command", "http", "prompt", "agent", "mcp_tool"]
 ALL_TYPES: frozenset[str] = frozenset({"command", "http", "prompt", "agent", "mcp_tool"})
@@ -16,7 +17,7 @@ _NO_MODEL = frozenset({"command", "http", "mcp_tool"})
 _COMMAND_ONLY = frozenset({"command", "mcp_tool"})
 
 
-@dataclass(frozen=True)
+@valueclass
 class EventSpec:
     name: str
     # The input field the matcher is tested against; None: the event ignores matchers.

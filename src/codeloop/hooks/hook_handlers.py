@@ -11,13 +11,13 @@ import json
 import os
 import re
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from codeloop.hooks.hook_config import HookCommand
 from codeloop.system.procs import Finished, child_env, run_bounded
+from codeloop.system.valueclass import valueclass
 
 # Asks a model (None: the session's) one question and returns its text answer.
 Judge = Callable[[str | None, str], Awaitable[str]]
@@ -32,7 +32,7 @@ JUDGE_INSTRUCTIONS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class HookRun:
     """What one handler did."""
 
@@ -63,7 +63,7 @@ async def run_callback(hook: HookCommand, body: Mapping[str, Any], *, time_limit
     return HookRun(hook.label, None, "", why, why.startswith("timed out"))
 
 
-@dataclass(frozen=True)
+@valueclass
 class HttpPolicy:
     """`allowedHttpHookUrls` and `httpHookAllowedEnvVars` from the settings (None: unset)."""
 

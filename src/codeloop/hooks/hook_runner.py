@@ -27,7 +27,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -46,6 +46,7 @@ from codeloop.hooks.hook_handlers import (
 )
 from codeloop.hooks.hook_watch import ConfigFiles, FileWatch, matcher_files
 from codeloop.system.jsonfile import written_here
+from codeloop.system.valueclass import valueclass
 from codeloop.tool_names import spellings
 
 PermissionBehavior = Literal["allow", "deny", "ask"]
@@ -87,7 +88,7 @@ _QUIET = frozenset(
 )
 
 
-@dataclass(frozen=True)
+@valueclass
 class HookOutcome:
     """Every matching hook's answer to one event, folded together.
 
@@ -131,7 +132,7 @@ class HookOutcome:
         return "\n\n".join(parts)
 
 
-@dataclass
+@valueclass(frozen=False)
 class _Fold:
     blocked: bool = False
     reasons: list[str] = field(default_factory=list)
@@ -151,7 +152,7 @@ class _Fold:
     specific: list[Mapping[str, Any]] = field(default_factory=list)
 
 
-@dataclass
+@valueclass(frozen=False)
 class _Shared:
     """What a session's runner and its sub-agents' runners share."""
 

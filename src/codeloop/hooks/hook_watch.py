@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Literal
+
+from codeloop.system.valueclass import valueclass
 
 Stamp = tuple[int, int, int] | None  # (mtime_ns, size, inode); None: no such file
 FileEvent = Literal["add", "change", "unlink"]
@@ -47,7 +49,7 @@ def matcher_files(matchers: Iterable[str], cwd: Path) -> list[Path]:
     return [cwd / name for name in sorted(names)]
 
 
-@dataclass
+@valueclass(frozen=False)
 class FileWatch:
     """Stamps of the watched files, and what changed since the last look."""
 

@@ -6,11 +6,12 @@ languages is left out with a note; a field codeloop does not know is named once 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
 from codeloop.extensions.plugins import plugin_variables
+from codeloop.system.valueclass import valueclass
 
 # Claude Code's documented fields; `transport` is stdio (socket is not supported).
 KNOWN_FIELDS = frozenset(
@@ -34,7 +35,7 @@ DEFAULT_SHUTDOWN_SECONDS = 5.0
 DEFAULT_MAX_RESTARTS = 3
 
 
-@dataclass(frozen=True)
+@valueclass
 class ServerConfig:
     """One language server: `name` is scoped `plugin:<plugin>:<server>`."""
 

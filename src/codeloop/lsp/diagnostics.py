@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import functools
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,7 @@ from codeloop.context.memory import system_reminder
 from codeloop.lsp.errors import LspError
 from codeloop.lsp.places import characters, read_text, relative
 from codeloop.lsp.servers import LanguageServers
+from codeloop.system.valueclass import valueclass
 
 if TYPE_CHECKING:
     from lsprotocol import types as lsp
@@ -41,7 +42,7 @@ SYMBOLS = {1: "✘", 2: "⚠", 3: "ℹ", 4: "★"}  # Error, Warning, Informatio
 Key = tuple[Any, ...]
 
 
-@dataclass
+@valueclass(frozen=False)
 class _Pending:
     """An edited file whose diagnostics are awaited: what was there before the edit."""
 

@@ -16,7 +16,7 @@ import contextlib
 import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -29,6 +29,7 @@ from codeloop.lsp.errors import ServerFailed
 from codeloop.lsp.places import read_text
 from codeloop.system.procs import DRAIN_SECONDS, child_env, kill_group, process_running
 from codeloop.system.reaper import REAPER
+from codeloop.system.valueclass import valueclass
 
 # How long the diagnostics of a server that gives no versions must rest to count as settled.
 SETTLE_SECONDS = 0.3
@@ -41,14 +42,14 @@ T = TypeVar("T")
 logging.getLogger("pygls").addHandler(logging.NullHandler())
 
 
-@dataclass
+@valueclass(frozen=False)
 class _Document:
     version: int
     text: str
     language: str
 
 
-@dataclass
+@valueclass(frozen=False)
 class Published:
     """What the server last said of one file's diagnostics, and how often it has said it."""
 

@@ -9,13 +9,13 @@ import importlib
 import importlib.util
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codeloop.lsp.config import ServerConfig, plugin_lsp_servers
 from codeloop.lsp.errors import NoServer, ServerFailed
 from codeloop.system.env_values import milliseconds
+from codeloop.system.valueclass import valueclass
 
 if TYPE_CHECKING:  # the protocol library loads with the first server
     from codeloop.lsp.server import LanguageServer
@@ -27,7 +27,7 @@ INSTALL_HINT = "pip install 'codeloop[lsp]'"
 DEFAULT_REQUEST_SECONDS = 30.0
 
 
-@dataclass
+@valueclass(frozen=False)
 class _Slot:
     config: ServerConfig
     server: LanguageServer | None = None

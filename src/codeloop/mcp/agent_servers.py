@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +20,13 @@ from codeloop.mcp.names import prefix
 from codeloop.mcp.server_config import ConfigError, ServerConfig, Timeouts, parse_server
 from codeloop.mcp.server_policy import McpPolicy
 from codeloop.mcp.sources import McpApproval, approval_hint, project_approval
+from codeloop.system.valueclass import valueclass
 from codeloop.tools.base import AnyTool
 
 Notify = Any  # (text) -> None: a warning for the user
 
 
-@dataclass(frozen=True)
+@valueclass
 class AgentMcp:
     """What starting an agent's servers needs from the session's configuration."""
 

@@ -11,10 +11,11 @@ before it goes back to the server.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from codeloop.hooks.hook_runner import HookOutcome, Hooks
+from codeloop.system.valueclass import valueclass
 
 if TYPE_CHECKING:  # the SDK loads with the first connection, not with the manager
     from mcp import types
@@ -26,7 +27,7 @@ Content = dict[str, Any]
 Ask = Callable[[str, "types.ElicitRequestParams"], Awaitable[tuple[Action, Content | None]]]
 
 
-@dataclass
+@valueclass(frozen=False)
 class Elicitations:
     """What a session's connections need to answer elicitations; the session sets `hooks`,
     an interactive frontend sets `ask`."""

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from codeloop.mcp.names import prefix, safe
+from codeloop.system.valueclass import valueclass
 from codeloop.types import ContentBlock, ImageBlock, Message, TextBlock
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ def is_command(text: str) -> bool:
     return _COMMAND.match(text.strip()) is not None
 
 
-@dataclass(frozen=True)
+@valueclass
 class PromptCommand:
     name: str  # the slash command, without the slash
     description: str
@@ -138,7 +138,7 @@ def _as_text(messages: Any) -> str:
 # --- @server:uri ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@valueclass
 class Attachments:
     messages: tuple[Message, ...]
     problems: tuple[str, ...]

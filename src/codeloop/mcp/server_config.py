@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, Literal
 
 from codeloop import errors
 from codeloop.hooks.hook_config import kind as kind_of
+from codeloop.system.valueclass import valueclass
 
 # "sdk": a server inside the program that drives codeloop (an Agent SDK), reached through it.
 Transport = Literal["stdio", "http", "sse", "sdk"]
@@ -34,7 +35,7 @@ _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 NAME = re.compile(r"[A-Za-z0-9_-]+")
 
 
-@dataclass(frozen=True)
+@valueclass
 class Timeouts:
     """Seconds: to connect and initialize (MCP_TIMEOUT), and for each call (MCP_TOOL_TIMEOUT;
     None: no limit)."""
@@ -47,7 +48,7 @@ class ConfigError(errors.ConfigError):
     """A server entry codeloop cannot use; the message names the server and the problem."""
 
 
-@dataclass(frozen=True)
+@valueclass
 class OAuthSettings:
     """Optional OAuth details for a remote server: a client registered in advance (else the
     server's dynamic registration is used) and the local port its redirect must reach."""
@@ -58,7 +59,7 @@ class OAuthSettings:
     scopes: str | None = None
 
 
-@dataclass(frozen=True)
+@valueclass
 class ServerConfig:
     name: str
     transport: Transport = "stdio"

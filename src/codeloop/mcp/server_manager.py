@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import importlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +20,7 @@ from codeloop.mcp.names import SEARCH_TOOL
 from codeloop.mcp.server_config import ServerConfig, Timeouts
 from codeloop.mcp.tool_search import SearchMode, ToolSearchTool
 from codeloop.models.base import ToolSpec
+from codeloop.system.valueclass import valueclass
 from codeloop.tools.base import AnyTool
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from codeloop.mcp.tunnel import Tunnel
 
 
-@dataclass(frozen=True)
+@valueclass
 class ServerStatus:
     name: str
     status: str

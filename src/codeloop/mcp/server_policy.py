@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from codeloop.mcp.server_config import ConfigError, ServerConfig, expand
+from codeloop.system.valueclass import valueclass
 
 Entry = Mapping[str, Any]
 
 
-@dataclass(frozen=True)
+@valueclass
 class McpPolicy:
     allowed: tuple[Entry, ...] | None = None  # None: no allowlist anywhere
     denied: tuple[Entry, ...] = ()

@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,13 +28,14 @@ from codeloop.extensions.plugins import plugin_variables
 from codeloop.mcp.server_config import ConfigError, ServerConfig, parse_server, parse_servers
 from codeloop.settings.settings_files import Settings, user_dirs
 from codeloop.system.jsonfile import JsonFileError, read_json_object, write_json_atomic
+from codeloop.system.valueclass import valueclass
 
 Scope = Literal["local", "project", "user"]
 SCOPES: tuple[Scope, ...] = ("local", "project", "user")
 CLI_SCOPE = "--mcp-config"
 
 
-@dataclass(frozen=True)
+@valueclass
 class McpApproval:
     """Which project servers may start: `enableAllProjectMcpServers`, `enabledMcpjsonServers`,
     `disabledMcpjsonServers` (disabled wins)."""
@@ -52,7 +53,7 @@ class McpApproval:
         )
 
 
-@dataclass(frozen=True)
+@valueclass
 class ScopeFile:
     """One place servers are kept: a file, and for the local scope the project's key in it."""
 
@@ -121,7 +122,7 @@ def writable_file(scope: Scope, cwd: Path, env: Mapping[str, str]) -> ScopeFile:
     return next(f for f in scope_files(cwd, env) if f.scope == scope and f.writable)
 
 
-@dataclass
+@valueclass(frozen=False)
 class Configured:
     """What a session starts, and what it was told about the rest."""
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from codeloop.context.tokens import estimate_overhead
 from codeloop.mcp.names import SEARCH_TOOL
 from codeloop.models.base import ToolSpec
+from codeloop.system.valueclass import valueclass
 from codeloop.tools.base import ToolContext, ToolInputError, ToolResult
 
 DEFAULT_SHARE = 0.10
@@ -26,7 +26,7 @@ MAX_LINE = 120
 _WORD = re.compile(r"[a-z0-9]+")
 
 
-@dataclass(frozen=True)
+@valueclass
 class SearchMode:
     """`share` of the window past which MCP schemas are deferred; None: never defer."""
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from codeloop.models.base import (
     BlockDelta,
@@ -22,6 +22,7 @@ from codeloop.models.base import (
 )
 from codeloop.models.call_reader import CallReader
 from codeloop.models.lenient_json import loads_lenient
+from codeloop.system.valueclass import valueclass
 from codeloop.types import (
     ContentBlock,
     Message,
@@ -33,7 +34,7 @@ from codeloop.types import (
 )
 
 
-@dataclass
+@valueclass(frozen=False)
 class _OpenBlock:
     start: ContentBlock
     parts: list[str] = field(default_factory=list)

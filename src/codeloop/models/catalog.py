@@ -17,10 +17,11 @@ import functools
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Literal
 
 from codeloop.errors import ConfigError
+from codeloop.system.valueclass import valueclass
 from codeloop.types import Usage
 
 # The first request asks for this many output tokens at most (the model's own cap if lower);
@@ -46,7 +47,7 @@ _GPT5_EFFORTS = ("low", "medium", "high", "xhigh")
 _O_EFFORTS = ("low", "medium", "high")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class Tier:
     """Prices (USD per million tokens) for a request whose prompt exceeds `above` tokens; the
     whole request is billed at these rates, as both vendors do."""
@@ -58,7 +59,7 @@ class Tier:
     cache_read_price: float
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class ModelInfo:
     """Limits in tokens; prices in USD per million tokens."""
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
 from codeloop.events import Event, Notice, RequestEnd, Retrying
@@ -24,13 +24,14 @@ from codeloop.models.base import (
 )
 from codeloop.models.retry import Attempts, Fallback, GiveUp, RetryPolicy
 from codeloop.system.aio import Aborted, IdleTimeout, Stalled, unless_aborted, watched
+from codeloop.system.valueclass import valueclass
 from codeloop.types import Usage
 
 CallModel = Callable[[ModelRequest], AsyncIterator[StreamEvent]]
 Sleep = Callable[[float], Awaitable[None]]
 
 
-@dataclass
+@valueclass(frozen=False)
 class Completion:
     assembler: MessageAssembler
     model: str  # the model that answered: the fallback, after a switch
@@ -132,7 +133,7 @@ async def _attempt(
     return None
 
 
-@dataclass
+@valueclass(frozen=False)
 class QuickModel:
     """One question to a model, no tools, answered whole under the session's retry policy:
     the side questions tools ask (WebFetch's prompt about a page). `on_usage` hears what each

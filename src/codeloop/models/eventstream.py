@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import struct
 import zlib
-from dataclasses import dataclass
 
 from codeloop.models.base import Transient
+from codeloop.system.valueclass import valueclass
 
 _PRELUDE = 12
 _MAX_FRAME = 16 * 1024 * 1024
@@ -22,7 +22,7 @@ _SIZES: dict[int, int | None] = {0: 0, 1: 0, 2: 1, 3: 2, 4: 4, 5: 8, 6: None, 7:
 HeaderValue = str | bytes | int | bool
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class Frame:
     headers: dict[str, HeaderValue]
     payload: bytes

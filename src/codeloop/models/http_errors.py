@@ -14,7 +14,7 @@ import os
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from codeloop.models.base import (
@@ -29,6 +29,7 @@ from codeloop.models.base import (
     Transient,
     Unreachable,
 )
+from codeloop.system.valueclass import valueclass
 
 _TOO_LONG_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error"})
 _TOO_LONG_TEXT = re.compile(
@@ -66,7 +67,7 @@ _MEDIA_TEXT = re.compile(r"\bimage|media[_ ]type|\bpdf\b", re.IGNORECASE)
 _MAX_SNIPPET = 500
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class ApiError:
     """The parts of an error body we act on, whichever server sent it."""
 

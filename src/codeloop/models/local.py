@@ -26,7 +26,6 @@ import re
 import uuid
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +43,7 @@ from codeloop.models.base import (
     ToolSpec,
 )
 from codeloop.models.lenient_json import loads_lenient
+from codeloop.system.valueclass import valueclass
 from codeloop.text import estimate_text
 from codeloop.types import (
     ImageBlock,
@@ -111,7 +111,7 @@ def locate(name: str) -> Path:
     return path
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class Limits:
     """What keeps a small model's turn short and its loop finite (None: no limit)."""
 

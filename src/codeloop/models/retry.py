@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Protocol, TypeVar
 
 from codeloop.models.base import (
@@ -25,6 +25,7 @@ from codeloop.models.base import (
     Transient,
     Unreachable,
 )
+from codeloop.system.valueclass import valueclass
 
 N = TypeVar("N", int, float)
 
@@ -58,7 +59,7 @@ class RateLimiter(Protocol):
         ...
 
 
-@dataclass(frozen=True)
+@valueclass
 class RetryPolicy:
     max_attempts: int = DEFAULT_MAX_ATTEMPTS
     base_delay: float = 0.5
@@ -115,19 +116,19 @@ class RetryPolicy:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class Retry:
     wait: float
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class Fallback:
     """The model is unavailable by one of the measures above: switch, and say why."""
 
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class GiveUp:
     pass
 
@@ -135,7 +136,7 @@ class GiveUp:
 RetryStep = Retry | Fallback | GiveUp
 
 
-@dataclass
+@valueclass(frozen=False)
 class Attempts:
     """The tries of one request: call `begin()` before each, `after(error)` when one failed."""
 

@@ -15,17 +15,18 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
 from codeloop.history_fold import HistoryFold
 from codeloop.models.base import MediaError, ModelClient, ModelRequest, StreamEvent
 from codeloop.models.catalog import CONTEXT_1M_BETA, LONG_CONTEXT_SUFFIX, lookup
 from codeloop.models.thinking import ThinkingConfig, apply_thinking, effort_after, prompt_effort
+from codeloop.system.valueclass import valueclass
 from codeloop.types import ImageBlock, Message, ToolResultBlock
 
 
-@dataclass(frozen=True)
+@valueclass
 class Override:
     """Extra request fields and headers for the requests `selector` matches."""
 
@@ -65,7 +66,7 @@ def parse_overrides(raw: Mapping[str, Any]) -> tuple[tuple[Override, ...], list[
     return tuple(overrides), warnings
 
 
-@dataclass(frozen=True)
+@valueclass
 class RequestShape:
     thinking: ThinkingConfig = field(default_factory=ThinkingConfig)
     overrides: tuple[Override, ...] = ()
@@ -96,7 +97,7 @@ class RequestShape:
         return replace(shaped, extra=extra, headers=headers)
 
 
-@dataclass(frozen=True)
+@valueclass
 class HistoryScans:
     """What shaping reads from the whole history: the latest prompt's effort keyword, and
     whether any image is in it."""

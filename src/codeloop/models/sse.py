@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import codecs
 from collections.abc import AsyncIterable, AsyncIterator
-from dataclasses import dataclass
+
+from codeloop.system.valueclass import valueclass
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class SSEEvent:
     event: str  # "message" when the server gave no `event:` field, as the spec says
     data: str

@@ -13,10 +13,11 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from codeloop.models.base import ModelRequest
 from codeloop.models.catalog import DEFAULT_OUTPUT_TOKENS, ModelInfo
+from codeloop.system.valueclass import valueclass
 from codeloop.types import Message, TextBlock
 
 EFFORT_CHOICES = ("low", "medium", "high", "xhigh", "max")
@@ -30,7 +31,7 @@ _MEDIUM = r"\b(megathink|think (hard|deeply|a lot|more))\b"
 _KEYWORDS = (("high", re.compile(_HIGH, re.I)), ("medium", re.compile(_MEDIUM, re.I)))
 
 
-@dataclass(frozen=True)
+@valueclass
 class ThinkingConfig:
     """What the user asked for; None everywhere leaves each model at its API default."""
 

@@ -27,18 +27,18 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 from codeloop.models.catalog import lookup
 from codeloop.models.gguf_header import gguf_context_length
+from codeloop.system.valueclass import valueclass
 
 PROBE_TIMEOUT = 2.0
 _NUM_CTX = re.compile(r"^\s*num_ctx\s+(\d+)\s*$", re.MULTILINE)
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class FoundWindow:
     """A window and where it was read, for --verbose and /context."""
 
@@ -46,7 +46,7 @@ class FoundWindow:
     source: str
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class Discovery:
     """What the probes found (None: nothing) and a line saying so, or why not."""
 

@@ -18,10 +18,10 @@ import ast
 import json
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from codeloop.models.lenient_json import loads_lenient
+from codeloop.system.valueclass import valueclass
 
 # The keys a call's name and its arguments go by across the formats models copy.
 _NAME_KEYS = ("name", "tool", "tool_name", "function")
@@ -41,7 +41,7 @@ _QUOTED_NAME = re.compile(r'"(?:name|tool)"\s*:\s*"([^"]+)"')
 Resolve = Callable[[str], str | None]
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class WrittenCall:
     name: str
     input: dict[str, Any]
@@ -49,7 +49,7 @@ class WrittenCall:
     input_error: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class Found:
     """The calls a text holds, and the text around them."""
 

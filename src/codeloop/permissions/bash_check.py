@@ -26,7 +26,6 @@ import os
 import re
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -55,6 +54,7 @@ from codeloop.shell.readonly import (
     line_problem,
     simple_command_problem,
 )
+from codeloop.system.valueclass import valueclass
 
 # Commands acceptEdits runs without asking when all they write is inside the workspace.
 ACCEPT_EDITS_COMMANDS = frozenset({"mkdir", "touch", "cp", "mv"})
@@ -273,7 +273,7 @@ def _read_only_problem(
     return None
 
 
-@dataclass(frozen=True)
+@valueclass
 class Unknown:
     """What a command reads that only run time decides: words, trees, and the line around."""
 

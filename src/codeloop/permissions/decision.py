@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from codeloop.permissions.rules import Rule, RuleBook
+from codeloop.system.valueclass import valueclass
 
 Behavior = Literal["allow", "deny", "ask"]
 
 
-@dataclass(frozen=True)
+@valueclass
 class Decision:
     behavior: Behavior
     reason: str  # one sentence for the model and the user
@@ -53,7 +53,7 @@ def _update_rule(text: str) -> dict[str, str]:
     return entry
 
 
-@dataclass(frozen=True)
+@valueclass
 class Scope:
     """What a decision needs besides the request itself."""
 

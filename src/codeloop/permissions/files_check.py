@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import itertools
 import shlex
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from codeloop.permissions import paths
 from codeloop.permissions.decision import Behavior, Decision, Scope
 from codeloop.permissions.rules import EDIT_TOOLS, PathPattern, Rule, RuleBook
+from codeloop.system.valueclass import valueclass
 
 
 def file_targets(name: str, args: Any, cwd: Path, home: Path) -> list[Path] | None:
@@ -99,7 +99,7 @@ def _read_verdict(name: str, targets: list[Path], scope: Scope, rule: Rule | Non
     return Decision("allow", "read-only tool", rule)
 
 
-@dataclass(frozen=True)
+@valueclass
 class Covered:
     """What a recursive read of a tree reaches that a path rule covers: `path`, a file the
     rule matches, or (`unchecked`) the whole tree, too large to look through (paths.walk), so

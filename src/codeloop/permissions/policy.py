@@ -20,7 +20,6 @@ import dataclasses
 import fnmatch
 import os
 from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -31,6 +30,7 @@ from codeloop.permissions.modes import PermissionMode
 from codeloop.permissions.persist import add_rules, remove_rule
 from codeloop.permissions.rules import Rule, RuleBook, RuleError, domain_matches, fold
 from codeloop.settings.settings_safety import Problems, misspelt
+from codeloop.system.valueclass import valueclass
 from codeloop.tool_names import canonical
 from codeloop.tools.base import AnyTool, ToolContext, Workspace
 from codeloop.tools.input import ToolInput, wire_input
@@ -91,7 +91,7 @@ def _misnamed(tool: str, tools: Collection[str]) -> str | None:
     return misspelt(tool, tools)
 
 
-@dataclass(frozen=True)
+@valueclass
 class PermissionRequest:
     """What the UI shows: the tool, its input, and why it is asked (with suggested rules)."""
 
@@ -101,7 +101,7 @@ class PermissionRequest:
     tool_use_id: str = ""
 
 
-@dataclass(frozen=True)
+@valueclass
 class Answer:
     kind: Literal["allow_once", "allow_always", "deny", "deny_always"]
     message: str = ""  # deny: what the model is told
@@ -116,7 +116,7 @@ class Answer:
 AskUser = Callable[[PermissionRequest], Awaitable[Answer]]
 
 
-@dataclass(frozen=True)
+@valueclass
 class HookVerdict:
     """What PermissionRequest hooks answered for a call that would be asked."""
 
@@ -133,7 +133,7 @@ RequestHook = Callable[[str, dict[str, Any], Decision], Awaitable[HookVerdict | 
 DeniedHook = Callable[[str, dict[str, Any], str, str], Awaitable[bool]]
 
 
-@dataclass(frozen=True)
+@valueclass
 class Denial:
     """A denied call, as the headless JSON result reports it (`permission_denials`)."""
 

@@ -27,11 +27,11 @@ import re
 import shlex
 import unicodedata
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from codeloop.system.valueclass import valueclass
 from codeloop.tool_names import canonical
 
 # LSP reads the file it is given (hover shows its code): Read rules cover it too.
@@ -44,7 +44,7 @@ class RuleError(ValueError):
     """A rule string that is not `Tool` or `Tool(specifier)`; the message names it."""
 
 
-@dataclass(frozen=True)
+@valueclass
 class Rule:
     """One rule, where it came from (shown with every decision it makes) and its path base."""
 
@@ -134,7 +134,7 @@ def fold(text: str) -> str:
 # --- Bash -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@valueclass
 class BashPattern:
     """`npm run test:*` (prefix words), `git commit *` (wildcard) or `ls -la` (exact)."""
 
@@ -240,7 +240,7 @@ def _wildcard(pattern: str) -> re.Pattern[str]:
 # --- paths ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@valueclass
 class PathPattern:
     """A gitignore-style pattern anchored at a directory."""
 

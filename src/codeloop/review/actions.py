@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from codeloop.review.changes import ReviewError
+from codeloop.system.valueclass import valueclass
 
 DEFAULT_API_URL = "https://api.github.com"
 # Credentials a job holds that nothing posted to GitHub may carry: a change under review can
@@ -26,7 +26,7 @@ SECRET_VARIABLES = (
 )
 
 
-@dataclass(frozen=True)
+@valueclass
 class PullRequest:
     number: int
     head_sha: str
@@ -34,7 +34,7 @@ class PullRequest:
     base_ref: str
 
 
-@dataclass(frozen=True)
+@valueclass
 class ActionsRun:
     token: str
     api_url: str

@@ -11,12 +11,13 @@ import ast
 import os
 import re
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from codeloop.errors import CodeloopError
 from codeloop.shell.git_env import protective_env
 from codeloop.system.procs import GitError, git
+from codeloop.system.valueclass import valueclass
 
 # The diff a prompt carries in full; past it the model gets the list of files and reads the
 # rest itself (git diff BASE HEAD -- PATH).
@@ -31,7 +32,7 @@ class ReviewError(CodeloopError):
     """The review cannot start or finish; the message says why and what to do."""
 
 
-@dataclass(frozen=True)
+@valueclass
 class Changes:
     """The diff from `base` (a commit) to `head` (a commit, or None: the working tree)."""
 

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import posixpath
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Literal
 
 from codeloop.review.actions import redacted
 from codeloop.review.changes import Changes, look, prompt_diff, prompt_stat
 from codeloop.system.procs import GitError
+from codeloop.system.valueclass import valueclass
 
 SEVERITIES = ("high", "medium", "low")
 Kind = Literal["review", "security"]
@@ -46,7 +47,7 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True)
+@valueclass
 class Finding:
     path: str
     line: int
@@ -55,7 +56,7 @@ class Finding:
     body: str
 
 
-@dataclass(frozen=True)
+@valueclass
 class Review:
     summary: str
     findings: tuple[Finding, ...]

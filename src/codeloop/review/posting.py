@@ -6,18 +6,18 @@ its body with `PUT .../reviews/{id}`, or skips when nothing changed: never a sec
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 from codeloop.review.actions import PullRequest
 from codeloop.review.findings import Finding, Review
 from codeloop.review.github import GitHub, GitHubError
+from codeloop.system.valueclass import valueclass
 
 MARKER = "<!-- codeloop-review"
 MAX_BODY = 60_000  # GitHub refuses a review body over 65,536 characters
 
 
-@dataclass(frozen=True)
+@valueclass
 class Posted:
     action: Literal["posted", "updated", "skipped"]
     review_id: int

@@ -21,7 +21,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -35,13 +35,14 @@ from codeloop.settings.settings_checks import (
 from codeloop.settings.settings_keys import Unsupported, unsupported_keys
 from codeloop.settings.settings_safety import Problems
 from codeloop.store.data_paths import codeloop_home, home_dir
+from codeloop.system.valueclass import valueclass
 
 CLI_SOURCE = "--settings"
 SettingSource = Literal["user", "project", "local"]
 SETTING_SOURCES: tuple[SettingSource, ...] = ("user", "project", "local")
 
 
-@dataclass(frozen=True)
+@valueclass
 class UserDirs:
     """Where the user's own files live; HOME, CLAUDE_CONFIG_DIR and CODELOOP_HOME move them."""
 
@@ -68,7 +69,7 @@ def managed_dir(env: Mapping[str, str] | None = None) -> Path:
     return Path("/etc/claude-code")
 
 
-@dataclass(frozen=True)
+@valueclass
 class Permissions:
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
@@ -81,7 +82,7 @@ class Permissions:
     disable_auto: bool = False
 
 
-@dataclass(frozen=True)
+@valueclass
 class RuleSet:
     """One source's permission rules: a rule engine tags each rule with the file it came from
     (messages name it; path patterns may be relative to it)."""
@@ -92,7 +93,7 @@ class RuleSet:
     ask: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@valueclass
 class CheckpointSettings:
     """`checkpoints`: snapshots before each writing turn, for rewind (checkpoints/)."""
 
@@ -103,7 +104,7 @@ class CheckpointSettings:
     max_files: int = 100_000
 
 
-@dataclass(frozen=True)
+@valueclass
 class Marketplace:
     """A marketplace a settings file declares (`extraKnownMarketplaces`)."""
 
@@ -112,7 +113,7 @@ class Marketplace:
     declared_in: str
 
 
-@dataclass(frozen=True)
+@valueclass
 class Settings:
     model: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
@@ -185,7 +186,7 @@ class Settings:
     auto_mode: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@valueclass
 class _Source:
     label: str
     text: str

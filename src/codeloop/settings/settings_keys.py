@@ -8,13 +8,14 @@ always when ignoring it would leave the user less protected than their file asks
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
+
+from codeloop.system.valueclass import valueclass
 
 Support = Literal["honoured", "ignored", "unsafe"]
 
 
-@dataclass(frozen=True)
+@valueclass
 class KeyInfo:
     support: Support
     why: str = ""
@@ -134,7 +135,7 @@ PERMISSION_KEYS: frozenset[str] = frozenset(
 )
 
 
-@dataclass(frozen=True)
+@valueclass
 class Unsupported:
     key: str
     why: str

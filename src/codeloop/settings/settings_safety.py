@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from codeloop.errors import UnsafeSettingsError
 from codeloop.hooks.hook_events import EVENTS
+from codeloop.system.valueclass import valueclass
 
 # Settings paths (dotted, as problems name them) whose values restrict what a session may do.
 RESTRICTING: frozenset[str] = frozenset(
@@ -107,7 +108,7 @@ def may_restrict(text: str) -> bool:
 _NAMED = re.compile(r"\b(?:" + "|".join(sorted(_NAMES)) + r")\b", re.IGNORECASE)
 
 
-@dataclass
+@valueclass(frozen=False)
 class Problems:
     """What loading the settings found: warnings (the session starts) and errors (it does not)."""
 

@@ -14,8 +14,9 @@ alternate. A valid history comes back untouched, object for object.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
+from codeloop.system.valueclass import valueclass
 from codeloop.types import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 INTERRUPTED_BY_EXIT = (
@@ -31,7 +32,7 @@ LOST_BETWEEN = (
 )
 
 
-@dataclass(frozen=True)
+@valueclass
 class Repaired:
     """A history made sendable, and what it took."""
 

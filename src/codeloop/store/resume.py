@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import os
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 
 from codeloop.errors import SessionError, UsageError
 from codeloop.store.repair import Repaired, repair
 from codeloop.store.session_store import SessionStore
 from codeloop.store.transcript import Transcript, TranscriptWriter, claim, read_transcript
+from codeloop.system.valueclass import valueclass
 from codeloop.types import Message, new_uuid
 
 
-@dataclass(frozen=True)
+@valueclass
 class Opened:
     transcript: TranscriptWriter
     history: tuple[Message, ...] = ()

@@ -9,16 +9,16 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from codeloop.errors import SessionNotFound
 from codeloop.store.data_paths import project_dir, projects_dir
+from codeloop.system.valueclass import valueclass
 
 _ID_TEXT = re.compile(r"[0-9a-fA-F-]{1,36}")
 
 
-@dataclass(frozen=True)
+@valueclass
 class SessionSummary:
     session_id: str
     path: Path

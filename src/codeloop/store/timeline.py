@@ -10,7 +10,7 @@ the terminal UI can show the same entries.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -22,18 +22,19 @@ from codeloop.store.transcript import (
     entry_message,
     read_transcript,
 )
+from codeloop.system.valueclass import valueclass
 from codeloop.types import Message, ToolUseBlock
 
 _FATES: tuple[ResultFate, ...] = ("folded", "saved", "summarized")
 
 
-@dataclass(frozen=True)
+@valueclass
 class MessageEntry:
     time: str  # the transcript's ISO timestamp
     message: Message
 
 
-@dataclass(frozen=True)
+@valueclass
 class FoldEntry:
     """Microcompact folded these results before a request."""
 
@@ -41,7 +42,7 @@ class FoldEntry:
     results: tuple[ResultRecord, ...]
 
 
-@dataclass(frozen=True)
+@valueclass
 class CompactionEntry:
     time: str
     trigger: str
@@ -53,7 +54,7 @@ class CompactionEntry:
     results: tuple[ResultRecord, ...]
 
 
-@dataclass(frozen=True)
+@valueclass
 class RewriteEntry:
     """The history was rewritten otherwise (a resume's repair, a rewind, images removed)."""
 
@@ -64,7 +65,7 @@ class RewriteEntry:
 Entry = MessageEntry | FoldEntry | CompactionEntry | RewriteEntry
 
 
-@dataclass
+@valueclass(frozen=False)
 class Timeline:
     session_id: str
     entries: list[Entry] = field(default_factory=list)

@@ -79,7 +79,6 @@ import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +94,7 @@ from codeloop.events import (
     UserTurn,
 )
 from codeloop.store.data_paths import branch_in, git_dir
+from codeloop.system.valueclass import valueclass
 from codeloop.types import (
     Message,
     Usage,
@@ -115,7 +115,7 @@ SIDECHAIN_FIELDS = ("agentId", "agentType", "description", "parentToolUseId")
 Line = dict[str, Any]
 
 
-@dataclass(frozen=True)
+@valueclass
 class Transcript:
     """What a transcript file holds, read back."""
 

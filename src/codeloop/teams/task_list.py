@@ -12,17 +12,18 @@ A leaf: it knows nothing of hooks or tools (tools/task_tools.py runs the hooks a
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Literal
 
 from codeloop.system.jsonfile import read_json_object, write_json_atomic
+from codeloop.system.valueclass import valueclass
 
 Status = Literal["pending", "in_progress", "completed"]
 STATUSES: tuple[Status, ...] = ("pending", "in_progress", "completed")
 
 
-@dataclass
+@valueclass(frozen=False)
 class Task:
     id: str
     subject: str
@@ -159,7 +160,7 @@ def _number(task_id: str) -> int:
     return int(task_id) if task_id.isdigit() else 0
 
 
-@dataclass(frozen=True)
+@valueclass
 class Member:
     """An agent team's teammate: its name and its team's (what task hooks are told)."""
 

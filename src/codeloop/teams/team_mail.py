@@ -12,15 +12,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from codeloop.system.aio import unless_aborted
+from codeloop.system.valueclass import valueclass
 
 LEAD = "team-lead"
 
 
-@dataclass
+@valueclass(frozen=False)
 class Team:
     name: str
     description: str = ""

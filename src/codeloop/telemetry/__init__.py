@@ -9,9 +9,9 @@ packages) and returns the session observer that exports it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from codeloop.system.valueclass import valueclass
 from codeloop.telemetry.config import load_config, telemetry_enabled
 
 if TYPE_CHECKING:
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 StartType = Literal["fresh", "resume", "continue"]
 
 
-@dataclass(frozen=True)
+@valueclass
 class Started:
     observer: SessionObserver | None
     warnings: tuple[str, ...] = ()

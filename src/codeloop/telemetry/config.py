@@ -17,10 +17,11 @@ telemetry off never loads it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from urllib.parse import unquote
 
 from codeloop.system.env_values import milliseconds
+from codeloop.system.valueclass import valueclass
 
 SIGNALS = ("metrics", "logs", "traces")
 EXPORTERS = ("otlp", "console")
@@ -42,7 +43,7 @@ _DEFAULT_ENDPOINTS = {
 _TRUE = frozenset({"1", "true", "yes", "on"})
 
 
-@dataclass(frozen=True)
+@valueclass
 class Signal:
     """Where one signal (metrics, logs or traces) goes."""
 
@@ -61,7 +62,7 @@ class Signal:
         return "otlp" in self.exporters
 
 
-@dataclass(frozen=True)
+@valueclass
 class TelemetryConfig:
     signals: dict[str, Signal]
     resource_attributes: dict[str, str] = field(default_factory=dict)

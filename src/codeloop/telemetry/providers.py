@@ -13,7 +13,6 @@ import importlib
 import os
 import platform
 import sys
-from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry.sdk._logs import LoggerProvider
@@ -40,6 +39,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
 
 from codeloop._version import __version__
+from codeloop.system.valueclass import valueclass
 from codeloop.telemetry.config import Signal, TelemetryConfig
 
 METER_NAME = "com.anthropic.claude_code"
@@ -49,7 +49,7 @@ TRACER_NAME = "com.anthropic.claude_code.tracing"
 EXPORT_TIMEOUT_S = 5.0
 
 
-@dataclass
+@valueclass(frozen=False)
 class Providers:
     meters: MeterProvider | None
     loggers: LoggerProvider | None

@@ -14,10 +14,10 @@ import json
 import os
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from codeloop.system.valueclass import valueclass
 from codeloop.testing.fake_server import RecordedRequest
 from codeloop.testing.scenario import Scenario, Turn, fault, tool_use, turn
 
@@ -44,7 +44,7 @@ def git(*args: str, cwd: Path) -> str:
     return done.stdout.strip()
 
 
-@dataclass(frozen=True)
+@valueclass
 class Fixture:
     root: Path
     tasks: Path

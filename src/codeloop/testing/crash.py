@@ -16,11 +16,12 @@ import os
 import subprocess
 import sys
 import threading
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Literal
 
 from codeloop.store.repair import INTERRUPTED_BY_EXIT
+from codeloop.system.valueclass import valueclass
 from codeloop.testing.fake_server import FakeModelServer
 from codeloop.testing.history_check import history_problems
 from codeloop.testing.scenario import Scenario, turn
@@ -35,7 +36,7 @@ WAIT_FOR_RELEASE = "for _ in $(seq 200); do [ -e release ] && break; sleep 0.05;
 WireMessage = dict[str, Any]
 
 
-@dataclass(frozen=True)
+@valueclass
 class KillPoint:
     """`request`: the Nth request arrived (its answer streams); `response`: the Nth answer was
     sent whole; `line`: the run printed its Nth stream-json line (1 is the init line; warning
@@ -48,7 +49,7 @@ class KillPoint:
         return f"{self.kind} {self.n}"
 
 
-@dataclass
+@valueclass(frozen=False)
 class CrashOutcome:
     point: KillPoint
     killed: bool  # False: the run had ended by itself before the kill

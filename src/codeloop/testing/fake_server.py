@@ -32,7 +32,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Self
@@ -49,6 +49,7 @@ from codeloop.models.base import (
     StreamEvent,
 )
 from codeloop.models.wire_events import anthropic_event
+from codeloop.system.valueclass import valueclass
 from codeloop.testing.cloud_wire import (
     TOKEN_PATH,
     bedrock_chunks,
@@ -90,7 +91,7 @@ FINISH_REASONS: dict[StopReason, str] = {
 }
 
 
-@dataclass
+@valueclass(frozen=False)
 class RecordedRequest:
     """One request as the server saw it; `finished` is set when its response is complete."""
 
@@ -123,7 +124,7 @@ def _dumps(data: Any) -> bytes:
 # --- error bodies --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class _Error:
     status: int
     body: dict[str, Any]

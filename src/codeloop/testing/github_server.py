@@ -10,18 +10,19 @@ from __future__ import annotations
 import json
 import re
 import threading
-from dataclasses import dataclass, field
+from dataclasses import field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from codeloop.system.valueclass import valueclass
 from codeloop.testing.loopback_http import LoopbackHttp
 
 _REVIEWS = re.compile(r"^/repos/([^/]+)/([^/]+)/pulls/(\d+)/reviews(?:/(\d+))?$")
 _COMMENTS = re.compile(r"^/repos/([^/]+)/([^/]+)/issues/(\d+)/comments$")
 
 
-@dataclass
+@valueclass(frozen=False)
 class GitHubRequest:
     method: str
     path: str
@@ -30,7 +31,7 @@ class GitHubRequest:
     body: Any
 
 
-@dataclass
+@valueclass(frozen=False)
 class Answer:
     status: int
     body: Any = None

@@ -20,13 +20,14 @@ calls are each answered before any other message comes.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
+
+from codeloop.system.valueclass import valueclass
 
 Block = dict[str, Any]
 
 
-@dataclass(frozen=True)
+@valueclass
 class ChatProblem:
     """An OpenAI refusal: its message and the `param` it names."""
 
@@ -95,7 +96,7 @@ def _unique_id_problems(messages: list[dict[str, Any]]) -> Iterator[str]:
             seen.add(block.get("id"))
 
 
-@dataclass
+@valueclass(frozen=False)
 class _Turn:
     """Consecutive messages of one role, as the API merges them."""
 

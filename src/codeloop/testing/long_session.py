@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from codeloop.context.compact import SummaryModel
@@ -21,6 +20,7 @@ from codeloop.deps import CallModel, LoopDeps
 from codeloop.events import Event, LoopEnd
 from codeloop.loop import LoopParams, query_loop
 from codeloop.permissions.policy import Policy
+from codeloop.system.valueclass import valueclass
 from codeloop.testing.scenario import Turn, text, tool_use, turn
 from codeloop.tools.base import Workspace
 from codeloop.tools.registry import default_tools
@@ -62,7 +62,7 @@ _WORDS = (
 )
 
 
-@dataclass(frozen=True)
+@valueclass
 class LongSession:
     root: Path  # the working directory the files are in
     prompts: tuple[str, ...]

@@ -15,7 +15,7 @@ import threading
 import zlib
 from collections.abc import Callable
 from concurrent import futures
-from dataclasses import dataclass, field
+from dataclasses import field
 from http.server import BaseHTTPRequestHandler
 from types import TracebackType
 from typing import Any, Literal, Self, TypeVar
@@ -37,6 +37,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
+from codeloop.system.valueclass import valueclass
 from codeloop.testing import otlp_json_reader
 from codeloop.testing.loopback_http import LoopbackHttp, OwnedServer
 
@@ -68,7 +69,7 @@ def attributes_of(pairs: Any) -> Attributes:
     return {kv.key: value_of(kv.value) for kv in pairs if isinstance(kv, KeyValue)}
 
 
-@dataclass(frozen=True)
+@valueclass
 class Point:
     """One metric data point (sums and gauges; histograms give their sum)."""
 
@@ -81,7 +82,7 @@ class Point:
     temporality: int  # 1 delta, 2 cumulative (0 for gauges)
 
 
-@dataclass(frozen=True)
+@valueclass
 class LogRecord:
     event_name: str
     body: Any
@@ -90,7 +91,7 @@ class LogRecord:
     scope: str
 
 
-@dataclass(frozen=True)
+@valueclass
 class SpanRecord:
     name: str
     span_id: bytes
@@ -101,7 +102,7 @@ class SpanRecord:
     status_code: int
 
 
-@dataclass
+@valueclass(frozen=False)
 class Received:
     points: list[Point] = field(default_factory=list)
     logs: list[LogRecord] = field(default_factory=list)

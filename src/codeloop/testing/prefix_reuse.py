@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from codeloop.system.valueclass import valueclass
 from codeloop.testing.reading import WORDS, write_file
 from codeloop.testing.scenario import Turn, text, tool_use, turn
 
@@ -63,7 +63,7 @@ def strip_markers(value: Any) -> Any:
     return value
 
 
-@dataclass(frozen=True)
+@valueclass
 class Step:
     """One request compared with the one before it."""
 

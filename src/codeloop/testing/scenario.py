@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -49,6 +48,7 @@ from codeloop.models.base import (
     MessageStop,
     StreamEvent,
 )
+from codeloop.system.valueclass import valueclass
 from codeloop.types import StopReason, TextBlock, ThinkingBlock, ToolUseBlock, Usage
 
 Provider = Literal["anthropic", "openai"]
@@ -285,7 +285,7 @@ def tool_input_json(call: ToolCall) -> str:
     return call.raw_input if call.raw_input is not None else json.dumps(call.input)
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class PacedEvent:
     event: StreamEvent
     pause: float  # seconds to wait after sending this event
@@ -362,7 +362,7 @@ def render_turn(
 # --- serving state -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class Serving:
     """What one request gets: a turn, and the fault (if any) that strikes instead of it."""
 

@@ -11,8 +11,9 @@ the model requests (`FakeModelServer.probes`), so tests that count requests coun
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Literal
+
+from codeloop.system.valueclass import valueclass
 
 Kind = Literal["llama.cpp", "ollama", "vllm"]
 # The paths servers of some kind answer for the window (and /v1/models, which all list).
@@ -23,7 +24,7 @@ TRAINED_WINDOW = 131_072
 MODEL_NAME = "qwen2.5-coder-7b"
 
 
-@dataclass(frozen=True)
+@valueclass
 class ServerKind:
     """A local server's kind and window (`n_ctx`); for Ollama, the `num_ctx` parameter its
     Modelfile sets, or the context it loaded the model with (/api/ps): either is then the

@@ -10,11 +10,12 @@ from __future__ import annotations
 import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from codeloop.events import Event
 from codeloop.models.base import ToolSpec
+from codeloop.system.valueclass import valueclass
 from codeloop.tools.input import ToolInput, input_schema, parse_input
 from codeloop.tools.input import ToolInputError as ToolInputError  # where callers look for it
 from codeloop.types import ImageBlock, TextBlock
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 InputT = TypeVar("InputT", bound=ToolInput)
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class ToolResult:
     content: str | tuple[TextBlock | ImageBlock, ...]
     is_error: bool = False
@@ -75,7 +76,7 @@ ProgressFn = Callable[[str], None]
 EmitFn = Callable[["Event"], None]
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class AgentCall:
     """What one Agent (Task) call asks for: the job, the agent type and, when the call names
     one, the model (an alias such as sonnet, opus, haiku)."""
@@ -104,7 +105,7 @@ def _no_events(_: Event) -> None:
     return None
 
 
-@dataclass(frozen=True)
+@valueclass
 class ToolContext:
     """What one tool call receives: the shared workspace plus its own abort and progress."""
 
@@ -181,7 +182,7 @@ class AnyTool(Protocol):
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult: ...
 
 
-@dataclass(frozen=True)
+@valueclass
 class InstructionSeams:
     """Several FileInstructions as one (nested CLAUDE.md files and rules, nested skills)."""
 

@@ -20,7 +20,7 @@ import os
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 from typing import Any, Literal
 
@@ -38,6 +38,7 @@ from codeloop.events import (
     ToolStarted,
 )
 from codeloop.hooks.hook_runner import HookOutcome, Hooks, tool_response, updated_text
+from codeloop.system.valueclass import valueclass
 from codeloop.text import CHARS_PER_TOKEN
 from codeloop.tool_names import canonical
 from codeloop.tools.base import (
@@ -71,7 +72,7 @@ class Status(Enum):
     YIELDED = "yielded"
 
 
-@dataclass(eq=False)
+@valueclass(frozen=False, eq=False)
 class _Call:
     tool_use: ToolUseBlock
     tool: AnyTool | None
@@ -89,7 +90,7 @@ class _Call:
     read_only: bool = True
 
 
-@dataclass
+@valueclass(frozen=False)
 class _Abort:
     """Why the executor stopped its calls: the user, or a failed sibling."""
 

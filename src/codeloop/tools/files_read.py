@@ -28,11 +28,11 @@ import functools
 import io
 import stat
 from bisect import bisect_right
-from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
 from typing import Annotated, BinaryIO
 
+from codeloop.system.valueclass import valueclass
 from codeloop.text import (
     BINARY_EXTENSIONS,
     BINARY_SNIFF_BYTES,
@@ -173,7 +173,7 @@ def _sniff_image(head: bytes) -> str | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class _Slice:
     numbered: list[str]
     weights: list[int]  # each line's token weight (text.token_weight), its newline included

@@ -15,10 +15,10 @@ import contextlib
 import os
 import re
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
+from codeloop.system.valueclass import valueclass
 from codeloop.text import (
     BINARY_EXTENSIONS,
     IMAGE_TYPES,
@@ -256,7 +256,7 @@ def atomic_write(path: Path, data: bytes, mode: int | None) -> FileStamp:
 # --- matching ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class Edited:
     text: str
     count: int

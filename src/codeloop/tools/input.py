@@ -27,15 +27,16 @@ import re
 import types
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, Union
+
+from codeloop.system.valueclass import valueclass
 
 
 class ToolInputError(Exception):
     """Input that does not fit the tool's schema; the message is written for the model."""
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class Arg:
     """What the model is told of one field (its description, bounds) and the names it goes by:
     `alias` on the wire (Grep's "-B"), `accepts` older names also taken (BashOutput's
@@ -118,7 +119,7 @@ In = TypeVar("In", bound=ToolInput)
 Problem = tuple[str, str]  # where (dotted path, "" for the input itself), what is wrong
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class Kind:
     """One value's expected type: `name` is its JSON Schema type, `enum` its allowed strings,
     `items` an array's items or a map's values, `shape` a nested input's fields."""
@@ -129,7 +130,7 @@ class Kind:
     shape: type[ToolInput] | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class Field:
     name: str
     kind: Kind

@@ -5,13 +5,13 @@ executor, so that the deciders import the question without importing the machine
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
+from codeloop.system.valueclass import valueclass
 from codeloop.tools.base import AnyTool, ToolContext
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class PermissionDecision:
     allowed: bool
     message: str = ""

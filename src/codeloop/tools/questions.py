@@ -11,16 +11,18 @@ pydantic: a UI imports it at no cost.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from codeloop.system.valueclass import valueclass
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class Option:
     label: str
     description: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class Question:
     question: str
     header: str
@@ -31,6 +33,6 @@ class Question:
 AskQuestions = Callable[[tuple[Question, ...]], Awaitable[dict[str, str] | None]]
 
 
-@dataclass
+@valueclass(frozen=False)
 class QuestionChannel:
     ask: AskQuestions | None = field(default=None)

@@ -16,12 +16,12 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, ClassVar, Literal
 
 from codeloop.store.data_paths import VCS_DIRS
 from codeloop.system.aio import unless_aborted
+from codeloop.system.valueclass import valueclass
 from codeloop.text import truncate_middle
 from codeloop.tools.base import Tool, ToolContext, ToolResult
 from codeloop.tools.input import Arg, ToolInput
@@ -53,7 +53,7 @@ def rg_binary() -> str | None:
     return shutil.which("rg")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class _RgRun:
     returncode: int
     stdout: str

@@ -9,9 +9,10 @@ a tool reads it when it is built, on first use, which is always after that.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from codeloop.system.valueclass import valueclass
 from codeloop.tools.questions import QuestionChannel
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ class SearchFailed(Exception):
     pass
 
 
-@dataclass
+@valueclass(frozen=False)
 class ToolServices:
     # Ends plan mode; whether the session was in it.
     leave_plan_mode: Callable[[], bool] | None = None

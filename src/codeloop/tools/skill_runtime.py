@@ -4,14 +4,15 @@ assembly builds one for every session, and the tool itself loads on first use.""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from codeloop.extensions.skills import Skill, Skills
+from codeloop.system.valueclass import valueclass
 from codeloop.tools.base import AgentCall, ToolContext, ToolResult
 
 
-@dataclass
+@valueclass(frozen=False)
 class SkillRuntime:
     """What invoking a skill acts through; the session assembly fills it in."""
 

@@ -14,8 +14,9 @@ import asyncio
 import ipaddress
 import socket
 from collections.abc import Callable
-from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
+
+from codeloop.system.valueclass import valueclass
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
@@ -25,7 +26,7 @@ class Refused(Exception):
     """A URL WebFetch will not fetch; the message is written for the model."""
 
 
-@dataclass(frozen=True)
+@valueclass
 class Target:
     url: str
     scheme: str

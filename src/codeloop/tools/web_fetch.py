@@ -11,10 +11,10 @@ served from the cache. Permission rules apply as for any tool: `WebFetch(domain:
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, ClassVar
 from urllib.parse import urljoin
 
+from codeloop.system.valueclass import valueclass
 from codeloop.text import truncate_middle
 from codeloop.tools.base import Tool, ToolContext, ToolResult
 from codeloop.tools.input import Arg, ToolInput
@@ -57,7 +57,7 @@ URL is fetched over https.
 - Read-only: it changes nothing. For a local file use Read."""
 
 
-@dataclass(frozen=True)
+@valueclass
 class Page:
     url: str
     status: int
@@ -77,7 +77,7 @@ class Page:
         return f"[binary content: {kind}, {len(self.body):,} bytes, not shown]"
 
 
-@dataclass(frozen=True)
+@valueclass
 class Redirected:
     url: str
     location: str

@@ -15,9 +15,9 @@ belongs to) and at most one sub-agent (the agent that sent the request).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
 from codeloop.models.catalog import cost_usd, model_info
+from codeloop.system.valueclass import valueclass
 from codeloop.types import Usage
 from codeloop.usage.ledger import Request
 from codeloop.usage.segments import Segment
@@ -28,7 +28,7 @@ TOKEN_TYPES: tuple[TokenType, ...] = ("input", "cache_read", "cache_write", "out
 UNRECORDED = "unrecorded"
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class Part:
     """Tokens of one type, of one request, charged to one segment (or to the output)."""
 

@@ -9,12 +9,13 @@ boundaries and the original size of every tool result are kept for the savings e
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
 from codeloop.context.tokens import BLOCK_OVERHEAD, result_tokens
 from codeloop.store.transcript import API_REQUEST, COMPACT_BOUNDARY, Transcript, read_transcript
+from codeloop.system.valueclass import valueclass
 from codeloop.types import Usage, message_from_dict
 from codeloop.usage.costs import costs_by_model, total_cost_usd, usage_by_model
 from codeloop.usage.segments import Segment
@@ -22,7 +23,7 @@ from codeloop.usage.segments import Segment
 Line = dict[str, Any]
 
 
-@dataclass(frozen=True)
+@valueclass
 class Request:
     session_id: str
     timestamp: str
@@ -40,7 +41,7 @@ class Request:
     ttft_ms: int | None = None  # time to first token (its message_start), when recorded
 
 
-@dataclass(frozen=True)
+@valueclass
 class Compaction:
     after: int  # how many of the session's requests came before it
     pre_tokens: int
@@ -48,7 +49,7 @@ class Compaction:
     trigger: str
 
 
-@dataclass
+@valueclass(frozen=False)
 class SessionLedger:
     session_id: str
     path: Path

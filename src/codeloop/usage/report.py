@@ -7,10 +7,11 @@ or as JSON, from `to_json`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from codeloop.models.catalog import model_info
+from codeloop.system.valueclass import valueclass
 from codeloop.usage.attribute import UNRECORDED, Part, parts
 from codeloop.usage.ledger import Request, SessionLedger
 
@@ -27,7 +28,7 @@ KIND_LABELS = {
 }
 
 
-@dataclass
+@valueclass(frozen=False)
 class Tally:
     input: int = 0
     cache_read: int = 0
@@ -57,7 +58,7 @@ class Tally:
         }
 
 
-@dataclass
+@valueclass(frozen=False)
 class Group:
     """One row of a breakdown: what it cost, and in how many calls and requests."""
 
@@ -67,7 +68,7 @@ class Group:
     label: str = ""
 
 
-@dataclass
+@valueclass(frozen=False)
 class Savings:
     """Tokens not re-sent thanks to compaction and folding, and what they would have cost
     at cache-read prices (the least they could have cost)."""
@@ -78,7 +79,7 @@ class Savings:
     fold_usd: float = 0.0
 
 
-@dataclass
+@valueclass(frozen=False)
 class Report:
     ledgers: Sequence[SessionLedger]
     total: Tally = field(default_factory=Tally)
@@ -176,7 +177,7 @@ def _read_price(model: str) -> float:
     return model_info(model).cache_read_price / 1_000_000
 
 
-@dataclass(frozen=True)
+@valueclass
 class Contributor:
     label: str
     cost_usd: float

@@ -10,7 +10,6 @@ context pipeline's estimates; readers scale them to the usage the API reported.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from codeloop.context.compact import is_compact_summary
@@ -23,13 +22,14 @@ from codeloop.context.tokens import (
 )
 from codeloop.history_fold import shared_prefix
 from codeloop.models.base import ModelRequest, ToolSpec
+from codeloop.system.valueclass import valueclass
 from codeloop.types import Message, ToolResultBlock, ToolUseBlock
 
 SegmentKind = Literal["system", "prompt", "assistant", "result", "summary", "meta"]
 KINDS: tuple[SegmentKind, ...] = ("system", "prompt", "assistant", "result", "summary", "meta")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class Segment:
     kind: SegmentKind
     tokens: int

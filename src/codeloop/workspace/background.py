@@ -17,19 +17,20 @@ import os
 import re
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Literal
 
 from codeloop.system.procs import group_running, kill_group
 from codeloop.system.reaper import REAPER
+from codeloop.system.valueclass import valueclass
 
 # After SIGTERM, how long a group gets before SIGKILL.
 STOP_GRACE_SECONDS = 1.0
 Status = Literal["running", "completed", "failed", "killed"]
 
 
-@dataclass(eq=False)
+@valueclass(frozen=False, eq=False)
 class BackgroundShell:
     id: str
     command: str

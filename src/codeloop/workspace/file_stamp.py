@@ -14,13 +14,14 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterator, MutableMapping
-from dataclasses import dataclass
 from pathlib import Path
+
+from codeloop.system.valueclass import valueclass
 
 _HASH = hashlib.sha256
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class FileStamp:
     """A file as the session last read or wrote it."""
 

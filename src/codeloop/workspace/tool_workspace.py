@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import os.path
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from codeloop.system.valueclass import valueclass
 from codeloop.teams.task_list import Member, TaskList
 from codeloop.teams.team_mail import Roster
 from codeloop.types import ToolUseBlock
@@ -19,7 +20,7 @@ from codeloop.workspace.file_stamp import FileStamps
 from codeloop.workspace.write_lock import WriteLock
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class ResultLimits:
     """How many tokens tool results may take in the model's window: one result, and all the
     results of one turn together (context/tokens.py `Shares`; these defaults are a 200K
@@ -86,7 +87,7 @@ class FileInstructions(Protocol):
         ...
 
 
-@dataclass
+@valueclass(frozen=False)
 class Workspace:
     """Session-scoped state the tools share and mutate (Bash moves `cwd`, Read fills the cache)."""
 

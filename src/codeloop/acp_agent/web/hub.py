@@ -13,7 +13,6 @@ import contextlib
 import functools
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -24,6 +23,7 @@ from acp.interfaces import Client
 from codeloop.acp_agent.agent import AcpAgent
 from codeloop.acp_agent.live import LiveSession
 from codeloop.acp_agent.updates import Update, UpdateTranslator
+from codeloop.system.valueclass import valueclass
 
 log = logging.getLogger("codeloop.serve")
 
@@ -68,7 +68,7 @@ class _Ask:
             task.cancel()
 
 
-@dataclass
+@valueclass(frozen=False)
 class _Turn:
     """The running turn: how much of the transcript was there before it, and everything
     sent since (its prompt first), for whoever joins before the transcript holds it."""

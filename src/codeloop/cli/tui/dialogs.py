@@ -7,8 +7,10 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
+
+from codeloop.system.valueclass import valueclass
 
 if TYPE_CHECKING:  # the policy (and the shell parser under it) loads with the session
     from codeloop.permissions.policy import Answer, PermissionRequest
@@ -16,7 +18,7 @@ if TYPE_CHECKING:  # the policy (and the shell parser under it) loads with the s
 MAX_PREVIEW_LINES = 8
 
 
-@dataclass
+@valueclass(frozen=False)
 class Picker:
     title: str
     options: Sequence[str]
@@ -48,7 +50,7 @@ class Picker:
         return out
 
 
-@dataclass
+@valueclass(frozen=False)
 class PermissionDialog:
     request: PermissionRequest
     answer: asyncio.Future[Answer]

@@ -9,13 +9,14 @@ the redrawn region).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Literal
+
+from codeloop.system.valueclass import valueclass
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class Block:
     kind: Literal["markdown", "code"]
     text: str  # code: whole lines, each ending in a newline (a blank line is "\n")

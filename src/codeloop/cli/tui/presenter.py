@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,6 +29,7 @@ from codeloop.events import (
     ToolProgress,
     ToolStarted,
 )
+from codeloop.system.valueclass import valueclass
 from codeloop.types import ToolUseBlock
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ THINKING_LINES = 3
 STALL_NOTICE = 10.0  # seconds without an event before the spinner says the stream is quiet
 
 
-@dataclass
+@valueclass(frozen=False)
 class RunningTool:
     tool_use: ToolUseBlock
     started: float
@@ -48,7 +49,7 @@ class RunningTool:
     asking: bool = False  # its permission dialog is open: it has not started running
 
 
-@dataclass
+@valueclass(frozen=False)
 class Presenter:
     cwd: Path
     width: int = 80

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from codeloop.system.valueclass import valueclass
 from codeloop.types import ToolResultBlock, ToolUseBlock
 
 MAX_ARGUMENT = 120
@@ -49,7 +49,7 @@ def argument(tool_use: ToolUseBlock, cwd: Path) -> str:
     return first if len(first) <= MAX_ARGUMENT else first[: MAX_ARGUMENT - 1] + "…"
 
 
-@dataclass(frozen=True)
+@valueclass
 class Summary:
     lines: tuple[str, ...]  # shown under the call
     more: int = 0  # lines folded away
