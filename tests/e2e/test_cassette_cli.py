@@ -19,7 +19,7 @@ SCRIPT = Scenario(
     )
 )
 PROMPT = ["-p", "What does app.py do?", "--output-format", "stream-json"]
-VOLATILE = {"session_id", "uuid", "duration_ms", "duration_api_ms"}
+VOLATILE = {"session_id", "uuid", "duration_ms", "duration_api_ms", "ttft_ms"}
 
 
 def project(root: Path) -> Path:
