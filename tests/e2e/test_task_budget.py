@@ -13,7 +13,7 @@ import pytest
 
 from codeloop.models.anthropic import TASK_BUDGET_BETA
 from codeloop.testing.fake_server import FakeModelServer
-from codeloop.testing.scenario import Scenario, UsageSpec, tool_use, turn
+from codeloop.testing.scenario import Scenario, UsageSpec, earlier_calls, tool_use, turn
 from tests.e2e.cli import PROVIDER_MODELS, provider_env, run_cli
 
 MODEL = "claude-sonnet-4-5"
@@ -26,6 +26,7 @@ def test_every_main_request_carries_the_budget_and_what_remains_after_a_compacti
 ) -> None:
     scenario = Scenario(
         turns=(
+            *earlier_calls(),  # something for the compaction to summarise
             turn(tool_use("Bash", {"command": "echo one"}), usage=UsageSpec(output_tokens=300)),
             # fills the 100 000-token window: the next request is compacted first
             turn(
@@ -50,10 +51,9 @@ def test_every_main_request_carries_the_budget_and_what_remains_after_a_compacti
     assert any(line.get("subtype") == "compact_boundary" for line in run.json_lines())
     assert all(r.status == 200 for r in requests)  # the server refuses the field without beta
     budgets = [(r.body.get("output_config") or {}).get("task_budget") for r in requests]
-    spent = sum(r.usage.output_tokens for r in requests[:3])
+    spent = sum(r.usage.output_tokens for r in requests[:-1])
     assert budgets == [
-        {"type": "tokens", "total": BUDGET},
-        {"type": "tokens", "total": BUDGET},
+        *[{"type": "tokens", "total": BUDGET}] * (len(earlier_calls()) + 2),
         None,  # the compaction's summary is not a turn of the task
         {"type": "tokens", "total": BUDGET, "remaining": BUDGET - spent},
     ]

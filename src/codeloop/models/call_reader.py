@@ -41,8 +41,12 @@ class CallReader:
         return None
 
     def named(self, block: ToolUseBlock) -> ToolUseBlock:
-        """The call under the real name of the tool it means (unchanged when it means none:
-        the executor refuses it, naming the tools there are)."""
+        """The call under the real name of the tool it means when it misspells it (unchanged
+        when it names a tool exactly, an earlier name included, which the tools answer to as
+        Claude Code's do; and when it means none: the executor refuses it, naming the tools
+        there are)."""
+        if canonical(block.name) in self._names:
+            return block
         real = self.real_name(block.name)
         if real is None or real == block.name:
             return block
