@@ -183,13 +183,9 @@ async def _assemble(options: Options, cwd: Path, git: GitProbe) -> Session:
     warnings += model_notices(model, client.provider, env)
     memory_dir = auto_memory_dir(cwd, env, settings.auto_memory_enabled)
     policy = _policy(options, settings, tools, roots, warnings, requested, memory_dir)
-    if compact := compact_wanted(profile, limits.window):
-        tools = compact_tools(tools, functools.partial(prompt_tokens, client, ""))
-        warnings.append(Notice("info", f"compact profile: {', '.join(tools)}"))
+    tools, compact = _profiled(tools, profile, limits.window, client, warnings)
     override, append = _prompt_parts(options, settings, ext, main)
-    store = SessionStore(cwd, env)
-    if settings.cleanup_period_days is not None:
-        sweep_transcripts(store.directory.parent, settings.cleanup_period_days)
+    store = _session_store(cwd, env, settings)
     opened = _open_transcript(options, store)
     transcript = opened.transcript
     session_dir = store.directory / transcript.session_id
@@ -912,6 +908,30 @@ async def _limits(
     said = f" ({limits.source})" if limits.source else ""
     warnings.append(Notice("info", f"context window: {limits.window:,} tokens{said}"))
     return limits
+
+
+def _profiled(
+    tools: dict[str, AnyTool],
+    profile: ProfileChoice,
+    window: int,
+    client: ModelClient,
+    warnings: list[str | Notice],
+) -> tuple[dict[str, AnyTool], bool]:
+    """The tools the session offers, the core ones when the compact profile is on (and
+    whether it is)."""
+    if not compact_wanted(profile, window):
+        return tools, False
+    tools = compact_tools(tools, functools.partial(prompt_tokens, client, ""))
+    warnings.append(Notice("info", f"compact profile: {', '.join(tools)}"))
+    return tools, True
+
+
+def _session_store(cwd: Path, env: Mapping[str, str], settings: Settings) -> SessionStore:
+    """This project's transcripts, the ones past cleanupPeriodDays swept first."""
+    store = SessionStore(cwd, env)
+    if settings.cleanup_period_days is not None:
+        sweep_transcripts(store.directory.parent, settings.cleanup_period_days)
+    return store
 
 
 def _profile_choice(options: Options, settings: Settings) -> ProfileChoice:

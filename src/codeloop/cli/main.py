@@ -198,19 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="which settings files load: a comma-separated list of user, project, local "
         "(default: all; --settings and managed settings always apply)",
     )
-    parser.add_argument(
-        "--init", action="store_true", help="run the Setup hooks (matcher init) before the session"
-    )
-    parser.add_argument(
-        "--init-only",
-        action="store_true",
-        help="run the Setup and SessionStart hooks, then exit without a conversation",
-    )
-    parser.add_argument(
-        "--maintenance",
-        action="store_true",
-        help="run the Setup hooks (matcher maintenance) before the session",
-    )
+    _setup_hook_flags(parser)
     _extension_flags(parser)
     parser.add_argument("--system-prompt", help="replace the built-in system prompt")
     parser.add_argument("--append-system-prompt", help="add text to the end of the system prompt")
@@ -241,6 +229,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"codeloop {__version__}")
     return parser
+
+
+def _setup_hook_flags(parser: argparse.ArgumentParser) -> None:
+    """The Setup hooks, run before the session (or instead of it)."""
+    parser.add_argument(
+        "--init", action="store_true", help="run the Setup hooks (matcher init) before the session"
+    )
+    parser.add_argument(
+        "--init-only",
+        action="store_true",
+        help="run the Setup and SessionStart hooks, then exit without a conversation",
+    )
+    parser.add_argument(
+        "--maintenance",
+        action="store_true",
+        help="run the Setup hooks (matcher maintenance) before the session",
+    )
 
 
 def _extension_flags(parser: argparse.ArgumentParser) -> None:

@@ -48,13 +48,16 @@ async def watched(
     item, when given), a `Stalled` warning first. The source is closed, its connection
     released, on every way out.
 
-    One task per stream reads the source ahead into a queue, arming the watchdog's timers
-    around each read (a task per item cost ~0.35 ms a turn); the abort signal and the timers
-    drop their verdicts into the same queue, so waiting for the next item is a queue read."""
+    One task per stream reads the source, an item each time one is asked for (a task per item
+    cost ~0.35 ms a turn), arming the watchdog's timers around each read; the abort signal and
+    the timers drop their verdicts into the same queue as the items, so waiting for the next
+    item is a queue read. Nothing is read ahead: the source advances as its consumer does."""
     queue: asyncio.Queue[_Mark] = asyncio.Queue()
-    reader = asyncio.ensure_future(_read_ahead(source, queue, idle_timeout, first_timeout))
+    wanted = asyncio.Event()
+    reader = asyncio.ensure_future(_reader(source, queue, wanted, idle_timeout, first_timeout))
     abort_wait = asyncio.ensure_future(abort.wait())
     abort_wait.add_done_callback(lambda _: queue.put_nowait((_ABORTED, None)))
+    wanted.set()
     try:
         while True:
             if abort.is_set():
@@ -62,6 +65,7 @@ async def watched(
             kind, value = await queue.get()
             if kind is _ITEM:
                 yield value
+                wanted.set()
             elif kind is _STALLED:
                 yield Stalled(value)
             elif kind is _END:
@@ -88,17 +92,21 @@ _ITEM, _STALLED, _END, _FAILED, _TIMED_OUT, _ABORTED = range(6)
 _Mark = tuple[int, Any]
 
 
-async def _read_ahead(
+async def _reader(
     source: AsyncIterator[T],
     queue: asyncio.Queue[_Mark],
+    wanted: asyncio.Event,
     idle_timeout: float | None,
     first_timeout: float | None,
 ) -> None:
-    """Read `source` to its end into `queue`, a `Stalled` mark after half the wait and a
-    timeout mark after all of it (the consumer raises; its exit cancels this reader)."""
+    """Read `source` into `queue`, one item each time `wanted` is set, a `Stalled` mark after
+    half the wait and a timeout mark after all of it (the consumer raises; its exit cancels
+    this reader)."""
     loop = asyncio.get_running_loop()
     first = True
     while True:
+        await wanted.wait()
+        wanted.clear()
         timeout = first_timeout if first and first_timeout is not None else idle_timeout
         timers: tuple[asyncio.TimerHandle, ...] = ()
         if timeout is not None:
