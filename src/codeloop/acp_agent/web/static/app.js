@@ -356,9 +356,17 @@ async function showReview(sessionId) {
   ui.review.hidden = false;
 }
 
+// What the list last drew: drawing it again unchanged could swallow a click under way (a
+// mouse press on one link and its release on the link that replaced it click neither).
+let listDrawn = "";
+
 async function listSessions() {
   const answer = await client.request("session/list", {});
   state.listed = new Set(answer.sessions.map((s) => s.sessionId));
+  const current = state.listed.has(state.sessionId) ? state.sessionId : null;
+  const drawn = JSON.stringify([current, answer.sessions.map((s) => [s.sessionId, s.title, s.updatedAt])]);
+  if (drawn === listDrawn) return;
+  listDrawn = drawn;
   ui.sessions.replaceChildren(
     ...answer.sessions.map((s) => {
       const link = el("a", s.title || s.sessionId.slice(0, 8));
