@@ -34,15 +34,39 @@ Line = tuple[float, dict[str, Any]]
 MODEL = "anthropic:claude-sonnet-5-5"
 
 
-class Process:
-    """A codeloop process speaking JSON lines, each line stamped as it arrives."""
+class Stamped:
+    """Messages from a peer, each stamped as it arrives (a reader thread fills `lines`, None
+    at the end)."""
+
+    ended = "the peer went away early"
+
+    def __init__(self) -> None:
+        self.lines: Queue[Line | None] = Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        raise NotImplementedError
+
+    def until(self, done: Callable[[dict[str, Any]], bool]) -> list[Line]:
+        """The messages up to the first that `done` accepts."""
+        seen: list[Line] = []
+        while (line := self.lines.get(timeout=60)) is not None:
+            seen.append(line)
+            if done(line[1]):
+                return seen
+        sys.exit(self.ended)
+
+
+class Process(Stamped):
+    """A codeloop process speaking JSON lines."""
+
+    ended = "the process ended early"
 
     def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
         self.proc = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=cwd
         )
-        self.lines: Queue[Line | None] = Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        super().__init__()
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -56,14 +80,6 @@ class Process:
         self.proc.stdin.write(json.dumps(message).encode() + b"\n")
         self.proc.stdin.flush()
         return sent
-
-    def until(self, done: Callable[[dict[str, Any]], bool]) -> list[Line]:
-        seen: list[Line] = []
-        while (line := self.lines.get(timeout=60)) is not None:
-            seen.append(line)
-            if done(line[1]):
-                return seen
-        sys.exit("the process ended early")
 
     def close(self) -> None:
         assert self.proc.stdin is not None

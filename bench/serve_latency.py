@@ -20,30 +20,28 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
-from queue import Queue
 from typing import Any
 
 from websockets.sync.client import ClientConnection, connect
 
-from bench.acp_latency import MODEL, Line, first, measure, scenario, update
+from bench.acp_latency import MODEL, Line, Stamped, first, measure, scenario, update
 from bench.common import median, ms
 from codeloop.testing.fake_server import FakeModelServer
 
 FIRST_LINE = re.compile(r"codeloop serve: http://127\.0\.0\.1:(\d+)/\?token=(\S+)\n")
 
 
-class Socket:
-    """A WebSocket client speaking ACP frames, each stamped as it arrives (Process's shape,
-    so bench/acp_latency.py's session runs over it unchanged)."""
+class Socket(Stamped):
+    """A WebSocket client speaking ACP frames (Process's shape, so bench/acp_latency.py's
+    session runs over it unchanged)."""
+
+    ended = "the server closed the socket"
 
     def __init__(self, url: str) -> None:
         self.ws: ClientConnection = connect(url)  # permessage-deflate, as a browser asks
-        self.lines: Queue[Line | None] = Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        super().__init__()
 
     def _read(self) -> None:
         for frame in self.ws:
@@ -54,14 +52,6 @@ class Socket:
         sent = time.monotonic()
         self.ws.send(json.dumps(message))
         return sent
-
-    def until(self, done: Callable[[dict[str, Any]], bool]) -> list[Line]:
-        seen: list[Line] = []
-        while (line := self.lines.get(timeout=60)) is not None:
-            seen.append(line)
-            if done(line[1]):
-                return seen
-        sys.exit("the server closed the socket")
 
     def close(self) -> None:
         self.ws.close()
