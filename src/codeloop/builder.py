@@ -181,7 +181,7 @@ async def _assemble(options: Options, cwd: Path, git: GitProbe) -> Session:
         model, tools=bool(tools), thinking=thinking, effort_flag=options.effort is not None
     )
     warnings += model_notices(model, client.provider, env)
-    memory_dir = auto_memory_dir(cwd, env, settings.auto_memory_enabled)
+    memory_dir = auto_memory_dir(cwd, env, settings)
     policy = _policy(options, settings, tools, roots, warnings, requested, memory_dir)
     tools, compact = _profiled(tools, profile, limits.window, client, warnings)
     override, append = _prompt_parts(options, settings, ext, main)

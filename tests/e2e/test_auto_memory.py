@@ -31,11 +31,11 @@ def folders(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
 
 
 def session(
-    project: Path, env: dict[str, str], scenario: Scenario, **extra: str
+    project: Path, env: dict[str, str], scenario: Scenario, *args: str, **extra: str
 ) -> tuple[Any, list[RecordedRequest]]:
     with FakeModelServer(scenario) as server:
         run = run_cli(
-            ["-p", "remember how to test", "--model", MODEL, "--output-format", "json"],
+            ["-p", "remember how to test", "--model", MODEL, "--output-format", "json", *args],
             cwd=project,
             env=provider_env(server, "anthropic", Path(env["HOME"])) | env | extra,
         )
@@ -54,6 +54,16 @@ def user_texts(request: RecordedRequest) -> str:
             else [{"text": message["content"]}]
         )
     )
+
+
+def tool_errors(request: RecordedRequest) -> list[bool]:
+    """Whether each tool result the request carries is an error, in order."""
+    return [
+        bool(block.get("is_error"))
+        for message in request.body["messages"]
+        for block in (message["content"] if isinstance(message["content"], list) else [])
+        if block.get("type") == "tool_result"
+    ]
 
 
 def writes(memory: Path, elsewhere: Path) -> Scenario:
@@ -110,3 +120,74 @@ def test_turned_off_there_is_no_folder_no_index_and_no_writing(tmp_path: Path, h
     assert str(memory) not in json.dumps(requests[0].body["system"])
     assert "older note" not in user_texts(requests[0])
     assert (memory / "MEMORY.md").read_text() == "- an older note\n"  # the write was refused
+
+
+def write_settings(path: Path, settings: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(settings))
+
+
+# Where a user may choose the folder: every settings source but the shared project's.
+CHOSEN_IN = ["claude-user", "codeloop-user", "local", "flag", "managed"]
+
+
+@pytest.mark.parametrize("where", CHOSEN_IN)
+def test_a_folder_the_settings_choose_is_the_memory_everywhere(tmp_path: Path, where: str) -> None:
+    project, default, env = folders(tmp_path)
+    home = Path(env["HOME"])
+    chosen = home / "notes" / "memory"  # written `~/notes/memory`: `~` is expanded
+    settings = {"autoMemoryDirectory": "~/notes/memory"}
+    args: tuple[str, ...] = ()
+    paths = {
+        "claude-user": home / ".claude" / "settings.json",
+        "codeloop-user": Path(env["CODELOOP_HOME"]) / "settings.json",
+        "local": project / ".claude" / "settings.local.json",
+        "managed": tmp_path / "managed" / "managed-settings.json",
+    }
+    if where == "flag":
+        args = ("--settings", json.dumps(settings))
+    else:
+        write_settings(paths[where], settings)
+    env["CODELOOP_MANAGED_DIR"] = str(tmp_path / "managed")
+    elsewhere = tmp_path / "elsewhere.txt"
+    first, requests = session(project, env, writes(chosen, elsewhere), *args)
+    assert first.returncode == 0, first.stderr
+    assert "autoMemoryDirectory" not in first.stderr
+    system = requests[0].body["system"][0]["text"]
+    assert f"`{chosen}/`" in system and str(default) not in system
+    # writing there is allowed in the default mode; elsewhere outside the project is not
+    assert (chosen / "MEMORY.md").read_text() == NOTE
+    assert tool_errors(requests[1]) == [False, True] and not elsewhere.exists()
+    assert not default.exists()
+
+    second, requests = session(project, env, Scenario(turns=(turn("make check."),)), *args)
+    assert second.returncode == 0, second.stderr
+    assert f"Contents of {chosen / 'MEMORY.md'} {HEADER}:\n\n{NOTE}" in user_texts(requests[0])
+
+
+@pytest.mark.parametrize(
+    ("file", "value", "why"),
+    [
+        (".claude/settings.json", "{tmp}/shared", "is not read from shared project settings"),
+        (".codeloop/settings.json", "{tmp}/shared", "is not read from shared project settings"),
+        (".claude/settings.local.json", "shared", "'shared' is a relative path"),
+        (".claude/settings.local.json", "~", "'~' holds your home folder"),
+    ],
+)
+def test_a_folder_that_may_not_be_the_memory_is_refused_aloud(
+    tmp_path: Path, file: str, value: str, why: str
+) -> None:
+    """A shared repository cannot aim the writes allowed without asking at a folder of its
+    choosing; a relative path (relative to what?) or the home folder is refused too. One
+    warning each, naming the file, the key and why; the default folder is the memory."""
+    project, default, env = folders(tmp_path)
+    write_settings(project / file, {"autoMemoryDirectory": value.format(tmp=tmp_path)})
+    target = tmp_path / "shared" if value != "shared" else project / "shared"
+    run, requests = session(project, env, writes(target, tmp_path / "elsewhere.txt"))
+    assert run.returncode == 0, run.stderr
+    warnings = [line for line in run.stderr.splitlines() if "autoMemoryDirectory" in line]
+    assert len(warnings) == 1, run.stderr
+    assert str(project / file) in warnings[0] and why in warnings[0], warnings
+    system = requests[0].body["system"][0]["text"]
+    assert f"`{default}/`" in system
+    assert not (target / "MEMORY.md").exists()  # the write there was refused

@@ -6,15 +6,20 @@ The system prompt names the folder and says what belongs there; the model may wr
 the default permission mode (an allow rule for that folder alone: permissions stay as they were
 everywhere else); its index, MEMORY.md, reaches the next sessions with the other memory files
 (its first 200 lines, at most 25 KB). `CLAUDE_CODE_DISABLE_AUTO_MEMORY=1` or the setting
-`autoMemoryEnabled: false` turn all of it off.
+`autoMemoryEnabled: false` turn all of it off; `autoMemoryDirectory` (not from shared project
+settings: settings_files.py) puts the folder elsewhere, and all of it follows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from codeloop.store.data_paths import find_repo_root, project_dir
+
+if TYPE_CHECKING:
+    from codeloop.settings.settings_files import Settings
 
 INDEX = "MEMORY.md"
 MAX_INDEX_LINES = 200
@@ -24,14 +29,16 @@ _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off"})
 
 
-def auto_memory_dir(cwd: Path, env: Mapping[str, str], enabled: bool | None) -> Path | None:
-    """The project's memory folder (its repository's, so every folder of a checkout shares
-    it), or None when auto memory is off: the variable decides, else the setting
-    (`enabled`, None when unset), else it is on."""
+def auto_memory_dir(cwd: Path, env: Mapping[str, str], settings: Settings) -> Path | None:
+    """The memory folder: the one the settings chose (`autoMemoryDirectory`, checked where
+    they are read), else the project's (its repository's, so every folder of a checkout shares
+    it); None when auto memory is off: the variable decides, else `autoMemoryEnabled`, else it
+    is on."""
     switch = env.get(DISABLE_VARIABLE, "").strip().lower()
-    if switch in _TRUE or (switch not in _FALSE and enabled is False):
+    if switch in _TRUE or (switch not in _FALSE and settings.auto_memory_enabled is False):
         return None
-    return project_dir(find_repo_root(cwd) or cwd, env) / "memory"
+    chosen = settings.auto_memory_directory
+    return chosen or project_dir(find_repo_root(cwd) or cwd, env) / "memory"
 
 
 def prompt_section(folder: Path) -> str:

@@ -372,6 +372,7 @@ _CHECKS: dict[str, Any] = {
     "compactProfile": lambda k, v, w: _choice(k, v, w, ("on", "off", "auto")),
     "alwaysThinkingEnabled": _boolean,
     "autoMemoryEnabled": _boolean,
+    "autoMemoryDirectory": _string,
     "requestOverrides": _object,
     "webSearch": _web_search,
     # Claude Code's top-level spelling in some files; permissions.* is the documented one.

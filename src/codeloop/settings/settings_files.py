@@ -164,6 +164,9 @@ class Settings:
     always_thinking: bool = False
     # `autoMemoryEnabled` (None: unset, auto memory on unless the environment turns it off).
     auto_memory_enabled: bool | None = None
+    # `autoMemoryDirectory`, `~` expanded: the auto-memory folder in place of the project's
+    # default one; never from shared project settings (None: the default).
+    auto_memory_directory: Path | None = None
     # `requestOverrides` (codeloop's own key): extra request fields and headers per provider or
     # model, checked by models/shaping.py, which owns their meaning.
     request_overrides: Mapping[str, Any] = field(default_factory=dict)
@@ -268,6 +271,7 @@ def load_settings(
     hooks: list[tuple[str, HooksConfig]] = []
     raw_seen: list[tuple[str, Mapping[str, Any]]] = []
     auto_rules: dict[str, Any] = {}
+    memory_folder: Path | None = None
     for source in _read_sources(cwd, cli, env, problems, wanted):
         data = _parse(source.label, source.text, problems)
         if data is None:
@@ -293,6 +297,8 @@ def load_settings(
             )
         elif "autoMode" in clean:
             auto_rules = _merge(auto_rules, clean["autoMode"])
+        if "autoMemoryDirectory" in clean:
+            memory_folder = _memory_folder(source, clean, env, problems) or memory_folder
     problems.check()
     if managed.get("allowManagedPermissionRulesOnly") is True:
         managed_labels = set(_managed_labels(env))
@@ -314,7 +320,36 @@ def load_settings(
     )
     plugin_hooks = not only_managed_hooks and merged.get("disableAllHooks") is not True
     auto = {name: tuple(auto_rules.get(name, ())) for name in AUTO_MODE_SECTIONS}
-    return replace(built, plugin_hooks=plugin_hooks, auto_mode=auto)
+    return replace(
+        built, plugin_hooks=plugin_hooks, auto_mode=auto, auto_memory_directory=memory_folder
+    )
+
+
+def _memory_folder(
+    source: _Source, clean: Mapping[str, Any], env: Mapping[str, str] | None, problems: Problems
+) -> Path | None:
+    """A source's `autoMemoryDirectory` as an absolute folder, or None (said in a warning)
+    when it cannot be one. The model writes there without asking, so, as in Claude Code, a
+    shared repository's settings may not choose it, and neither may a relative path (relative
+    to wherever the session starts) nor a folder holding the home folder."""
+    raw: str = clean["autoMemoryDirectory"]
+    home = home_dir(os.environ if env is None else env)
+    expanded = home / raw[2:] if raw.startswith("~/") else home if raw == "~" else Path(raw)
+    folder = Path(os.path.normpath(expanded))
+    if source.scope == "project":
+        why = (
+            "is not read from shared project settings (a repository could aim the memory "
+            "writes allowed without asking at any folder); put it in settings.local.json or "
+            "your user settings"
+        )
+    elif not folder.is_absolute():
+        why = f"{raw!r} is a relative path; give an absolute one or one under ~/"
+    elif home.is_relative_to(folder):
+        why = f"{raw!r} holds your home folder: every file there would be writable unasked"
+    else:
+        return folder
+    problems.warnings.append(f"{source.label}: autoMemoryDirectory {why}; ignored")
+    return None
 
 
 def _managed_labels(env: Mapping[str, str] | None) -> list[str]:

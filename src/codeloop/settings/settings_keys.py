@@ -44,7 +44,7 @@ KEYS: dict[str, KeyInfo] = {
         "extraKnownMarketplaces additionalMarketplaces outputStyle disableSkillShellExecution "
         "skillOverrides blockedMarketplaces strictKnownMarketplaces allowedMarketplaces agent "
         "effortLevel alwaysThinkingEnabled requestOverrides webSearch compactProfile "
-        "autoMemoryEnabled maxTurns "
+        "autoMemoryEnabled autoMemoryDirectory maxTurns "
         "enableAllProjectMcpServers enabledMcpjsonServers disabledMcpjsonServers "
         "statusLine editorMode "
         "allowedMcpServers deniedMcpServers allowManagedMcpServersOnly",
@@ -93,7 +93,7 @@ KEYS: dict[str, KeyInfo] = {
         "ignored",
         _MODELS,
         "advisorModel fastMode fastModePerSessionOptIn "
-        "modelOverrides switchModelsOnFlag autoMemoryDirectory "
+        "modelOverrides switchModelsOnFlag "
         "autoCompactWindow skillListingBudgetFraction skillListingMaxDescChars "
         "fileCheckpointingEnabled includeGitInstructions prUrlTemplate pluginConfigs "
         "disableBundledSkills useAutoModeDuringPlan",
