@@ -106,6 +106,7 @@ from codeloop.tools.profile import (
 from codeloop.tools.registry import (
     BUILTINS,
     ON_DEMAND,
+    Offered,
     ToolFactory,
     default_tools,
     described,
@@ -183,7 +184,7 @@ async def _assemble(options: Options, cwd: Path, git: GitProbe) -> Session:
     warnings += model_notices(model, client.provider, env)
     memory_dir = auto_memory_dir(cwd, env, settings)
     policy = _policy(options, settings, tools, roots, warnings, requested, memory_dir)
-    tools, compact = _profiled(tools, profile, limits.window, client, warnings)
+    tools, compact = _profiled(tools, profile, limits.window, client, policy, warnings)
     override, append = _prompt_parts(options, settings, ext, main)
     store = _session_store(cwd, env, settings)
     opened = _open_transcript(options, store)
@@ -524,7 +525,7 @@ def _context_manager(
 ) -> ContextManager:
     """The session's context window: its summary calls are the main call's, retried alike;
     its overhead counted as the client renders it."""
-    specs = tuple(tool.spec() for tool in tools.values())
+    specs = tuple(tool.spec() for tool in Offered(tools, config.policy.withholds).values())
     summarizer = SummaryModel(
         client.stream,
         config.model,
@@ -915,13 +916,15 @@ def _profiled(
     profile: ProfileChoice,
     window: int,
     client: ModelClient,
+    policy: Policy,
     warnings: list[str | Notice],
 ) -> tuple[dict[str, AnyTool], bool]:
-    """The tools the session offers, the core ones when the compact profile is on (and
-    whether it is)."""
+    """The tools the session offers, the core ones it does not withhold when the compact
+    profile is on (and whether it is)."""
     if not compact_wanted(profile, window):
         return tools, False
-    tools = compact_tools(tools, functools.partial(prompt_tokens, client, ""))
+    offered = Offered(tools, policy.withholds)
+    tools = compact_tools(offered, functools.partial(prompt_tokens, client, ""))
     warnings.append(Notice("info", f"compact profile: {', '.join(tools)}"))
     return tools, True
 

@@ -40,7 +40,7 @@ from codeloop.system.aio import unless_aborted
 from codeloop.token_budget import parse_budget_marker
 from codeloop.tools.base import AgentCall, AnyTool, ToolContext, ToolResult, Workspace
 from codeloop.tools.questions import QuestionChannel
-from codeloop.tools.registry import preload
+from codeloop.tools.registry import Offered, preload
 from codeloop.types import ImageBlock, Message, TextBlock, ToolUseBlock, Usage, new_uuid
 from codeloop.usage.costs import Ledger, model_usage
 from codeloop.usage.record import RequestLog
@@ -101,8 +101,11 @@ class Session:
         self.mcp = mcp
         # The language servers plugins configure (the builder sets them): stopped on close.
         self.language_servers: LanguageServers | None = None
-        self.tools: Mapping[str, AnyTool] = (
-            ChainMap(mcp.tools, self.builtin_tools) if mcp else self.builtin_tools
+        # What the model is offered and may call: all of them less those a deny rule names
+        # whole (Policy.withholds), for this session's runs and its sub-agents' alike.
+        self.tools: Mapping[str, AnyTool] = Offered(
+            ChainMap(mcp.tools, self.builtin_tools) if mcp else self.builtin_tools,
+            self._withheld,
         )
         self.workspace = workspace
         self.config = config
@@ -401,12 +404,14 @@ class Session:
         return self._abort
 
     def run_params(self, messages: tuple[Message, ...], **changes: Any) -> LoopParams:
-        """One run's parameters: the session's, with `changes` (a sub-agent's differ)."""
+        """One run's parameters: the session's, with `changes` (a sub-agent's differ; the
+        tools it is given are withheld from it as from the session)."""
         config = self.config
+        given = changes.pop("tools", None)
         params = LoopParams(
             messages=messages,
             model=config.model,
-            tools=self.tools,
+            tools=self.tools if given is None else Offered(given, self._withheld),
             workspace=self.workspace,
             system=config.system,
             max_tokens=config.max_tokens,
@@ -424,12 +429,13 @@ class Session:
             # With tool search, what is offered differs from what may be called. A sub-agent
             # given its own tools is offered exactly those.
             offered_tools=(
-                self.mcp.offered(self.builtin_tools)
-                if self.mcp is not None and "tools" not in changes
-                else None
+                self.mcp.offered(self.tools) if self.mcp is not None and given is None else None
             ),
         )
         return replace(params, **changes)
+
+    def _withheld(self, tool_name: str) -> bool:
+        return self.config.policy.withholds(tool_name)
 
     def run_deps(self) -> LoopDeps:
         """The loop's collaborators: the given ones, with the session's own."""

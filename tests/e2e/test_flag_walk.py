@@ -186,6 +186,18 @@ def _forked(_: Outcome, flagged: Outcome) -> None:
     assert len(sessions) == 2, flagged.files
 
 
+def _withholds(tool: str) -> Check:
+    """The tool is offered without the flag, and not with it."""
+
+    def check(baseline: Outcome, flagged: Outcome) -> None:
+        def offered(outcome: Outcome) -> list[str]:
+            return [spec["name"] for spec in outcome.requests[0].body["tools"]]
+
+        assert tool in offered(baseline) and tool not in offered(flagged), offered(flagged)
+
+    return check
+
+
 def _answered(_: Outcome, flagged: Outcome) -> None:
     assert flagged.run.json()["result"] == "Hi."
 
@@ -211,7 +223,7 @@ ROWS: dict[str, Row] = {
     "--settings": Row(("--settings", json.dumps({"effortLevel": "high"}))),
     "--sandbox": Row(("--sandbox",), "tool-allowed"),
     "--allowedTools": Row(("--allowedTools", "Bash"), "tool"),
-    "--disallowedTools": Row(("--disallowedTools", "Bash"), "tool"),
+    "--disallowedTools": Row(("--disallowedTools", "Bash"), "tool", check=_withholds("Bash")),
     "--dangerously-skip-permissions": Row(("--dangerously-skip-permissions",), "tool"),
     "--setting-sources": Row(("--setting-sources", ""), "project-settings"),
     "--init": Row(("--init",), "setup-hook"),

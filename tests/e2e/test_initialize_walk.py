@@ -44,6 +44,7 @@ class Part:
     sent: str | None = None  # the first request to the model carries this text
     warned: bool = False  # stderr names it: not supported
     elsewhere: str | None = None  # taken by another way, shown by the test named here
+    withheld: str | None = None  # the first request to the model offers no tool of this name
     answer: tuple[Turn, ...] = (turn("Fine."),)  # what the model answers the prompt with
 
 
@@ -51,7 +52,7 @@ PARTS: dict[str, Part] = {
     "systemPrompt": Part(["WALK-SYSTEM"], sent="WALK-SYSTEM"),
     "appendSystemPrompt": Part("WALK-APPEND", sent="WALK-APPEND"),
     "settings": Part({"effortLevel": "high"}, applied="settings_applied", sent='"thinking"'),
-    "disallowedTools": Part(["Bash"], applied="disallowed_tools_applied"),
+    "disallowedTools": Part(["Bash"], applied="disallowed_tools_applied", withheld="Bash"),
     "plugins": Part([{"type": "local", "path": "kit"}], applied="plugins_applied", sent="check"),
     "mcpServers": Part({"py": MCP_SERVER}, applied="mcp_servers_applied", sent="mcp__py__echo"),
     "jsonSchema": Part(
@@ -138,4 +139,7 @@ def test_the_part_is_taken_and_shows_or_is_named_as_not_supported(
         assert answer["response"].get(part.applied) is True, answer
     if part.sent is not None:
         assert part.sent in json.dumps(request.body), f"{name} did not reach the model"
+    if part.withheld is not None:
+        offered = [tool["name"] for tool in request.body["tools"]]
+        assert part.withheld not in offered and "Read" in offered, offered
     assert part.warned or part.applied or part.sent, "a row must say what shows"

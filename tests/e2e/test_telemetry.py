@@ -84,7 +84,7 @@ def run(
     project = make_project(tmp)
     with FakeModelServer(scenario()) as server:
         args = ["-p", PROMPT, "--model", MODEL, "--permission-mode", "acceptEdits"]
-        args += ["--allowedTools", "Bash", "--disallowedTools", "Write"]
+        args += ["--allowedTools", "Bash", "--disallowedTools", "Write(notes.txt)"]
         cli_env = provider_env(server, "anthropic", tmp) | env
         if python_flags:
             proc = subprocess.run(

@@ -3,7 +3,7 @@
 `start` connects every server at once, each within MCP_TIMEOUT, so the first model request
 waits at most that long; the SDK itself (over a second to import) loads in a thread meanwhile.
 `tools` is a live mapping the session lays over its built-ins: it changes when a server's
-`list_changed` notification arrives, and `offered_specs` (awaited before each request) gives
+`list_changed` notification arrives, and `offered` (awaited before each request) gives
 what the model sees, with tool search applied.
 """
 
@@ -149,22 +149,19 @@ class McpManager:
 
     # --- what the model sees ---------------------------------------------------------------
 
-    async def offered_specs(self) -> list[ToolSpec]:
-        """The MCP part of the next request's tools: every tool, or with tool search on, the
-        search tool and the tools it loaded. Waits for list refreshes already under way."""
-        await asyncio.gather(*(c.settled() for c in self.connections.values()))
-        return [
-            tool.spec()
-            for name, tool in self.tools.items()
-            if not (self.deferred and name in self._server_tools and name not in self._loaded)
-        ]
-
-    def offered(self, builtins: Mapping[str, AnyTool]) -> Callable[[], Awaitable[list[ToolSpec]]]:
-        """For LoopParams: the built-ins' specs, then the MCP ones, before every request."""
-        fixed = [tool.spec() for tool in builtins.values()]
+    def offered(self, tools: Mapping[str, AnyTool]) -> Callable[[], Awaitable[list[ToolSpec]]]:
+        """For LoopParams: before every request, the specs of `tools` (the session's: the
+        built-ins, then these servers' as they are now, less what the permission rules
+        withhold), with tool search on less the servers' tools it has not loaded. Waits for
+        list refreshes already under way."""
 
         async def specs() -> list[ToolSpec]:
-            return [*fixed, *await self.offered_specs()]
+            await asyncio.gather(*(c.settled() for c in self.connections.values()))
+            return [
+                tool.spec()
+                for name, tool in tools.items()
+                if not (self.deferred and name in self._server_tools and name not in self._loaded)
+            ]
 
         return specs
 

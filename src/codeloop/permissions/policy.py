@@ -239,6 +239,13 @@ class Policy:
             for rule in self._book.rules["allow"]
         )
 
+    def withholds(self, tool_name: str) -> bool:
+        """Whether a deny rule names the whole tool (no specifier: `Bash`, `mcp__server`,
+        `mcp__server__*`): the model is not offered it at all, as in Claude Code. A rule with a
+        specifier leaves it offered and denies the calls it matches."""
+        deny = self._book.rules["deny"] if self._book is not None else self._lists[1]
+        return any(rule.specifier is None and rule.covers_tool(tool_name) for rule in deny)
+
     def leave_plan_mode(self) -> bool:
         """An accepted plan: back to the mode the session had before plan mode (`default` for
         one that started in it); whether it was in plan mode."""

@@ -16,7 +16,7 @@ import importlib
 import json
 import sys
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +119,27 @@ class LazyTool:
 
     async def call(self, args: Any, ctx: ToolContext) -> ToolResult:
         return await self.tool.call(args, ctx)
+
+
+class Offered(Mapping[str, AnyTool]):
+    """The tools a run offers the model and may call: `tools` less those `withheld` names
+    (Policy.withholds: deny rules naming a whole tool, as Claude Code filters its tool list).
+    A view, read anew at each use: a rule or a tool added later counts from the next run."""
+
+    def __init__(self, tools: Mapping[str, AnyTool], withheld: Callable[[str], bool]) -> None:
+        self._tools = tools
+        self._withheld = withheld
+
+    def __getitem__(self, name: str) -> AnyTool:
+        if self._withheld(name):
+            raise KeyError(name)
+        return self._tools[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name in self._tools if not self._withheld(name))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 def preload(tools: Iterable[AnyTool]) -> threading.Thread:
