@@ -9,6 +9,7 @@ matches. Through the real CLI; what was offered is read from the fake server's r
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,19 @@ from tests.mcp_servers import python_server
 
 MODEL = "claude-sonnet-4-5"
 AGENT_CALL = {"description": "look", "prompt": "Look around.", "subagent_type": "general-purpose"}
+# A custom agent with an MCP server of its own, started for it alone.
+OWN_SERVER_AGENT = """\
+---
+name: researcher
+description: Looks things up with its own server.
+tools: Read
+mcpServers:
+  - inline:
+      command: {python}
+      args: ["-m", "codeloop.testing.mcp_server", "--name", "inline"]
+---
+You research.
+"""
 
 
 def offered(request: RecordedRequest) -> list[str]:
@@ -124,3 +138,17 @@ def test_a_whole_server_rule_withholds_its_tools(
     assert result.returncode == 0, result.stderr
     names = set(offered(requests[0]))
     assert not names & gone and kept <= names, sorted(names)
+
+
+def test_a_sub_agents_own_server_tool_is_withheld_too(tmp_path: Path) -> None:
+    claude = tmp_path / "project" / ".claude"
+    (claude / "agents").mkdir(parents=True)
+    (claude / "agents" / "researcher.md").write_text(OWN_SERVER_AGENT.format(python=sys.executable))
+    (claude / "settings.local.json").write_text(json.dumps({"enableAllProjectMcpServers": True}))
+    call = {**AGENT_CALL, "subagent_type": "researcher"}
+    scenario = Scenario(turns=(turn(tool_use("Agent", call)), turn("Nothing."), turn("Done.")))
+    result, requests, _ = run(tmp_path, scenario, "--disallowedTools", "mcp__inline__echo")
+    assert result.returncode == 0, result.stderr
+    sub = offered(requests[1])
+    assert "mcp__inline__add" in sub and "Read" in sub, sub  # its server came up
+    assert "mcp__inline__echo" not in sub
