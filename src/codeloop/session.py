@@ -107,6 +107,8 @@ class Session:
             ChainMap(mcp.tools, self.builtin_tools) if mcp else self.builtin_tools,
             self._withheld,
         )
+        if mcp is not None:
+            mcp.visible = self.tools
         self.workspace = workspace
         self.config = config
         self.session_id = transcript.session_id if transcript else session_id or new_uuid()
@@ -428,9 +430,7 @@ class Session:
             user_context=self.user_context,
             # With tool search, what is offered differs from what may be called. A sub-agent
             # given its own tools is offered exactly those.
-            offered_tools=(
-                self.mcp.offered(self.tools) if self.mcp is not None and given is None else None
-            ),
+            offered_tools=(self.mcp.offered() if self.mcp is not None and given is None else None),
         )
         return replace(params, **changes)
 

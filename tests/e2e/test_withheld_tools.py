@@ -51,7 +51,11 @@ def results(request: RecordedRequest) -> list[str]:
 
 
 def run(
-    tmp_path: Path, scenario: Scenario, *args: str, settings: dict[str, Any] | None = None
+    tmp_path: Path,
+    scenario: Scenario,
+    *args: str,
+    settings: dict[str, Any] | None = None,
+    env: dict[str, str] | None = None,
 ) -> tuple[CliRun, list[RecordedRequest], Path]:
     project, home = tmp_path / "project", tmp_path / "home"
     for folder in (project, home):
@@ -60,11 +64,11 @@ def run(
         (project / ".claude").mkdir(exist_ok=True)
         (project / ".claude" / "settings.json").write_text(json.dumps(settings))
     with FakeModelServer(scenario) as server:
-        env = provider_env(server, "anthropic", home) | {"CODELOOP_HOME": str(home / ".cl")}
+        full_env = provider_env(server, "anthropic", home) | {"CODELOOP_HOME": str(home / ".cl")}
         result = run_cli(
             ["-p", "go", "--model", MODEL, "--output-format", "json", *args],
             cwd=project,
-            env=env,
+            env=full_env | (env or {}),
         )
         return result, server.requests, project
 
@@ -152,3 +156,17 @@ def test_a_sub_agents_own_server_tool_is_withheld_too(tmp_path: Path) -> None:
     sub = offered(requests[1])
     assert "mcp__inline__add" in sub and "Read" in sub, sub  # its server came up
     assert "mcp__inline__echo" not in sub
+
+
+def test_tool_search_neither_lists_nor_loads_a_withheld_tool(tmp_path: Path) -> None:
+    search = {"query": "select:mcp__py__echo,mcp__py__add"}
+    scenario = Scenario(turns=(turn(tool_use("ToolSearch", search)), turn("Done.")))
+    servers = json.dumps({"mcpServers": {"py": python_server()}})
+    flags = ("--mcp-config", servers, "--disallowedTools", "mcp__py__echo")
+    result, requests, _ = run(tmp_path, scenario, *flags, env={"ENABLE_TOOL_SEARCH": "true"})
+    assert result.returncode == 0, result.stderr
+    listing = next(t for t in requests[0].body["tools"] if t["name"] == "ToolSearch")
+    assert "mcp__py__add" in listing["description"]
+    assert "mcp__py__echo" not in listing["description"]
+    assert "mcp__py__add" in offered(requests[1]) and "mcp__py__echo" not in offered(requests[1])
+    assert "mcp__py__echo" not in results(requests[1])[0]

@@ -62,6 +62,9 @@ class McpManager:
         self.connections: dict[str, Connection] = {}
         # Live: the session's tool mapping reads it, so changes show from the next request on.
         self.tools: dict[str, AnyTool] = {}
+        # What the model may see: the session sets its own view (its built-ins with these,
+        # less what its deny rules withhold), which requests and tool search read.
+        self.visible: Mapping[str, AnyTool] = self.tools
         self.deferred = False
         # The servers' own tools (not the resource or search tools): name -> server.
         self._server_tools: dict[str, str] = {}
@@ -145,21 +148,20 @@ class McpManager:
         }
 
     def _deferred_specs(self) -> list[ToolSpec]:
-        return [t.spec() for name, t in self.tools.items() if name in self._server_tools]
+        return [t.spec() for name, t in self.visible.items() if name in self._server_tools]
 
     # --- what the model sees ---------------------------------------------------------------
 
-    def offered(self, tools: Mapping[str, AnyTool]) -> Callable[[], Awaitable[list[ToolSpec]]]:
-        """For LoopParams: before every request, the specs of `tools` (the session's: the
-        built-ins, then these servers' as they are now, less what the permission rules
-        withhold), with tool search on less the servers' tools it has not loaded. Waits for
-        list refreshes already under way."""
+    def offered(self) -> Callable[[], Awaitable[list[ToolSpec]]]:
+        """For LoopParams: before every request, the specs of the visible tools as they are
+        then, with tool search on less the servers' tools it has not loaded. Waits for list
+        refreshes already under way."""
 
         async def specs() -> list[ToolSpec]:
             await asyncio.gather(*(c.settled() for c in self.connections.values()))
             return [
                 tool.spec()
-                for name, tool in tools.items()
+                for name, tool in self.visible.items()
                 if not (self.deferred and name in self._server_tools and name not in self._loaded)
             ]
 
