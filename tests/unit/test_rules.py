@@ -430,3 +430,27 @@ def test_suggestions_as_permission_updates(project: Path) -> None:
     assert Decision("ask", "no rule").suggested_updates("session") == []
     whole_tool = Decision("ask", "r", suggestions=("WebSearch",)).suggested_updates("x")
     assert whole_tool[0]["rules"] == [{"toolName": "WebSearch"}]
+
+
+@pytest.mark.parametrize(
+    ("rule", "withheld", "offered"),
+    [
+        ("Bash", {"Bash"}, {"Read", "mcp__gh__issue"}),
+        ("Bash(*)", {"Bash"}, {"Read"}),
+        ("Bash(git push:*)", set(), {"Bash"}),  # a specifier: offered, its calls denied
+        ("Read(./secrets/**)", set(), {"Read", "Grep"}),
+        ("Task", {"Agent"}, {"Bash"}),  # Agent's earlier name
+        ("mcp__gh", {"mcp__gh__issue", "mcp__gh__pr"}, {"mcp__ghx__issue", "Bash"}),
+        ("mcp__gh__*", {"mcp__gh__issue", "mcp__gh__pr"}, {"mcp__ghx__issue"}),
+        ("mcp__gh__issue", {"mcp__gh__issue"}, {"mcp__gh__pr"}),
+    ],
+)
+def test_a_deny_rule_naming_a_whole_tool_withholds_it(
+    project: Path, rule: str, withheld: set[str], offered: set[str]
+) -> None:
+    given = Policy("default", disallowed=[rule])
+    later = Policy("default", roots=[project])  # bound: its rule book is made
+    assert not any(later.withholds(name) for name in withheld | offered)
+    later.add_rules("deny", [rule], "session")  # a rule added mid-session counts from then on
+    for policy in (given, later):
+        assert {name for name in withheld | offered if policy.withholds(name)} == withheld
