@@ -8,7 +8,6 @@ this at start-up.
 
 from __future__ import annotations
 
-import difflib
 import os
 from itertools import islice
 from pathlib import Path
@@ -83,6 +82,8 @@ def _similar_names(directory: Path, name: str) -> list[str]:
             names = [entry.name for entry in islice(entries, 1000)]
     except OSError:
         return []
+    import difflib  # "did you mean" only: not on start-up's path
+
     by_lower = {n.lower(): n for n in names}
     close = difflib.get_close_matches(name.lower(), list(by_lower), n=3, cutoff=0.6)
     return [by_lower[n] for n in close]

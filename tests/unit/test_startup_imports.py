@@ -63,6 +63,11 @@ NOT_AT_START = (
     # The ACP face and its SDK: `codeloop acp` only.
     "codeloop.acp_agent",
     "acp",
+    # A model the catalog knows has no window to discover; no side request is on; agent
+    # teams are off.
+    "codeloop.models.window_discovery",
+    "codeloop.side_requests",
+    "codeloop.teams.teammates",
 )
 
 
@@ -184,7 +189,6 @@ AT_START = (
     "codeloop.models.catalog",
     "codeloop.models.complete",
     "codeloop.models.factory",
-    "codeloop.models.gguf_header",
     "codeloop.models.http11",
     "codeloop.models.http_errors",
     "codeloop.models.lenient_json",
@@ -194,7 +198,6 @@ AT_START = (
     "codeloop.models.sse",
     "codeloop.models.thinking",
     "codeloop.models.transport",
-    "codeloop.models.window_discovery",
     "codeloop.models.wire_events",
     "codeloop.models.written_calls",
     "codeloop.options",
@@ -222,7 +225,6 @@ AT_START = (
     "codeloop.shell",
     "codeloop.shell.git_env",
     "codeloop.shell.sandbox",
-    "codeloop.side_requests",
     "codeloop.store",
     "codeloop.store.data_paths",
     "codeloop.store.repair",
@@ -240,7 +242,6 @@ AT_START = (
     "codeloop.teams",
     "codeloop.teams.task_list",
     "codeloop.teams.team_mail",
-    "codeloop.teams.teammates",
     "codeloop.telemetry",
     "codeloop.telemetry.config",
     "codeloop.text",
