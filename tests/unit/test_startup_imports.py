@@ -234,6 +234,7 @@ AT_START = (
     "codeloop.subagents",
     "codeloop.system",
     "codeloop.system.aio",
+    "codeloop.system.collector",
     "codeloop.system.env_values",
     "codeloop.system.jsonfile",
     "codeloop.system.procs",
