@@ -122,7 +122,7 @@ from codeloop.types import new_uuid
 from codeloop.workspace.background import BackgroundShells
 
 if TYPE_CHECKING:
-    from codeloop.checkpoints import Checkpoints
+    from codeloop.checkpoints.manager import Checkpoints
     from codeloop.lsp.servers import LanguageServers
     from codeloop.mcp.server_manager import McpManager
     from codeloop.side_requests import SideRequests
@@ -848,7 +848,8 @@ def _checkpoints(
     wanted = settings.checkpoints
     if not wanted.enabled or env.get("CODELOOP_CHECKPOINTS", "1") == "0":
         return None
-    from codeloop.checkpoints import Checkpoints, Limits
+    from codeloop.checkpoints.limits import Limits
+    from codeloop.checkpoints.manager import Checkpoints
 
     limits = Limits(int(wanted.max_file_mb * 1024 * 1024), wanted.max_files)
     return Checkpoints(

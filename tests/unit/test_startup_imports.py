@@ -63,8 +63,10 @@ NOT_AT_START = (
     # The ACP face and its SDK: `codeloop acp` only.
     "codeloop.acp_agent",
     "acp",
-    # A model the catalog knows has no window to discover; no side request is on; agent
-    # teams are off.
+    # What takes and reads checkpoints: nothing was written. A model the catalog knows has
+    # no window to discover; no side request is on; agent teams are off.
+    "codeloop.checkpoints.journal",
+    "codeloop.checkpoints.snapshot",
     "codeloop.models.window_discovery",
     "codeloop.side_requests",
     "codeloop.teams.teammates",
@@ -124,11 +126,8 @@ AT_START = (
     "codeloop._version",
     "codeloop.builder",
     "codeloop.checkpoints",
-    "codeloop.checkpoints.journal",
+    "codeloop.checkpoints.limits",
     "codeloop.checkpoints.manager",
-    "codeloop.checkpoints.objects",
-    "codeloop.checkpoints.snapshot",
-    "codeloop.checkpoints.watch",
     "codeloop.cli",
     "codeloop.cli.headless",
     "codeloop.cli.live",
