@@ -76,6 +76,12 @@ NOT_AT_START = (
 def one_turn_modules(tmp_path: Path) -> list[str]:
     """Every module a one-turn headless run of a hosted model has imported when it ends, in a
     git repository with a CLAUDE.md, as a user runs it."""
+    return after_one_turn(tmp_path, "','.join(sorted(sys.modules))").split(",")
+
+
+def after_one_turn(tmp_path: Path, report: str) -> str:
+    """What the expression `report` says in the process of a one-turn headless run once
+    it has ended (`sys` and `gc` imported)."""
     project = tmp_path / "project"
     project.mkdir()
     (project / "CLAUDE.md").write_text("# Project\nRun the tests with `pytest`.\n")
@@ -87,18 +93,23 @@ def one_turn_modules(tmp_path: Path) -> list[str]:
             "CODELOOP_HOME": str(tmp_path / "home"),
         }
         code = (
-            "import contextlib, io, os, sys\n"
+            "import contextlib, gc, io, os, sys\n"
             f"os.environ.update({env!r})\n"
             "from codeloop.__main__ import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             "    main(['-p', 'hi', '--model', 'anthropic:claude-sonnet-4-5'])\n"
-            "print(','.join(sorted(sys.modules)))\n"
+            f"print({report})\n"
         )
         out = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=project
         )
         assert len(server.requests) == 1
-    return out.stdout.strip().split(",")
+    return out.stdout.strip()
+
+
+def test_a_headless_run_collects_garbage_again_once_its_session_is_built(tmp_path: Path) -> None:
+    """The command line holds the collector off while it starts (system/collector.py)."""
+    assert after_one_turn(tmp_path, "gc.isenabled(), gc.get_freeze_count() > 0") == "True True"
 
 
 def test_a_headless_run_of_a_hosted_model_loads_only_what_its_first_request_needs(
