@@ -79,9 +79,9 @@ def one_turn_modules(tmp_path: Path) -> list[str]:
     return after_one_turn(tmp_path, "','.join(sorted(sys.modules))").split(",")
 
 
-def after_one_turn(tmp_path: Path, report: str) -> str:
+def after_one_turn(tmp_path: Path, report: str, before: str = "") -> str:
     """What the expression `report` says in the process of a one-turn headless run once
-    it has ended (`sys` and `gc` imported)."""
+    it has ended (`sys` and `gc` imported; `before` runs first)."""
     project = tmp_path / "project"
     project.mkdir()
     (project / "CLAUDE.md").write_text("# Project\nRun the tests with `pytest`.\n")
@@ -95,6 +95,7 @@ def after_one_turn(tmp_path: Path, report: str) -> str:
         code = (
             "import contextlib, gc, io, os, sys\n"
             f"os.environ.update({env!r})\n"
+            f"{before}"
             "from codeloop.__main__ import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             "    main(['-p', 'hi', '--model', 'anthropic:claude-sonnet-4-5'])\n"
@@ -110,6 +111,30 @@ def after_one_turn(tmp_path: Path, report: str) -> str:
 def test_a_headless_run_collects_garbage_again_once_its_session_is_built(tmp_path: Path) -> None:
     """The command line holds the collector off while it starts (system/collector.py)."""
     assert after_one_turn(tmp_path, "gc.isenabled(), gc.get_freeze_count() > 0") == "True True"
+
+
+# What a one-turn run loads only once the answer is in, never before the first request: the
+# reader of calls a model wrote as text, lenient JSON (a tool call's input), the segments the
+# transcript's request line records.
+AFTER_THE_FIRST_REQUEST = (
+    "codeloop.models.written_calls",
+    "codeloop.models.lenient_json",
+    "codeloop.usage.segments",
+)
+# The modules loaded when the run first connects to the model's server (its first request).
+AT_FIRST_CONNECT = (
+    "at_connect = []\n"
+    "def first_connect(event, args):\n"
+    "    if event == 'socket.connect' and not at_connect:\n"
+    "        at_connect.append(','.join(sorted(sys.modules)))\n"
+    "sys.addaudithook(first_connect)\n"
+)
+
+
+def test_what_only_an_answer_needs_loads_after_the_first_request(tmp_path: Path) -> None:
+    loaded = after_one_turn(tmp_path, "at_connect[0]", before=AT_FIRST_CONNECT).split(",")
+    assert "codeloop.models.anthropic" in loaded  # the request's own client, for certain
+    assert [name for name in AFTER_THE_FIRST_REQUEST if name in loaded] == []
 
 
 def test_a_headless_run_of_a_hosted_model_loads_only_what_its_first_request_needs(
