@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from bench.common import median, run_cli
-from codeloop.checkpoints import Checkpoints
+from codeloop.checkpoints.manager import Checkpoints
 from codeloop.testing.scenario import Scenario, tool_use, turn
 from codeloop.testing.tree import tree_digest
 

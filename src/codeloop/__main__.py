@@ -49,7 +49,9 @@ def _run(argv: list[str]) -> int:
 
         return run_serve(argv[0], argv[1:], build_parser().parse_args([]))
     from codeloop.cli.main import run_cli
+    from codeloop.system.collector import hold
 
+    hold()  # until the session is built (Conversation.open): start-up makes little garbage
     return run_cli(argv)
 
 

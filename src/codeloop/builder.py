@@ -41,7 +41,7 @@ from codeloop.mcp.setup import session_mcp, timeouts_from_env
 from codeloop.mcp.sources import McpApproval, plugin_servers
 from codeloop.models.aliases import small_fast_model
 from codeloop.models.base import ModelClient
-from codeloop.models.catalog import model_info
+from codeloop.models.catalog import lookup, model_info
 from codeloop.models.complete import QuickModel
 from codeloop.models.factory import (
     check_capabilities,
@@ -54,7 +54,6 @@ from codeloop.models.prompt_size import prompt_tokens
 from codeloop.models.retry import RetryPolicy
 from codeloop.models.shaping import RequestShape, parse_overrides
 from codeloop.models.thinking import ThinkingConfig
-from codeloop.models.window_discovery import discover_window
 from codeloop.options import Options
 from codeloop.permissions.decision import Decision
 from codeloop.permissions.policy import (
@@ -78,15 +77,19 @@ from codeloop.settings.settings_apply import (
 )
 from codeloop.settings.settings_files import Settings, config_sources, load_settings, user_dirs
 from codeloop.shell.sandbox import sandbox_for
-from codeloop.side_requests import PROGRESS_EVERY_SECONDS, SideRequests
 from codeloop.store.data_paths import codeloop_home
 from codeloop.store.resume import Opened, open_transcript
 from codeloop.store.session_store import SessionStore
 from codeloop.store.transcript import TranscriptWriter
-from codeloop.subagents import DEFAULT_MAX_PARALLEL_AGENTS, VERIFIER, AgentRunner, run_agent
+from codeloop.subagents import (
+    DEFAULT_MAX_PARALLEL_AGENTS,
+    VERIFIER,
+    AgentRunner,
+    SpawnTeammate,
+    run_agent,
+)
 from codeloop.system.env_values import flag, milliseconds
 from codeloop.teams.task_list import TaskList
-from codeloop.teams.teammates import spawn_teammate
 from codeloop.telemetry import StartType, start_telemetry
 from codeloop.tool_names import AGENT, canonical
 from codeloop.tools.base import (
@@ -120,9 +123,10 @@ from codeloop.types import new_uuid
 from codeloop.workspace.background import BackgroundShells
 
 if TYPE_CHECKING:
-    from codeloop.checkpoints import Checkpoints
+    from codeloop.checkpoints.manager import Checkpoints
     from codeloop.lsp.servers import LanguageServers
     from codeloop.mcp.server_manager import McpManager
+    from codeloop.side_requests import SideRequests
 
 
 async def build_session(options: Options) -> Session:
@@ -363,8 +367,17 @@ def _agent_runner(
         mcp=_agent_mcp(settings, env, cwd),
         max_parallel=_positive_int(env.get("CODELOOP_MAX_PARALLEL_AGENTS"))
         or DEFAULT_MAX_PARALLEL_AGENTS,
-        teammates=spawn_teammate if uses_teams(env) else None,
+        teammates=_teammates(env),
     )
+
+
+def _teammates(env: Mapping[str, str]) -> SpawnTeammate | None:
+    """What starts a teammate when agent teams are on (loaded only then); None when off."""
+    if not uses_teams(env):
+        return None
+    from codeloop.teams.teammates import spawn_teammate
+
+    return spawn_teammate
 
 
 def _agent_mcp(settings: Settings, env: Mapping[str, str], cwd: Path) -> AgentMcp:
@@ -397,21 +410,25 @@ def _side_requests(
 ) -> SideRequests | None:
     """The side requests the session asked for, on the tools' side model (the same client,
     retries and usage ledger); None when none is on. CODELOOP_AGENT_PROGRESS_MS: the period
-    of a sub-agent's progress reports (Claude Code's 30 s by default)."""
+    of a sub-agent's progress reports (Claude Code's 30 s by default), read only then."""
+    tool_summaries = flag(env, "CLAUDE_CODE_EMIT_TOOL_USE_SUMMARIES")
+    if not (tool_summaries or options.agent_progress_summaries or options.prompt_suggestions):
+        return None  # a session without side requests never loads them
+    from codeloop.side_requests import PROGRESS_EVERY_SECONDS, SideRequests
+
     notes: list[str] = []
     every = milliseconds(
         env, "CODELOOP_AGENT_PROGRESS_MS", int(PROGRESS_EVERY_SECONDS * 1000), notes
     )
     for note in notes:
         warn(note)
-    side = SideRequests(
+    return SideRequests(
         replace(model, stream=False),  # short answers, each read in one piece
-        tool_summaries=flag(env, "CLAUDE_CODE_EMIT_TOOL_USE_SUMMARIES"),
+        tool_summaries=tool_summaries,
         agent_progress=options.agent_progress_summaries,
         prompt_suggestions=options.prompt_suggestions,
         progress_every=every / 1000,
     )
-    return side if side.tool_summaries or side.agent_progress or side.prompt_suggestions else None
 
 
 def _small_model(provider: str, model: str, env: Mapping[str, str]) -> str:
@@ -832,7 +849,8 @@ def _checkpoints(
     wanted = settings.checkpoints
     if not wanted.enabled or env.get("CODELOOP_CHECKPOINTS", "1") == "0":
         return None
-    from codeloop.checkpoints import Checkpoints, Limits
+    from codeloop.checkpoints.limits import Limits
+    from codeloop.checkpoints.manager import Checkpoints
 
     limits = Limits(int(wanted.max_file_mb * 1024 * 1024), wanted.max_files)
     return Checkpoints(
@@ -900,7 +918,11 @@ async def _limits(
     model and CODELOOP_CONTEXT_WINDOW does not say (asked before the first request); what was
     found, or why nothing was, is a line for --verbose."""
     found = None
-    if not env.get("CODELOOP_CONTEXT_WINDOW", "").strip():
+    # A model the catalog knows is never asked (discover_window says so too): its probes do
+    # not even load.
+    if not env.get("CODELOOP_CONTEXT_WINDOW", "").strip() and not lookup(model).known:
+        from codeloop.models.window_discovery import discover_window
+
         discovery = await discover_window(provider, model, env)
         found = discovery.window
         if discovery.note:

@@ -48,7 +48,7 @@ from codeloop.usage.record import RequestLog
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from codeloop.checkpoints import Checkpoints
+    from codeloop.checkpoints.manager import Checkpoints
     from codeloop.checkpoints.rewinding import Rewound
     from codeloop.lsp.servers import LanguageServers
     from codeloop.mcp.server_manager import McpManager

@@ -1,15 +1,17 @@
 """Text helpers the tools and context management share: a leaf both layers import.
 
 `cat -n` numbering, binary sniffing, sizes for people, "did you mean" for a missing file,
-cutting an over-long text in the middle, and the token estimate (Read sizes its pages with the
-same count the context window is measured in). No pydantic here: context management imports
-this at start-up.
+cutting an over-long text in the middle, the token estimate (Read sizes its pages with the
+same count the context window is measured in), and regular expressions compiled on first use.
+No pydantic here: context management imports this at start-up.
 """
 
 from __future__ import annotations
 
-import difflib
+import functools
 import os
+import re
+from collections.abc import Callable
 from itertools import islice
 from pathlib import Path
 
@@ -83,6 +85,8 @@ def _similar_names(directory: Path, name: str) -> list[str]:
             names = [entry.name for entry in islice(entries, 1000)]
     except OSError:
         return []
+    import difflib  # "did you mean" only: not on start-up's path
+
     by_lower = {n.lower(): n for n in names}
     close = difflib.get_close_matches(name.lower(), list(by_lower), n=3, cutoff=0.6)
     return [by_lower[n] for n in close]
@@ -111,3 +115,10 @@ def token_weight(text: str) -> int:
 def estimate_text(text: str) -> int:
     """About four characters a token; each non-ASCII character counts about a token."""
     return (token_weight(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+
+
+def compiled(pattern: str, flags: int = 0) -> Callable[[], re.Pattern[str]]:
+    """`pattern` compiled the first time it is asked for, then kept: a module's expressions
+    cost start-up nothing when the first request does not use them (`_X = compiled(...)`,
+    then `_X().search(text)`)."""
+    return functools.cache(functools.partial(re.compile, pattern, flags))

@@ -16,7 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codeloop.checkpoints import CheckpointError, Checkpoints, CheckpointsBusy, Limits, snapshot
+from codeloop.checkpoints import snapshot
+from codeloop.checkpoints.limits import Limits
+from codeloop.checkpoints.manager import CheckpointError, Checkpoints, CheckpointsBusy
 from codeloop.checkpoints.objects import INDEX, PACK, ObjectStore
 from codeloop.permissions.policy import Policy
 from codeloop.session import Session

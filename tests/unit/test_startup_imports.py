@@ -63,12 +63,25 @@ NOT_AT_START = (
     # The ACP face and its SDK: `codeloop acp` only.
     "codeloop.acp_agent",
     "acp",
+    # What takes and reads checkpoints: nothing was written. A model the catalog knows has
+    # no window to discover; no side request is on; agent teams are off.
+    "codeloop.checkpoints.journal",
+    "codeloop.checkpoints.snapshot",
+    "codeloop.models.window_discovery",
+    "codeloop.side_requests",
+    "codeloop.teams.teammates",
 )
 
 
 def one_turn_modules(tmp_path: Path) -> list[str]:
     """Every module a one-turn headless run of a hosted model has imported when it ends, in a
     git repository with a CLAUDE.md, as a user runs it."""
+    return after_one_turn(tmp_path, "','.join(sorted(sys.modules))").split(",")
+
+
+def after_one_turn(tmp_path: Path, report: str, before: str = "") -> str:
+    """What the expression `report` says in the process of a one-turn headless run once
+    it has ended (`sys` and `gc` imported; `before` runs first)."""
     project = tmp_path / "project"
     project.mkdir()
     (project / "CLAUDE.md").write_text("# Project\nRun the tests with `pytest`.\n")
@@ -80,18 +93,48 @@ def one_turn_modules(tmp_path: Path) -> list[str]:
             "CODELOOP_HOME": str(tmp_path / "home"),
         }
         code = (
-            "import contextlib, io, os, sys\n"
+            "import contextlib, gc, io, os, sys\n"
             f"os.environ.update({env!r})\n"
+            f"{before}"
             "from codeloop.__main__ import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             "    main(['-p', 'hi', '--model', 'anthropic:claude-sonnet-4-5'])\n"
-            "print(','.join(sorted(sys.modules)))\n"
+            f"print({report})\n"
         )
         out = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=project
         )
         assert len(server.requests) == 1
-    return out.stdout.strip().split(",")
+    return out.stdout.strip()
+
+
+def test_a_headless_run_collects_garbage_again_once_its_session_is_built(tmp_path: Path) -> None:
+    """The command line holds the collector off while it starts (system/collector.py)."""
+    assert after_one_turn(tmp_path, "gc.isenabled(), gc.get_freeze_count() > 0") == "True True"
+
+
+# What a one-turn run loads only once the answer is in, never before the first request: the
+# reader of calls a model wrote as text, lenient JSON (a tool call's input), the segments the
+# transcript's request line records.
+AFTER_THE_FIRST_REQUEST = (
+    "codeloop.models.written_calls",
+    "codeloop.models.lenient_json",
+    "codeloop.usage.segments",
+)
+# The modules loaded when the run first connects to the model's server (its first request).
+AT_FIRST_CONNECT = (
+    "at_connect = []\n"
+    "def first_connect(event, args):\n"
+    "    if event == 'socket.connect' and not at_connect:\n"
+    "        at_connect.append(','.join(sorted(sys.modules)))\n"
+    "sys.addaudithook(first_connect)\n"
+)
+
+
+def test_what_only_an_answer_needs_loads_after_the_first_request(tmp_path: Path) -> None:
+    loaded = after_one_turn(tmp_path, "at_connect[0]", before=AT_FIRST_CONNECT).split(",")
+    assert "codeloop.models.anthropic" in loaded  # the request's own client, for certain
+    assert [name for name in AFTER_THE_FIRST_REQUEST if name in loaded] == []
 
 
 def test_a_headless_run_of_a_hosted_model_loads_only_what_its_first_request_needs(
@@ -119,11 +162,8 @@ AT_START = (
     "codeloop._version",
     "codeloop.builder",
     "codeloop.checkpoints",
-    "codeloop.checkpoints.journal",
+    "codeloop.checkpoints.limits",
     "codeloop.checkpoints.manager",
-    "codeloop.checkpoints.objects",
-    "codeloop.checkpoints.snapshot",
-    "codeloop.checkpoints.watch",
     "codeloop.cli",
     "codeloop.cli.headless",
     "codeloop.cli.live",
@@ -184,7 +224,6 @@ AT_START = (
     "codeloop.models.catalog",
     "codeloop.models.complete",
     "codeloop.models.factory",
-    "codeloop.models.gguf_header",
     "codeloop.models.http11",
     "codeloop.models.http_errors",
     "codeloop.models.lenient_json",
@@ -194,7 +233,6 @@ AT_START = (
     "codeloop.models.sse",
     "codeloop.models.thinking",
     "codeloop.models.transport",
-    "codeloop.models.window_discovery",
     "codeloop.models.wire_events",
     "codeloop.models.written_calls",
     "codeloop.options",
@@ -222,7 +260,6 @@ AT_START = (
     "codeloop.shell",
     "codeloop.shell.git_env",
     "codeloop.shell.sandbox",
-    "codeloop.side_requests",
     "codeloop.store",
     "codeloop.store.data_paths",
     "codeloop.store.repair",
@@ -232,6 +269,7 @@ AT_START = (
     "codeloop.subagents",
     "codeloop.system",
     "codeloop.system.aio",
+    "codeloop.system.collector",
     "codeloop.system.env_values",
     "codeloop.system.jsonfile",
     "codeloop.system.procs",
@@ -240,7 +278,6 @@ AT_START = (
     "codeloop.teams",
     "codeloop.teams.task_list",
     "codeloop.teams.team_mail",
-    "codeloop.teams.teammates",
     "codeloop.telemetry",
     "codeloop.telemetry.config",
     "codeloop.text",

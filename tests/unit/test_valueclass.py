@@ -103,6 +103,18 @@ def test_it_is_still_a_dataclass_and_survives_pickle_and_copy() -> None:
             assert (x, label) == (4, "z")
 
 
+def test_a_class_without_a_docstring_is_documented_by_its_name_and_keeps_its_own() -> None:
+    """Not by its signature, which `dataclass` would compute (parsing a text signature)."""
+
+    @valueclass
+    class Described:
+        """Says why."""
+
+        x: int
+
+    assert (Point.__doc__, Bag.__doc__, Described.__doc__) == ("Point", "Bag", "Says why.")
+
+
 def test_codeloop_s_value_types_are_value_classes() -> None:
     """A `@dataclass` costs every run that imports it ~0.7 ms (its methods compiled at import);
     shell/ and system/ import nothing of codeloop's, and keep them."""

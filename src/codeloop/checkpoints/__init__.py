@@ -5,25 +5,7 @@ included, and cut the conversation back to the same moment.
 each turn that can write, and `codeloop rewind`, the Python API and the SDK's `rewind_files`
 rewind through it. Below it: objects.py (the content store), snapshot.py (a folder as trees),
 journal.py (the list of checkpoints), restore.py (what a rewind changes, and changing it),
-rewinding.py (files and conversation together: what every frontend calls).
+rewinding.py (files and conversation together: what every frontend calls), limits.py (what a
+snapshot stores). Nothing is imported here: a session holds its `Checkpoints` without loading
+the modules that take them until it first writes.
 """
-
-from codeloop.checkpoints.journal import Checkpoint
-from codeloop.checkpoints.manager import (
-    CheckpointError,
-    Checkpoints,
-    CheckpointsBusy,
-    RewindResult,
-    describe_call,
-)
-from codeloop.checkpoints.snapshot import Limits
-
-__all__ = [
-    "Checkpoint",
-    "CheckpointError",
-    "Checkpoints",
-    "CheckpointsBusy",
-    "Limits",
-    "RewindResult",
-    "describe_call",
-]

@@ -9,6 +9,9 @@ the one at the end of a turn overlaps the next model call, and the next checkpoi
 
 A lock file keeps a second process (`codeloop rewind` while the session runs) out; the kernel
 drops it when the process dies, so a crash never leaves the session locked.
+
+The journal, the object store and the scanner load with the first checkpoint taken or read: a
+session that never writes has its `Checkpoints` but loads none of them.
 """
 
 from __future__ import annotations
@@ -24,17 +27,17 @@ from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from codeloop.checkpoints.journal import JOURNAL, Checkpoint, Journal, Kind
-from codeloop.checkpoints.objects import CorruptObject, ObjectStore
-from codeloop.checkpoints.snapshot import Limits, Scanner, ScanStats, Stopped
-from codeloop.checkpoints.watch import Watcher
+from codeloop.checkpoints.limits import Limits
 from codeloop.store.data_paths import git_head
 from codeloop.system.valueclass import valueclass
 from codeloop.types import Message, ToolResultBlock, ToolUseBlock
 
 if TYPE_CHECKING:
-    # A rewind's modules load with the first rewind: a session that only writes never needs them.
+    # A rewind's modules load with the first rewind: a session that only writes never needs
+    # them; the others with the first checkpoint.
+    from codeloop.checkpoints.journal import Checkpoint, Journal, Kind
     from codeloop.checkpoints.restore import Applied, Plan
+    from codeloop.checkpoints.snapshot import Scanner, ScanStats
 
 LOCK = "lock"
 
@@ -47,8 +50,18 @@ class CheckpointsBusy(CheckpointError):
     """Another process has the session's checkpoints open."""
 
 
-# What can keep a snapshot from being taken: it costs the turn its checkpoint, never the run.
-_FAILURES = (OSError, CheckpointError, Stopped)
+def _failures() -> tuple[type[BaseException], ...]:
+    """What can keep a snapshot from being taken: it costs the turn its checkpoint, never the
+    run (asked for only once something failed, or once the scanner is loaded)."""
+    from codeloop.checkpoints.snapshot import Stopped
+
+    return (OSError, CheckpointError, Stopped)
+
+
+def _no_stats() -> ScanStats:
+    from codeloop.checkpoints.snapshot import ScanStats
+
+    return ScanStats()
 
 
 @valueclass(frozen=False)
@@ -59,7 +72,7 @@ class RewindResult:
     applied: Applied | None = None  # None for a dry run, or when conflicts stopped it
     # The checkpoint taken just before the rewind: rewinding to it undoes the rewind.
     undo: Checkpoint | None = None
-    stats: ScanStats = field(default_factory=ScanStats)
+    stats: ScanStats = field(default_factory=_no_stats)
     # Stopped because it would overwrite the user's own changes: `force` overrides.
     blocked: bool = False
 
@@ -101,6 +114,11 @@ class Checkpoints:
                     f"another codeloop process is using this session's checkpoints "
                     f"({self.directory}); let it finish first"
                 ) from None
+            from codeloop.checkpoints.journal import Journal
+            from codeloop.checkpoints.objects import ObjectStore
+            from codeloop.checkpoints.snapshot import Scanner
+            from codeloop.checkpoints.watch import Watcher
+
             store = ObjectStore(self.directory)
             scanner = Scanner(store, self.limits, self._exclude, Watcher.create(), self._stop)
             journal = Journal(self.directory)
@@ -115,6 +133,8 @@ class Checkpoints:
         from a new process does not read every file again."""
         if not self._checkpoints:
             return
+        from codeloop.checkpoints.objects import CorruptObject
+
         last = self._checkpoints[-1]
         snapshot, taken = (last.after, last.after_ns) if last.after else (last.roots, last.taken_ns)
         try:
@@ -188,6 +208,8 @@ class Checkpoints:
         label: str,
         rewound_to: int | None,
     ) -> Checkpoint:
+        from codeloop.checkpoints.journal import Checkpoint
+
         _, journal = self._open()
         number = self._checkpoints[-1].number + 1 if self._checkpoints else 1
         heads = {root: head for root in roots if (head := git_head(Path(root)))}
@@ -225,13 +247,17 @@ class Checkpoints:
         list the workspace in the background (the first prompt calls it, while the model
         answers), so that this process's first checkpoint only looks at what changed since.
         A new session does not: until it writes, it stores nothing at all."""
+        if not self.directory.is_dir():
+            return  # nothing taken yet: nothing to warm, nothing to load
+        from codeloop.checkpoints.journal import JOURNAL
+
         exists = (self.directory / JOURNAL).exists()
         if exists and self._warming is None and self._opened is None:
             self._warming = threading.Thread(target=self._warm, name="checkpoint-warm", daemon=True)
             self._warming.start()
 
     def _warm(self) -> None:
-        with contextlib.suppress(*_FAILURES), self._mutex:
+        with contextlib.suppress(*_failures()), self._mutex:
             self._scan()
 
     # --- the loop's side: async, one turn at a time ----------------------------------------
@@ -252,7 +278,7 @@ class Checkpoints:
         taking.add_done_callback(self._turn_started)
         try:
             await asyncio.shield(taking)
-        except _FAILURES as exc:
+        except _failures() as exc:
             return f"no checkpoint for this turn, so it cannot be rewound: {_reason(exc)}"
         if self.last_stats is not None and self.last_stats.limited and not self._warned:
             self._warned = True
@@ -274,7 +300,7 @@ class Checkpoints:
 
     def _finish_quietly(self, number: int) -> None:
         # Without it, a rewind counts what followed the turn as the agent's: no harm done.
-        with contextlib.suppress(*_FAILURES):
+        with contextlib.suppress(*_failures()):
             self.finish(number)
 
     async def settle(self) -> None:
@@ -305,7 +331,7 @@ class Checkpoints:
             # Every folder listed: what a watcher cannot see must not escape a rewind.
             now, taken = self._scan(full=True)
             scanner, _ = self._open()
-            stats = self.last_stats or ScanStats()
+            stats = self.last_stats or _no_stats()
             plan = make_plan(scanner, self._checkpoints, target, now)
             blocked = files and bool(plan.conflicts) and not force
             if dry_run or blocked:

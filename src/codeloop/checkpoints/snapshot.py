@@ -26,6 +26,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from codeloop.checkpoints.limits import Limits
 from codeloop.checkpoints.objects import ObjectStore, object_id
 from codeloop.checkpoints.watch import Watcher
 from codeloop.system.valueclass import valueclass
@@ -41,14 +42,6 @@ TOO_MANY = "past the checkpoint file-count limit"
 
 class Stopped(Exception):
     """The snapshot was abandoned half-way (the session is closing): nothing refers to it."""
-
-
-@valueclass
-class Limits:
-    """What a snapshot stores: bigger files, and files past the count, are skipped."""
-
-    max_file_bytes: int = 16 * 1024 * 1024
-    max_files: int = 200_000
 
 
 @valueclass(slots=True)

@@ -14,8 +14,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from codeloop.checkpoints import CheckpointError, Checkpoints, Limits
 from codeloop.checkpoints.journal import JOURNAL, Journal
+from codeloop.checkpoints.limits import Limits
+from codeloop.checkpoints.manager import CheckpointError, Checkpoints
 from codeloop.checkpoints.rewinding import REWIND_TRIGGER, Rewound, messages_from, rewind
 from codeloop.checkpoints.wording import changed_line, report, summary
 from codeloop.errors import SessionError

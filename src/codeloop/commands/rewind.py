@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from codeloop.commands import Command, CommandContext, CommandError, CommandUsageError, Submit
 
 if TYPE_CHECKING:
-    from codeloop.checkpoints import Checkpoint
+    from codeloop.checkpoints.journal import Checkpoint
 
 WHAT = {"both": (True, True), "files": (True, False), "conversation": (False, True)}
 USAGE = "/rewind [N] [files|conversation|both] [force]"

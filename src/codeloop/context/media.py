@@ -10,13 +10,13 @@ image in the history does, since none of them can be told apart from the culprit
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 from codeloop.system.valueclass import valueclass
+from codeloop.text import compiled
 from codeloop.types import ContentBlock, ImageBlock, Message, TextBlock, ToolResultBlock, new_uuid
 
-_PATH = re.compile(r"messages\.(\d+)\.content\.(\d+)")
+_PATH = compiled(r"messages\.(\d+)\.content\.(\d+)")
 
 
 @valueclass
@@ -47,7 +47,7 @@ def strip_refused_media(messages: tuple[Message, ...], error: str, *, offset: in
 
 def _target(messages: tuple[Message, ...], error: str, offset: int) -> tuple[int, int] | None:
     """The (message, block) the error names, when it names one that holds an image."""
-    match = _PATH.search(error)
+    match = _PATH().search(error)
     if match is None:
         return None
     i, j = int(match.group(1)) - offset, int(match.group(2))

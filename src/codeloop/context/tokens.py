@@ -22,12 +22,12 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from codeloop.history_fold import HistoryFold
 from codeloop.models.base import ToolSpec
 from codeloop.models.catalog import ModelInfo, model_info
 from codeloop.models.prompt_size import schema_prompt_tokens
-from codeloop.models.window_discovery import FoundWindow
 from codeloop.system.valueclass import valueclass
 from codeloop.text import CHARS_PER_TOKEN, estimate_text
 from codeloop.types import (
@@ -41,6 +41,9 @@ from codeloop.types import (
     ToolUseBlock,
     Usage,
 )
+
+if TYPE_CHECKING:
+    from codeloop.models.window_discovery import FoundWindow
 
 # Framing the wire format adds around each message and each block (role, type, ids).
 MESSAGE_OVERHEAD = 4

@@ -17,6 +17,7 @@ from codeloop.models.aliases import resolve_alias
 from codeloop.models.factory import split_spec
 from codeloop.permissions.modes import MODE_ALIASES, PERMISSION_MODES, PermissionMode
 from codeloop.permissions.policy import AskUser
+from codeloop.system.collector import resume
 from codeloop.system.valueclass import valueclass
 from codeloop.tools.questions import AskQuestions
 from codeloop.types import ImageBlock, Message, TextBlock, new_uuid
@@ -74,7 +75,10 @@ class Conversation:
         message says how); its MCP servers start in the background."""
         from codeloop.builder import build_session
 
-        session = await build_session(options)
+        try:
+            session = await build_session(options)
+        finally:
+            resume()  # the collector, if the command line held it off while starting
         try:
             return cls(session, responder, stream_events=stream_events)
         except BaseException:  # the MCP servers the builder started stop with it

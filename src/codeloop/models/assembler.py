@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterable
 from dataclasses import field
+from typing import TYPE_CHECKING
 
 from codeloop.models.base import (
     BlockDelta,
@@ -20,8 +21,6 @@ from codeloop.models.base import (
     MessageStart,
     StreamEvent,
 )
-from codeloop.models.call_reader import CallReader
-from codeloop.models.lenient_json import loads_lenient
 from codeloop.system.valueclass import valueclass
 from codeloop.types import (
     ContentBlock,
@@ -32,6 +31,9 @@ from codeloop.types import (
     ToolUseBlock,
     Usage,
 )
+
+if TYPE_CHECKING:
+    from codeloop.models.call_reader import CallReader
 
 
 @valueclass(frozen=False)
@@ -118,6 +120,8 @@ def _finish(open_block: _OpenBlock) -> ContentBlock:
 def _finish_tool_use(start: ToolUseBlock, raw: str) -> ToolUseBlock:
     if not raw.strip():
         return ToolUseBlock(start.id, start.name, dict(start.input))
+    from codeloop.models.lenient_json import loads_lenient  # a tool call's: not before one
+
     try:
         parsed = loads_lenient(raw)
     except json.JSONDecodeError as exc:

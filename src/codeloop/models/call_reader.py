@@ -16,7 +16,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 
-from codeloop.models.written_calls import find_calls
 from codeloop.tool_names import ALIASES, canonical
 from codeloop.types import ContentBlock, TextBlock, ToolUseBlock
 
@@ -58,6 +57,9 @@ class CallReader:
         blocks. None when there is nothing to read (or the answer calls tools already)."""
         if any(isinstance(block, ToolUseBlock) for block in blocks):
             return None
+        # Read once an answer is over, never before the first request: loaded then.
+        from codeloop.models.written_calls import find_calls
+
         kept: list[ContentBlock] = []
         calls: list[ToolUseBlock] = []
         for block in blocks:

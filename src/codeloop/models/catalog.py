@@ -12,7 +12,6 @@ never a guess.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import os
 import re
@@ -504,6 +503,8 @@ def bare_name(model: str) -> str:
 
 def closest(model: str, *, count: int = 3) -> list[str]:
     """Known names nearest to a misspelt one, for "did you mean" messages."""
+    import difflib  # "did you mean" only: not on start-up's path
+
     names = [info.name for info in _MODELS if not info.deprecated]
     return difflib.get_close_matches(bare_name(model), names, n=count, cutoff=0.6)
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable
-from dataclasses import dataclass
 from typing import Any, TypeVar
+
+from codeloop.system.valueclass import valueclass
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -30,7 +31,7 @@ class IdleTimeout(Exception):
         self.first = first
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class Stalled:
     """Yielded once when half the timeout has passed without an item: time to warn."""
 

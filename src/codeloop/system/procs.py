@@ -14,10 +14,10 @@ import os
 import signal
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from codeloop.system.reaper import REAPER
+from codeloop.system.valueclass import valueclass
 
 # After SIGTERM, how long a process group gets to exit before SIGKILL.
 KILL_GRACE_SECONDS = 1.0
@@ -40,7 +40,7 @@ def child_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
     return {k: v for k, v in source.items() if not k.startswith("OTEL_")}
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class Finished:
     # None: killed at the time limit.
     returncode: int | None

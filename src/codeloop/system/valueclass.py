@@ -19,14 +19,23 @@ from typing import Any, TypeVar, cast, dataclass_transform, overload
 C = TypeVar("C", bound=type[Any])
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
 class _Plan:
-    """What the shared methods need of one class."""
+    """What the shared methods need of one class (a plain class: a dataclass would compile
+    its own methods at import, what this module is for avoiding)."""
 
-    name: str
-    shown: tuple[str, ...]
-    compared: Callable[[Any], Any]  # the compared fields' values, read in C (attrgetter)
-    hashed: Callable[[Any], Any]
+    __slots__ = ("compared", "hashed", "name", "shown")
+
+    def __init__(
+        self,
+        name: str,
+        shown: tuple[str, ...],
+        compared: Callable[[Any], Any],  # the compared fields' values, read in C (attrgetter)
+        hashed: Callable[[Any], Any],
+    ) -> None:
+        self.name = name
+        self.shown = shown
+        self.compared = compared
+        self.hashed = hashed
 
 
 @overload
@@ -58,6 +67,10 @@ def valueclass(
 
 
 def _make(cls: C, *, frozen: bool, slots: bool, kw_only: bool, eq: bool) -> C:
+    if not cls.__doc__:
+        # Else `dataclass` writes one from the class's signature, which it gets by parsing the
+        # text signature of object's `__init__` (~30 µs a class, for a string nobody reads).
+        cls.__doc__ = cls.__name__
     own = dict(cls.__dict__)
     made = cast(
         C,

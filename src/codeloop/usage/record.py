@@ -19,7 +19,6 @@ from typing import Any
 
 from codeloop.events import AssistantTurn, Event, LoopEnd, RequestEnd, SubAgent
 from codeloop.types import new_uuid
-from codeloop.usage.segments import SegmentCache
 
 Payload = dict[str, Any]
 
@@ -28,6 +27,8 @@ class _Chain:
     """One agent's requests so far: the last one's id and segments."""
 
     def __init__(self) -> None:
+        from codeloop.usage.segments import SegmentCache  # with the first request's end
+
         self.cache = SegmentCache()
         self.last_id: str | None = None
         self.pending: Payload | None = None
