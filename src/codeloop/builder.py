@@ -63,7 +63,7 @@ from codeloop.permissions.policy import (
     settings_rules,
     split_rules,
 )
-from codeloop.permissions.rules import Rule, RuleError
+from codeloop.permissions.rules import Rule, RuleError, memory_rule
 from codeloop.session import Session
 from codeloop.session_config import (
     DEFAULT_SUBAGENT_MAX_TURNS,
@@ -1005,7 +1005,7 @@ def _policy(
     notices: list[Notice] = []
     mode = permission_mode(requested, settings, notices)
     warnings += notices
-    memory = [Rule.parse(f"Edit(/{memory_dir}/**)", "auto memory")] if memory_dir else []
+    memory = [memory_rule(memory_dir)] if memory_dir else []
     return Policy(
         mode,  # type: ignore[arg-type]  # one of PERMISSION_MODES: settings and flags check it
         [*cli_allow, *rules["allow"], *memory],
