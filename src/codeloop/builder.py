@@ -1001,7 +1001,7 @@ def _policy(
         if canonical(rule.tool) not in known and not rule.tool.startswith("mcp__"):
             raise UsageError(f"unknown tool {rule.tool!r} (tools: {', '.join(tools)})")
     every_tool = {*tools, *MANAGER_TOOLS, *(name for name, _ in (*BUILTINS, *ON_DEMAND))}
-    rules = settings_rules(settings.rule_sets, roots[0], every_tool)
+    rules = settings_rules(settings.rule_sets, roots[0], every_tool, warnings.append)
     notices: list[Notice] = []
     mode = permission_mode(requested, settings, notices)
     warnings += notices
