@@ -172,6 +172,7 @@ def test_a_folder_the_settings_choose_is_the_memory_everywhere(tmp_path: Path, w
         (".codeloop/settings.json", "{tmp}/shared", "is not read from shared project settings"),
         (".claude/settings.local.json", "shared", "'shared' is a relative path"),
         (".claude/settings.local.json", "~", "'~' holds your home folder"),
+        (".claude/settings.local.json", "", 'expected a non-empty string, got ""'),
     ],
 )
 def test_a_folder_that_may_not_be_the_memory_is_refused_aloud(
