@@ -62,7 +62,7 @@ from codeloop.permissions.policy import (
     settings_rules,
     split_rules,
 )
-from codeloop.permissions.rules import Rule, RuleError
+from codeloop.permissions.rules import Rule, RuleError, memory_rule
 from codeloop.session import Session
 from codeloop.session_config import (
     DEFAULT_SUBAGENT_MAX_TURNS,
@@ -1023,11 +1023,11 @@ def _policy(
         if canonical(rule.tool) not in known and not rule.tool.startswith("mcp__"):
             raise UsageError(f"unknown tool {rule.tool!r} (tools: {', '.join(tools)})")
     every_tool = {*tools, *MANAGER_TOOLS, *(name for name, _ in (*BUILTINS, *ON_DEMAND))}
-    rules = settings_rules(settings.rule_sets, roots[0], every_tool)
+    rules = settings_rules(settings.rule_sets, roots[0], every_tool, warnings.append)
     notices: list[Notice] = []
     mode = permission_mode(requested, settings, notices)
     warnings += notices
-    memory = [Rule.parse(f"Edit(/{memory_dir}/**)", "auto memory")] if memory_dir else []
+    memory = [memory_rule(memory_dir)] if memory_dir else []
     return Policy(
         mode,  # type: ignore[arg-type]  # one of PERMISSION_MODES: settings and flags check it
         [*cli_allow, *rules["allow"], *memory],

@@ -172,6 +172,7 @@ def test_a_folder_the_settings_choose_is_the_memory_everywhere(tmp_path: Path, w
         (".codeloop/settings.json", "{tmp}/shared", "is not read from shared project settings"),
         (".claude/settings.local.json", "shared", "'shared' is a relative path"),
         (".claude/settings.local.json", "~", "'~' holds your home folder"),
+        (".claude/settings.local.json", "", 'expected a non-empty string, got ""'),
     ],
 )
 def test_a_folder_that_may_not_be_the_memory_is_refused_aloud(
@@ -191,3 +192,30 @@ def test_a_folder_that_may_not_be_the_memory_is_refused_aloud(
     system = requests[0].body["system"][0]["text"]
     assert f"`{default}/`" in system
     assert not (target / "MEMORY.md").exists()  # the write there was refused
+
+
+@pytest.mark.parametrize("where", ["claude-folder", "project"])
+def test_a_chosen_folder_lets_notes_through_but_not_what_configures_the_agent(
+    tmp_path: Path, where: str
+) -> None:
+    """The folder's allow rule is for notes: where the settings aim it at a folder holding
+    settings or git hooks (`~/.claude`, the project itself), writing those is still asked (a
+    headless run cannot ask, so refused), as Claude Code asks for them."""
+    project, _, env = folders(tmp_path)
+    home = Path(env["HOME"])
+    if where == "claude-folder":
+        chosen, value = home / ".claude", "~/.claude"
+        guarded = [chosen / "settings.json", chosen / "settings.local.json"]
+    else:
+        chosen, value = project, str(project)
+        guarded = [chosen / ".claude" / "settings.json", chosen / ".git" / "hooks" / "pre-commit"]
+    write_settings(project / ".claude" / "settings.local.json", {"autoMemoryDirectory": value})
+    calls = [tool_use("Write", {"file_path": str(path), "content": "{}"}) for path in guarded]
+    note = tool_use("Write", {"file_path": str(chosen / "MEMORY.md"), "content": NOTE})
+    run, requests = session(project, env, Scenario(turns=(turn(note, *calls), turn("Saved."))))
+    assert run.returncode == 0, run.stderr
+    assert f"`{chosen}/`" in requests[0].body["system"][0]["text"]
+    assert tool_errors(requests[1]) == [False, True, True]
+    assert (chosen / "MEMORY.md").read_text() == NOTE
+    assert not any(path.exists() for path in guarded)
+    assert "configures the agent or runs code" in json.dumps(requests[1].body["messages"][-1])

@@ -170,3 +170,17 @@ def test_tool_search_neither_lists_nor_loads_a_withheld_tool(tmp_path: Path) -> 
     assert "mcp__py__echo" not in listing["description"]
     assert "mcp__py__add" in offered(requests[1]) and "mcp__py__echo" not in offered(requests[1])
     assert "mcp__py__echo" not in results(requests[1])[0]
+
+
+def test_a_settings_rule_naming_no_tool_is_warned_of_and_the_run_goes_on(tmp_path: Path) -> None:
+    """A deny or ask rule naming no tool (a typo, a tool codeloop lacks) restricts nothing:
+    one warning each, naming the file and the rule, as Claude Code warns; the others hold."""
+    settings = {"permissions": {"deny": ["Frobnicate", "Bash"], "ask": ["Frobnicate(x)"]}}
+    result, requests, project = run(tmp_path, Scenario(turns=(turn("Hi."),)), settings=settings)
+    assert result.returncode == 0, result.stderr
+    warned = [line for line in result.stderr.splitlines() if "matches no known tool" in line]
+    path = project / ".claude" / "settings.json"
+    assert len(warned) == 2, result.stderr
+    assert f"{path}: permissions.deny: 'Frobnicate'" in warned[0]
+    assert f"{path}: permissions.ask: 'Frobnicate(x)'" in warned[1]
+    assert "Bash" not in offered(requests[0]) and "Read" in offered(requests[0])

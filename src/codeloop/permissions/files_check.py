@@ -5,7 +5,8 @@ every tool that reads it (Read rules: Read, Grep, Glob) or edits it (Edit rules)
 a directory holding a denied file is denied too, since rg would print its contents; Glob only
 lists names, so it is checked on its path and the literal directories of its pattern. Reads
 are allowed anywhere else; writes outside the workspace roots, and to files that configure
-the agent or run code, are asked unless an Edit allow rule covers them.
+the agent or run code, are asked unless an Edit allow rule covers them (for the latter, not the
+auto-memory folder's: it allows notes).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 from codeloop.permissions import paths
 from codeloop.permissions.decision import Behavior, Decision, Scope
-from codeloop.permissions.rules import EDIT_TOOLS, PathPattern, Rule, RuleBook
+from codeloop.permissions.rules import EDIT_TOOLS, MEMORY_SOURCE, PathPattern, Rule, RuleBook
 from codeloop.system.valueclass import valueclass
 
 
@@ -71,7 +72,7 @@ def decide_files(name: str, targets: list[Path], scope: Scope) -> Decision:
             return Decision(
                 "ask", f"{name} would write {path}, outside the workspace", None, suggestions, fix
             )
-        if paths.guarded(path) and allowed is None:
+        if paths.guarded(path) and (allowed is None or allowed.source == MEMORY_SOURCE):
             return Decision(
                 "ask",
                 f"{name} would change {path}, which configures the agent or runs code",

@@ -60,14 +60,19 @@ def split_rules(values: Iterable[str]) -> list[str]:
 
 
 def settings_rules(
-    rule_sets: Iterable[RuleSet], project: Path, tools: Collection[str]
+    rule_sets: Iterable[RuleSet],
+    project: Path,
+    tools: Collection[str],
+    warn: Callable[[str], None] | None = None,
 ) -> dict[str, list[Rule]]:
     """Every settings file's rules by behaviour, each tagged with its file (loading checked
     their syntax: settings/settings_files.py). Relative path rules are relative to the folder
     that holds the file's .claude/ or .codeloop/ (inline --settings: the project).
 
     A deny or ask rule whose tool is a misspelling of one of `tools` (`bash(rm:*)`) would
-    match nothing: UnsafeSettingsError, as for any restriction that cannot be read."""
+    match nothing: UnsafeSettingsError, as for any restriction that cannot be read. One naming
+    no tool at all (a typo, or a Claude Code tool codeloop lacks) restricts nothing: `warn`
+    says so, as Claude Code warns."""
     rules: dict[str, list[Rule]] = {"allow": [], "deny": [], "ask": []}
     problems = Problems()
     for rule_set in rule_sets:
@@ -77,18 +82,24 @@ def settings_rules(
             parsed = [Rule.parse(text, source, base) for text in getattr(rule_set, kind)]
             rules[kind] += parsed
             for rule in parsed if kind != "allow" else ():
-                if (meant := _misnamed(rule.tool, tools)) is not None:
-                    where = f"permissions.{kind}"
+                if _names_a_tool(rule.tool, tools):
+                    continue
+                where = f"permissions.{kind}"
+                if (meant := misspelt(rule.tool, tools)) is not None:
                     problems.found(source, where, f"{rule.text!r}: did you mean {meant}?")
+                elif warn is not None:
+                    warn(
+                        f"{source}: {where}: {rule.text!r} matches no known tool (a typo?); "
+                        "it restricts nothing"
+                    )
     problems.check()
     return rules
 
 
-def _misnamed(tool: str, tools: Collection[str]) -> str | None:
-    """The tool a rule's name misspells, if it names none itself."""
-    if "*" in tool or tool.startswith("mcp__") or canonical(tool) in tools:
-        return None
-    return misspelt(tool, tools)
+def _names_a_tool(tool: str, tools: Collection[str]) -> bool:
+    """Whether a rule's tool name is one of `tools` (by any of its names), a pattern or an
+    MCP tool (their servers come up later)."""
+    return "*" in tool or tool.startswith("mcp__") or canonical(tool) in tools
 
 
 @valueclass

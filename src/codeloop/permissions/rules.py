@@ -38,6 +38,8 @@ from codeloop.tool_names import canonical
 READ_TOOLS = frozenset({"Read", "Grep", "Glob", "NotebookRead", "LSP"})
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_\-*]+")
+# The source of the auto-memory folder's allow rule (memory_rule).
+MEMORY_SOURCE = "auto memory"
 
 
 class RuleError(ValueError):
@@ -416,3 +418,10 @@ class RuleBook:
             )
             self._patterns[rule] = found
         return found
+
+
+def memory_rule(folder: Path) -> Rule:
+    """The allow rule for the auto-memory folder, where the model writes its notes unasked.
+    It is for notes: a file there that configures the agent or runs code is still asked
+    (files_check.py), since the settings may put the folder anywhere (`~/.claude`, the project)."""
+    return Rule.parse(f"Edit(/{folder}/**)", MEMORY_SOURCE)

@@ -61,7 +61,7 @@ _TOP_RESTRICTING = frozenset(path for path in RESTRICTING if "." not in path)
 def _string(key: str, value: Any, warn: Warn) -> Any:
     if isinstance(value, str) and value.strip():
         return value.strip()
-    warn(key, f"expected a string, got {shown(value)}")
+    warn(key, f"expected a non-empty string, got {shown(value)}")
     return _INVALID
 
 
