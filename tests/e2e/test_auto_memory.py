@@ -6,6 +6,7 @@ MEMORY.md, and the variable or the setting that turns it off removes both."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -172,6 +173,9 @@ def test_a_folder_the_settings_choose_is_the_memory_everywhere(tmp_path: Path, w
         (".codeloop/settings.json", "{tmp}/shared", "is not read from shared project settings"),
         (".claude/settings.local.json", "shared", "'shared' is a relative path"),
         (".claude/settings.local.json", "~", "'~' holds your home folder"),
+        (".claude/settings.local.json", "~/.claude", "holds the configuration folder"),
+        (".claude/settings.local.json", "~/.codeloop", "holds the configuration folder"),
+        (".claude/settings.local.json", "{tmp}/project", "holds the working folder"),
         (".claude/settings.local.json", "", 'expected a non-empty string, got ""'),
     ],
 )
@@ -179,11 +183,15 @@ def test_a_folder_that_may_not_be_the_memory_is_refused_aloud(
     tmp_path: Path, file: str, value: str, why: str
 ) -> None:
     """A shared repository cannot aim the writes allowed without asking at a folder of its
-    choosing; a relative path (relative to what?) or the home folder is refused too. One
-    warning each, naming the file, the key and why; the default folder is the memory."""
+    choosing; a relative path (relative to what?) is refused too, and so is a folder holding
+    the home folder, the working folder or the agent's configuration (all of it would be
+    writable unasked). One warning each, naming the file, the key and why; the default folder
+    is the memory."""
     project, default, env = folders(tmp_path)
     write_settings(project / file, {"autoMemoryDirectory": value.format(tmp=tmp_path)})
-    target = tmp_path / "shared" if value != "shared" else project / "shared"
+    home = Path(env["HOME"])
+    named = home / value[2:] if value.startswith("~/") else Path(value.format(tmp=tmp_path))
+    target = project / "shared" if value == "shared" else named if named.is_absolute() else home
     run, requests = session(project, env, writes(target, tmp_path / "elsewhere.txt"))
     assert run.returncode == 0, run.stderr
     warnings = [line for line in run.stderr.splitlines() if "autoMemoryDirectory" in line]
@@ -194,22 +202,19 @@ def test_a_folder_that_may_not_be_the_memory_is_refused_aloud(
     assert not (target / "MEMORY.md").exists()  # the write there was refused
 
 
-@pytest.mark.parametrize("where", ["claude-folder", "project"])
 def test_a_chosen_folder_lets_notes_through_but_not_what_configures_the_agent(
-    tmp_path: Path, where: str
+    tmp_path: Path,
 ) -> None:
-    """The folder's allow rule is for notes: where the settings aim it at a folder holding
-    settings or git hooks (`~/.claude`, the project itself), writing those is still asked (a
-    headless run cannot ask, so refused), as Claude Code asks for them."""
+    """The folder's allow rule is for notes: where the folder holds settings or git hooks (a
+    notes repository synced with git, say), writing those is still asked (a headless run
+    cannot ask, so refused), as Claude Code asks for them."""
     project, _, env = folders(tmp_path)
-    home = Path(env["HOME"])
-    if where == "claude-folder":
-        chosen, value = home / ".claude", "~/.claude"
-        guarded = [chosen / "settings.json", chosen / "settings.local.json"]
-    else:
-        chosen, value = project, str(project)
-        guarded = [chosen / ".claude" / "settings.json", chosen / ".git" / "hooks" / "pre-commit"]
-    write_settings(project / ".claude" / "settings.local.json", {"autoMemoryDirectory": value})
+    chosen = tmp_path / "notes"
+    subprocess.run(["git", "init", "-q", str(chosen)], check=True)
+    guarded = [chosen / ".claude" / "settings.json", chosen / ".git" / "hooks" / "pre-commit"]
+    write_settings(
+        project / ".claude" / "settings.local.json", {"autoMemoryDirectory": str(chosen)}
+    )
     calls = [tool_use("Write", {"file_path": str(path), "content": "{}"}) for path in guarded]
     note = tool_use("Write", {"file_path": str(chosen / "MEMORY.md"), "content": NOTE})
     run, requests = session(project, env, Scenario(turns=(turn(note, *calls), turn("Saved."))))

@@ -298,7 +298,7 @@ def load_settings(
         elif "autoMode" in clean:
             auto_rules = _merge(auto_rules, clean["autoMode"])
         if "autoMemoryDirectory" in clean:
-            memory_folder = _memory_folder(source, clean, env, problems) or memory_folder
+            memory_folder = _memory_folder(source, clean, cwd, env, problems) or memory_folder
     problems.check()
     if managed.get("allowManagedPermissionRulesOnly") is True:
         managed_labels = set(_managed_labels(env))
@@ -326,16 +326,26 @@ def load_settings(
 
 
 def _memory_folder(
-    source: _Source, clean: Mapping[str, Any], env: Mapping[str, str] | None, problems: Problems
+    source: _Source,
+    clean: Mapping[str, Any],
+    cwd: Path,
+    env: Mapping[str, str] | None,
+    problems: Problems,
 ) -> Path | None:
     """A source's `autoMemoryDirectory` as an absolute folder, or None (said in a warning)
     when it cannot be one. The model writes there without asking, so, as in Claude Code, a
     shared repository's settings may not choose it, and neither may a relative path (relative
-    to wherever the session starts) nor a folder holding the home folder."""
+    to wherever the session starts) nor a folder holding the home folder, the working folder
+    or the agent's own configuration."""
     raw: str = clean["autoMemoryDirectory"]
-    home = home_dir(os.environ if env is None else env)
+    dirs = user_dirs(os.environ if env is None else env)
+    home = dirs.home
     expanded = home / raw[2:] if raw.startswith("~/") else home if raw == "~" else Path(raw)
     folder = Path(os.path.normpath(expanded))
+    held = {"your home folder": home, "the working folder": cwd.resolve()}
+    held |= {f"the configuration folder {dirs.claude}": dirs.claude}
+    held |= {f"the configuration folder {dirs.codeloop}": dirs.codeloop}
+    holds = next((what for what, inner in held.items() if inner.is_relative_to(folder)), None)
     if source.scope == "project":
         why = (
             "is not read from shared project settings (a repository could aim the memory "
@@ -344,8 +354,8 @@ def _memory_folder(
         )
     elif not folder.is_absolute():
         why = f"{raw!r} is a relative path; give an absolute one or one under ~/"
-    elif home.is_relative_to(folder):
-        why = f"{raw!r} holds your home folder: every file there would be writable unasked"
+    elif holds is not None:
+        why = f"{raw!r} holds {holds}: every file there would be writable unasked"
     else:
         return folder
     problems.warnings.append(f"{source.label}: autoMemoryDirectory {why}; ignored")
