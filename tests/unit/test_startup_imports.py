@@ -234,6 +234,7 @@ AT_START = (
     "codeloop.system.aio",
     "codeloop.system.env_values",
     "codeloop.system.jsonfile",
+    "codeloop.system.lull",
     "codeloop.system.procs",
     "codeloop.system.reaper",
     "codeloop.system.valueclass",
