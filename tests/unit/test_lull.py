@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from collections.abc import AsyncIterator
 
+from codeloop.system.aio import until_aborted
 from codeloop.system.lull import background, background_work, lull
 
 LIMIT = 30.0  # generous: the machine is shared
@@ -47,3 +49,32 @@ async def test_an_owner_waiting_for_its_background_work_lets_it_run() -> None:
     with lull().waiting():  # no socket: the owner waits for nothing but this work
         await asyncio.wait_for(_background(done, "label"), LIMIT)
     assert done == ["label"] and not lull().is_open
+
+
+async def test_a_background_stream_is_consumed_only_in_a_lull() -> None:
+    """codeloop.system.aio.watched (under until_aborted): a background task's items wait
+    for a lull, however they come (a side request's answer parsed into events, a hop each)."""
+    got: list[int] = []
+    more, first = asyncio.Event(), asyncio.Event()
+
+    async def source() -> AsyncIterator[int]:
+        yield 1
+        await more.wait()
+        yield 2
+
+    async def consume() -> None:
+        async with background_work():
+            async for item in until_aborted(source(), asyncio.Event()):
+                got.append(item)
+                first.set()
+
+    with lull().waiting():
+        work = asyncio.ensure_future(consume())
+        await asyncio.wait_for(first.wait(), LIMIT)
+    more.set()  # the second item is there, outside a lull
+    for _ in range(10):
+        await asyncio.sleep(0)
+    assert got == [1]
+    with lull().waiting():
+        await asyncio.wait_for(work, LIMIT)
+    assert got == [1, 2]

@@ -45,9 +45,14 @@ class Http11Transport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         timeouts = request.extensions.get("timeout", {})
         origin = _origin(request.url)
-        if background():  # connected and sent while a foreground request waits
+        waits = background()  # connected and sent while a foreground request waits
+        if waits:
             await lull().wait()
-        connection = self._reusable(origin) or await self._connect(origin, timeouts.get("connect"))
+        connection = self._reusable(origin)
+        if connection is None:
+            connection = await self._connect(origin, timeouts.get("connect"))
+            if waits:  # the lull may have ended while it connected
+                await lull().wait()
         try:
             head = await connection.exchange(request, timeouts.get("write"), timeouts.get("read"))
         except BaseException:
