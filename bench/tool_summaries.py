@@ -10,7 +10,10 @@ turn of every run, each side, and the difference. Two kinds of main responses: w
 (the worst case: nothing to hide the side request behind), and streamed as a model writes
 (~50 tokens/s, as bench/session_overhead.py paces them).
 
-    python -m bench.tool_summaries [--runs 5] [--turns 50] [--label-delay 0.05]
+`--baseline DIR` runs another checkout's codeloop (DIR/src, e.g. main before a change) in the
+same alternation: before and after side by side, under the same load.
+
+    python -m bench.tool_summaries [--runs 5] [--turns 50] [--label-delay 0.05] [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import sys
+from pathlib import Path
 
 from bench.common import CliMeasurement, median, ms, run_cli
 from codeloop.side_requests import TOOL_SUMMARY_PROMPT
@@ -49,30 +53,42 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--turns", type=int, default=50)
     parser.add_argument("--label-delay", type=float, default=0.05)
+    parser.add_argument("--baseline", type=Path, help="another checkout, run alike")
     args = parser.parse_args()
-    gaps: dict[tuple[bool, bool], list[float]] = {}
-    labels: dict[tuple[bool, bool], int] = {}
+    sources: dict[str, dict[str, str]] = {"this": {}}
+    if args.baseline is not None:
+        sources[args.baseline.name] = {"PYTHONPATH": str(args.baseline.resolve() / "src")}
+    gaps: dict[tuple[bool, str, bool], list[float]] = {}
+    labels: dict[tuple[bool, str, bool], int] = {}
     for _ in range(args.runs):
-        for paced in (False, True):
-            for on in (False, True):
-                env = {"CLAUDE_CODE_EMIT_TOOL_USE_SUMMARIES": "1"} if on else {}
-                m = run_cli(
-                    conversations(args.turns, args.label_delay, paced=paced),
-                    ["-p", f"{TASK} please", "--allowedTools", "Bash", "--output-format", "json"],
-                    env=env,
-                )
-                if m.returncode != 0:
-                    sys.exit(f"run failed (exit {m.returncode}): {m.stderr}")
-                gaps.setdefault((paced, on), []).extend(main_gaps(m))
-                sent = sum(r.conversation == LABELS for r in m.requests)
-                labels[paced, on] = labels.get((paced, on), 0) + sent
+        for key in itertools.product((False, True), sources, (False, True)):
+            paced, source, on = key
+            env = {"CLAUDE_CODE_EMIT_TOOL_USE_SUMMARIES": "1"} if on else {}
+            m = run_cli(
+                conversations(args.turns, args.label_delay, paced=paced),
+                ["-p", f"{TASK} please", "--allowedTools", "Bash", "--output-format", "json"],
+                env=env | sources[source],
+            )
+            if m.returncode != 0:
+                sys.exit(f"run failed (exit {m.returncode}): {m.stderr}")
+            gaps.setdefault(key, []).extend(main_gaps(m))
+            labels[key] = labels.get(key, 0) + sum(r.conversation == LABELS for r in m.requests)
     print(f"codeloop -p, {args.turns} turns of `echo N`, {args.runs} runs each, alternating")
-    print("  turn gap (median)          summaries off   summaries on    on - off   labels")
+    print(
+        "  turn gap (median)          codeloop   summaries off   summaries on    on - off   labels"
+    )
     for paced, name in ((False, "answered at once"), (True, "streamed ~50 tok/s")):
-        without, with_labels = median(gaps[paced, False]), median(gaps[paced, True])
-        count = labels[paced, True]
-        extra = ms(with_labels - without)
-        print(f"  {name:22} {ms(without):>15} {ms(with_labels):>14} {extra:>11}   {count:>6}")
+        for source in sources:
+            without, with_labels = (
+                median(gaps[paced, source, False]),
+                median(gaps[paced, source, True]),
+            )
+            count = labels[paced, source, True]
+            extra = ms(with_labels - without)
+            print(
+                f"  {name:22} {source:>12} {ms(without):>15} {ms(with_labels):>14} {extra:>11}"
+                f"   {count:>6}"
+            )
     print("  target: on within 2 ms of off")
 
 

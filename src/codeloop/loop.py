@@ -77,6 +77,7 @@ from codeloop.system.aio import (
     until_aborted,
     watched,
 )
+from codeloop.system.lull import lull
 from codeloop.system.valueclass import valueclass
 from codeloop.token_budget import BudgetTracker
 from codeloop.tools.base import AnyTool, Workspace
@@ -255,23 +256,9 @@ class _Run:
         self.output_before = params.ledger.usage.output_tokens
         # A compaction hid what the history spent: the task budget then says what is left.
         self.compacted = False
-        # Tool-use summaries (deps.summarize_tools): the batches waiting for the next
-        # request to be out, then the labels under way with their batch's call ids, read once
-        # the next response has finished.
-        self.to_label: list[tuple[tuple[ToolUseBlock, ...], tuple[ToolResultBlock, ...]]] = []
+        # Tool-use summaries (deps.summarize_tools): the labels under way with their batch's
+        # call ids, read once the next response has finished.
         self.summaries: list[tuple[tuple[str, ...], asyncio.Future[str | None]]] = []
-
-    def start_labels(self) -> None:
-        """The side requests of the batches before this request, now that it is answered (its
-        first event): they never stand between a batch and the next request, and their work
-        falls while the model writes (bench/tool_summaries.py)."""
-        summarize = self.deps.summarize_tools
-        if summarize is None:
-            return
-        for calls, results in self.to_label:
-            label = asyncio.ensure_future(summarize(calls, results))
-            self.summaries.append((tuple(call.id for call in calls), label))
-        self.to_label.clear()
 
     async def specs(self) -> tuple[ToolSpec, ...]:
         """The tools this turn's request offers."""
@@ -455,8 +442,6 @@ async def _stream(
             ttft_ms = None
             if isinstance(event, MessageStart):
                 ttft_ms = attempt.ttft_ms = (run.deps.clock() - attempt.started) * 1000
-            if run.to_label:
-                run.start_labels()
             if run.params.stream_events and not isinstance(event, KeepAlive):
                 yield ModelStreamed(event, ttft_ms)
             block = assembler.feed(event)
@@ -611,7 +596,6 @@ async def after_answer(run: _Run, turn: _Turn) -> AsyncIterator[Event]:
         assembler.id,
         (deps.clock() - attempt.started) * 1000,
     )
-    run.start_labels()  # a response that came whole, with no event before its end
     if run.summaries:
         async for event in _finished_summaries(run, wait=not assistant.tool_uses):
             yield event
@@ -676,9 +660,12 @@ async def _stop_hooks(run: _Run, turn: _Turn, assistant: Message) -> AsyncIterat
 
 
 def _summarize_batch(run: _Run, assistant: Message, results: list[ToolResultBlock]) -> None:
-    """The batch's tool-use summary, due as soon as the next request is out."""
-    if run.deps.summarize_tools is not None and results:
-        run.to_label.append((assistant.tool_uses, tuple(results)))
+    """The batch's tool-use summary, under way beside the loop: its work waits for the loop to
+    wait (codeloop.system.lull), so it never stands between the batch and the next request."""
+    summarize = run.deps.summarize_tools
+    if summarize is not None and results:
+        label = asyncio.ensure_future(summarize(assistant.tool_uses, results))
+        run.summaries.append((tuple(call.id for call in assistant.tool_uses), label))
 
 
 async def _finished_summaries(run: _Run, *, wait: bool) -> AsyncIterator[Event]:
@@ -688,7 +675,8 @@ async def _finished_summaries(run: _Run, *, wait: bool) -> AsyncIterator[Event]:
     if wait:
         pending = [label for _, label in run.summaries if not label.done()]
         if pending:
-            await unless_aborted(asyncio.wait(pending), run.params.abort)
+            with lull().waiting():  # nothing else to do: the labels' turn
+                await unless_aborted(asyncio.wait(pending), run.params.abort)
     kept = []
     for ids, label in run.summaries:
         if not label.done():

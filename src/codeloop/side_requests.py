@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import field
 from typing import Any, Protocol
 
+from codeloop.system.lull import background_work
 from codeloop.system.valueclass import valueclass
 from codeloop.text import truncate_middle
 from codeloop.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
@@ -97,7 +98,15 @@ class SideRequests:
     async def summarize_tools(
         self, calls: Sequence[ToolUseBlock], results: Sequence[ToolResultBlock]
     ) -> str | None:
-        """A label for one tool batch: what its calls, inputs and outputs accomplished."""
+        """A label for one tool batch: what its calls, inputs and outputs accomplished. Its
+        work is background work: it is done while a main request waits on the network (or
+        the loop waits for the label), never between an answer and the next request."""
+        async with background_work():
+            return await self._summarize_tools(calls, results)
+
+    async def _summarize_tools(
+        self, calls: Sequence[ToolUseBlock], results: Sequence[ToolResultBlock]
+    ) -> str | None:
         outputs = {r.tool_use_id: r for r in results}
         parts = [TOOL_SUMMARY_PROMPT, ""]
         for call in calls:

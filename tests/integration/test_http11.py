@@ -224,3 +224,61 @@ def test_a_model_request_loads_neither_anyio_nor_httpcore() -> None:
     loaded = json.loads(run.stdout)
     assert "httpx" in loaded
     assert not [m for m in loaded if m.split(".")[0] in {"anyio", "httpcore", "sniffio"}]
+
+
+class HeldServer:
+    """Answers a background request ("bg...") at once and a foreground one once `release`
+    is set; notes the bodies in the order they arrive."""
+
+    def __init__(self) -> None:
+        self.bodies: list[bytes] = []
+        self.arrived = asyncio.Event()  # a second request arrived
+        self.release = asyncio.Event()
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = next(
+                    int(line.split(b":")[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                )
+                body = await reader.readexactly(length)
+                self.bodies.append(body)
+                if len(self.bodies) == 2:
+                    self.arrived.set()
+                if not body.startswith(b"bg"):
+                    await self.release.wait()
+                writer.write(ok(b"answer to " + body))
+                await writer.drain()
+        except asyncio.IncompleteReadError:
+            pass
+        finally:
+            writer.close()
+
+
+async def test_a_background_request_goes_out_and_is_read_while_a_foreground_one_waits() -> None:
+    """Tool-use summaries' side requests (codeloop.system.lull): never between an answer and
+    the next request."""
+    from codeloop.system.lull import background_work, lull
+
+    server = HeldServer()
+
+    async def in_background(http: httpx.AsyncClient, url: str, body: bytes) -> bytes:
+        async with background_work():
+            return (await http.post(url, content=body)).content
+
+    async with serving(server.handle) as url, client() as http:
+        side = asyncio.ensure_future(in_background(http, url, b"bg label"))  # started first
+        main = asyncio.ensure_future(http.post(url, content=b"main"))
+        await asyncio.wait_for(server.arrived.wait(), 5)
+        assert server.bodies == [b"main", b"bg label"]  # out once the main request waited
+        assert await asyncio.wait_for(side, 5) == b"answer to bg label"
+        assert not main.done()  # read while the main answer was still awaited
+        server.release.set()
+        assert (await asyncio.wait_for(main, 5)).content == b"answer to main"
+        # Nothing in the foreground waits now: the owner's own wait is the lull.
+        later = asyncio.ensure_future(in_background(http, url, b"bg again"))
+        with lull().waiting():
+            assert await asyncio.wait_for(later, 5) == b"answer to bg again"

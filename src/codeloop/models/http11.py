@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from typing import SupportsIndex
 
 import h11
 import httpx
+
+from codeloop.system.lull import background, lull
 
 READ_SIZE = 64 * 1024
 # Idle keep-alive connections kept per transport: one per request in flight at once is
@@ -42,7 +45,14 @@ class Http11Transport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         timeouts = request.extensions.get("timeout", {})
         origin = _origin(request.url)
-        connection = self._reusable(origin) or await self._connect(origin, timeouts.get("connect"))
+        waits = background()  # connected and sent while a foreground request waits
+        if waits:
+            await lull().wait()
+        connection = self._reusable(origin)
+        if connection is None:
+            connection = await self._connect(origin, timeouts.get("connect"))
+            if waits:  # the lull may have ended while it connected
+                await lull().wait()
         try:
             head = await connection.exchange(request, timeouts.get("write"), timeouts.get("read"))
         except BaseException:
@@ -79,21 +89,24 @@ class Http11Transport(httpx.AsyncBaseTransport):
     async def _connect(self, origin: _Origin, limit: float | None) -> _Connection:
         scheme, host, port = origin
         context = self._context() if scheme == "https" else None
+        loop = asyncio.get_running_loop()
+        reader = _Reader(limit=READ_SIZE, loop=loop)
+        protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
         try:
-            async with asyncio.timeout(limit):
-                reader, writer = await asyncio.open_connection(
+            async with asyncio.timeout(limit):  # asyncio.open_connection, with our reader
+                transport, _ = await loop.create_connection(
+                    lambda: protocol,
                     host,
                     port,
                     ssl=context,
                     server_hostname=host if context is not None else None,
                     happy_eyeballs_delay=HAPPY_EYEBALLS_DELAY,
-                    limit=READ_SIZE,
                 )
         except TimeoutError as exc:
             raise httpx.ConnectTimeout(f"timed out connecting to {host}:{port}") from exc
         except (OSError, ssl.SSLError) as exc:
             raise httpx.ConnectError(str(exc) or type(exc).__name__) from exc
-        return _Connection(origin, reader, writer)
+        return _Connection(origin, reader, asyncio.StreamWriter(transport, protocol, reader, loop))
 
     def _context(self) -> ssl.SSLContext:
         """httpx's TLS settings (certifi, SSL_CERT_FILE, SSL_CERT_DIR), loaded once."""
@@ -110,17 +123,34 @@ def _origin(url: httpx.URL) -> _Origin:
     return url.scheme, url.host, port
 
 
+class _Reader(asyncio.StreamReader):
+    """A stream reader that says when data arrives (the foreground's wait then ends, before
+    its task runs again: codeloop.system.lull)."""
+
+    arrived: Callable[[], None] | None = None
+
+    def feed_data(self, data: Iterable[SupportsIndex]) -> None:
+        super().feed_data(data)
+        if self.arrived is not None:
+            self.arrived()
+
+    def feed_eof(self) -> None:
+        super().feed_eof()
+        if self.arrived is not None:
+            self.arrived()
+
+
 class _Connection:
     """One socket and its h11 state machine: a request and its answer at a time."""
 
-    def __init__(
-        self, origin: _Origin, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> None:
+    def __init__(self, origin: _Origin, reader: _Reader, writer: asyncio.StreamWriter) -> None:
         self.origin = origin
         self._reader = reader
         self._writer = writer
         self._loop = asyncio.get_running_loop()
         self._h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=1024 * 1024)
+        socket = writer.get_extra_info("socket")
+        self._fd: int | None = socket.fileno() if socket is not None else None
 
     def alive(self, loop: asyncio.AbstractEventLoop) -> bool:
         """Still open at our end and the server's, on the loop asking."""
@@ -175,13 +205,22 @@ class _Connection:
                 return event
 
     async def _receive(self, read_timeout: float | None) -> None:
+        """Read what the server sent. A foreground request waits in a lull
+        (codeloop.system.lull); a background one reads what came only in a lull."""
         try:
             async with asyncio.timeout(read_timeout):
-                data = await self._reader.read(READ_SIZE)
+                if background():
+                    data = await self._reader.read(READ_SIZE)
+                else:
+                    with lull().waiting(self._fd) as wait:
+                        self._reader.arrived = wait.end
+                        data = await self._reader.read(READ_SIZE)
         except TimeoutError as exc:
             raise httpx.ReadTimeout("timed out waiting for the server") from exc
         except OSError as exc:
             raise httpx.ReadError(str(exc) or type(exc).__name__) from exc
+        if background():
+            await lull().wait()
         if not data and self._h11.their_state is h11.SEND_RESPONSE:
             raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
         self._h11.receive_data(data)  # b"": the server closed its end (next_event judges it)

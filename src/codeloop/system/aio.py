@@ -11,6 +11,7 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable
 from typing import Any, TypeVar
 
+from codeloop.system.lull import background, lull
 from codeloop.system.valueclass import valueclass
 
 T = TypeVar("T")
@@ -52,7 +53,8 @@ async def watched(
     One task per stream reads the source, an item each time one is asked for (a task per item
     cost ~0.35 ms a turn), arming the watchdog's timers around each read; the abort signal and
     the timers drop their verdicts into the same queue as the items, so waiting for the next
-    item is a queue read. Nothing is read ahead: the source advances as its consumer does."""
+    item is a queue read. Nothing is read ahead: the source advances as its consumer does.
+    In background work (codeloop.system.lull) both take their steps in a lull."""
     queue: asyncio.Queue[_Mark] = asyncio.Queue()
     wanted = asyncio.Event()
     reader = asyncio.ensure_future(_reader(source, queue, wanted, idle_timeout, first_timeout))
@@ -64,6 +66,8 @@ async def watched(
             if abort.is_set():
                 raise Aborted
             kind, value = await queue.get()
+            if background():  # background work goes on in a lull (codeloop.system.lull)
+                await lull().wait()
             if kind is _ITEM:
                 yield value
                 wanted.set()
@@ -108,6 +112,8 @@ async def _reader(
     while True:
         await wanted.wait()
         wanted.clear()
+        if background():
+            await lull().wait()
         timeout = first_timeout if first and first_timeout is not None else idle_timeout
         timers: tuple[asyncio.TimerHandle, ...] = ()
         if timeout is not None:

@@ -521,6 +521,7 @@ class _Handler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True
     server: _HTTPServer
     _player: ScenarioPlayer  # the conversation of the request being answered
+    arrived: float  # when the request being answered arrived (its first line)
     responses_api = False  # this request is for OpenAI's Responses API
     bedrock = False  # ... or for Bedrock, which frames the Messages API events in binary
 
@@ -535,6 +536,12 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: tests read `requests`, not stderr."""
 
+    def parse_request(self) -> bool:
+        """A request arrives with its first line: parsing its headers is the server's time
+        (and, with another request's handler holding the GIL, not the client's)."""
+        self.arrived = time.monotonic()
+        return super().parse_request()
+
     def do_POST(self) -> None:
         self._exchange()
 
@@ -542,7 +549,6 @@ class _Handler(BaseHTTPRequestHandler):
         self._exchange()
 
     def _exchange(self) -> None:
-        arrived = time.monotonic()
         raw = self.rfile.read(int(self.headers.get("content-length") or 0))
         try:
             body = json.loads(raw) if raw else None
@@ -553,7 +559,7 @@ class _Handler(BaseHTTPRequestHandler):
             path=self.path,
             headers={k.lower(): v for k, v in self.headers.items()},
             body=body,
-            arrived=arrived,
+            arrived=self.arrived,
             client_port=self.client_address[1],
             size=len(raw),
         )

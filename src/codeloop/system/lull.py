@@ -1,0 +1,109 @@
+"""Lulls: the moments a program only waits, when work that must not delay it may run.
+
+The foreground (the main loop's model request) is in a lull while it waits on the network for
+more of its answer: sent, and nothing of the answer arrived and unread. Background work (a
+tool-use summary's side request, side_requests.py) takes its steps only in a lull, or while
+its owner waits for it anyway, so its CPU time never falls between one answer's end and the
+next request, where it would lengthen the turn (issue 38, bench/tool_summaries.py). One lull
+per event loop: the transport marks its waits (models/http11.py), background steps wait for
+one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import select
+import weakref
+from collections.abc import AsyncIterator
+
+# Whether the running task's work is background work (set by the task itself: the tasks it
+# starts inherit it).
+_BACKGROUND: contextvars.ContextVar[bool] = contextvars.ContextVar("background", default=False)
+
+
+class Wait:
+    """One wait of the foreground, on a socket (`fd`) or on the background itself (None). It
+    ends as its data arrives (`end`, before the waiting task runs again) or when it leaves."""
+
+    def __init__(self, lull: Lull, fd: int | None) -> None:
+        self.lull, self.fd = lull, fd
+
+    def end(self) -> None:
+        self.lull.end(self)
+
+    def __enter__(self) -> Wait:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.end()
+
+
+class Lull:
+    """The foreground's waits under way; a lull while there is one and none of their sockets
+    has data (arrived, not yet handed to its reader)."""
+
+    def __init__(self) -> None:
+        self._waits: list[Wait] = []
+        self._opened = asyncio.Event()
+        self._ended = asyncio.Event()  # a new one after each wait ends
+
+    @property
+    def is_open(self) -> bool:
+        if not self._waits:
+            return False
+        fds = [wait.fd for wait in self._waits if wait.fd is not None]
+        return not fds or not select.select(fds, [], [], 0)[0]
+
+    def waiting(self, fd: int | None = None) -> Wait:
+        """A wait of the foreground, for a `with` block."""
+        wait = Wait(self, fd)
+        self._waits.append(wait)
+        self._opened.set()
+        return wait
+
+    def end(self, wait: Wait) -> None:
+        if wait in self._waits:
+            self._waits.remove(wait)
+            if not self._waits:
+                self._opened.clear()
+            self._ended.set()
+            self._ended = asyncio.Event()
+
+    async def wait(self) -> None:
+        """Return in a lull (checked again on waking: it may have ended meanwhile)."""
+        while not self.is_open:
+            if self._waits:  # data arrived: the foreground's turn, then look again
+                await self._ended.wait()
+            else:
+                await self._opened.wait()
+
+
+_LULLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Lull] = weakref.WeakKeyDictionary()
+
+
+def lull() -> Lull:
+    """The running event loop's lull."""
+    loop = asyncio.get_running_loop()
+    found = _LULLS.get(loop)
+    if found is None:
+        found = _LULLS[loop] = Lull()
+    return found
+
+
+def background() -> bool:
+    """Whether the running task does background work."""
+    return _BACKGROUND.get()
+
+
+@contextlib.asynccontextmanager
+async def background_work() -> AsyncIterator[None]:
+    """The block is background work (and so are the tasks it starts): it begins in a lull,
+    and waits for one wherever it waits on the network (models/http11.py)."""
+    token = _BACKGROUND.set(True)
+    try:
+        await lull().wait()
+        yield
+    finally:
+        _BACKGROUND.reset(token)

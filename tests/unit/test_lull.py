@@ -1,0 +1,80 @@
+"""Lulls (codeloop.system.lull): background work runs only while the foreground waits on a
+socket with nothing arrived, or while its owner waits for it."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator
+
+from codeloop.system.aio import until_aborted
+from codeloop.system.lull import background, background_work, lull
+
+LIMIT = 30.0  # generous: the machine is shared
+
+
+async def _background(done: list[str], name: str) -> None:
+    async with background_work():
+        assert background()
+        done.append(name)
+    assert not background()
+
+
+async def test_background_work_waits_for_the_foreground_to_wait() -> None:
+    done: list[str] = []
+    work = asyncio.ensure_future(_background(done, "label"))
+    for _ in range(5):  # its turns come and go: no lull, no step
+        await asyncio.sleep(0)
+    assert done == [] and not lull().is_open
+    left, right = socket.socketpair()
+    with left, right, lull().waiting(left.fileno()):
+        await asyncio.wait_for(work, LIMIT)
+    assert done == ["label"] and not background()
+
+
+async def test_data_arrived_ends_the_lull_before_the_reader_runs() -> None:
+    left, right = socket.socketpair()
+    with left, right, lull().waiting(left.fileno()) as wait:
+        assert lull().is_open
+        right.send(b"answer")  # in the socket, not read yet: the foreground's turn
+        assert not lull().is_open
+        left.recv(16)
+        assert lull().is_open
+        wait.end()  # handed to its reader: the wait is over
+        assert not lull().is_open
+
+
+async def test_an_owner_waiting_for_its_background_work_lets_it_run() -> None:
+    done: list[str] = []
+    with lull().waiting():  # no socket: the owner waits for nothing but this work
+        await asyncio.wait_for(_background(done, "label"), LIMIT)
+    assert done == ["label"] and not lull().is_open
+
+
+async def test_a_background_stream_is_consumed_only_in_a_lull() -> None:
+    """codeloop.system.aio.watched (under until_aborted): a background task's items wait
+    for a lull, however they come (a side request's answer parsed into events, a hop each)."""
+    got: list[int] = []
+    more, first = asyncio.Event(), asyncio.Event()
+
+    async def source() -> AsyncIterator[int]:
+        yield 1
+        await more.wait()
+        yield 2
+
+    async def consume() -> None:
+        async with background_work():
+            async for item in until_aborted(source(), asyncio.Event()):
+                got.append(item)
+                first.set()
+
+    with lull().waiting():
+        work = asyncio.ensure_future(consume())
+        await asyncio.wait_for(first.wait(), LIMIT)
+    more.set()  # the second item is there, outside a lull
+    for _ in range(10):
+        await asyncio.sleep(0)
+    assert got == [1]
+    with lull().waiting():
+        await asyncio.wait_for(work, LIMIT)
+    assert got == [1, 2]
