@@ -22,6 +22,8 @@ async def _background(done: list[str], name: str) -> None:
 
 async def test_background_work_waits_for_the_foreground_to_wait() -> None:
     done: list[str] = []
+    with lull().waiting():  # an earlier wait: the foreground marks its waits
+        pass
     work = asyncio.ensure_future(_background(done, "label"))
     for _ in range(5):  # its turns come and go: no lull, no step
         await asyncio.sleep(0)
@@ -78,3 +80,34 @@ async def test_a_background_stream_is_consumed_only_in_a_lull() -> None:
     with lull().waiting():
         await asyncio.wait_for(work, LIMIT)
     assert got == [1, 2]
+
+
+async def test_a_foreground_that_marks_no_wait_holds_nothing_up() -> None:
+    """Behind a transport that marks no wait (httpx's, through a proxy) or with a model in
+    this process, nothing tells a lull: background work goes on at once."""
+    done: list[str] = []
+    await asyncio.wait_for(_background(done, "label"), LIMIT)
+    assert done == ["label"]
+
+
+async def test_a_foreground_read_is_a_wait_only_while_background_work_is_pending() -> None:
+    left, right = socket.socketpair()
+    with left, right:
+        with lull().reading(left.fileno()) as wait:
+            assert wait is None and not lull().is_open  # nothing pending: nothing marked
+        started, release = asyncio.Event(), asyncio.Event()
+
+        async def pending() -> None:
+            async with background_work():
+                started.set()
+                await release.wait()
+
+        work = asyncio.ensure_future(pending())
+        await asyncio.sleep(0)  # it has begun: pending, waiting for a lull
+        with lull().reading(left.fileno()) as wait:
+            assert wait is not None and lull().is_open
+            await asyncio.wait_for(started.wait(), LIMIT)
+        release.set()
+        await asyncio.wait_for(work, LIMIT)
+        with lull().reading(left.fileno()) as wait:
+            assert wait is None

@@ -212,8 +212,8 @@ class _Connection:
                 if background():
                     data = await self._reader.read(READ_SIZE)
                 else:
-                    with lull().waiting(self._fd) as wait:
-                        self._reader.arrived = wait.end
+                    with lull().reading(self._fd) as wait:
+                        self._reader.arrived = wait.end if wait is not None else None
                         data = await self._reader.read(READ_SIZE)
         except TimeoutError as exc:
             raise httpx.ReadTimeout("timed out waiting for the server") from exc

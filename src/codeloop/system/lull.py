@@ -42,9 +42,16 @@ class Wait:
 
 class Lull:
     """The foreground's waits under way; a lull while there is one and none of their sockets
-    has data (arrived, not yet handed to its reader)."""
+    has data (arrived, not yet handed to its reader).
+
+    Waits are marked only while background work is pending (`pending`): otherwise a read costs
+    the foreground nothing more. Until the foreground has marked a wait (`marks`: its model is
+    reached through codeloop's transport), nothing tells a lull, and background work goes on at
+    once, as it would without lulls (httpx's transport behind a proxy, an in-process model)."""
 
     def __init__(self) -> None:
+        self.pending = 0  # background works under way (background_work)
+        self.marks = False
         self._waits: list[Wait] = []
         self._opened = asyncio.Event()
         self._ended = asyncio.Event()  # a new one after each wait ends
@@ -56,8 +63,15 @@ class Lull:
         fds = [wait.fd for wait in self._waits if wait.fd is not None]
         return not fds or not select.select(fds, [], [], 0)[0]
 
+    def reading(self, fd: int | None) -> contextlib.AbstractContextManager[Wait | None]:
+        """A foreground read on socket `fd`, for a `with` block: a wait while background work
+        is pending (its steps run in it), else nothing to mark."""
+        self.marks = True
+        return self.waiting(fd) if self.pending else contextlib.nullcontext()
+
     def waiting(self, fd: int | None = None) -> Wait:
         """A wait of the foreground, for a `with` block."""
+        self.marks = True
         wait = Wait(self, fd)
         self._waits.append(wait)
         self._opened.set()
@@ -72,8 +86,9 @@ class Lull:
             self._ended = asyncio.Event()
 
     async def wait(self) -> None:
-        """Return in a lull (checked again on waking: it may have ended meanwhile)."""
-        while not self.is_open:
+        """Return in a lull (checked again on waking: it may have ended meanwhile), or at
+        once if the foreground does not mark its waits."""
+        while self.marks and not self.is_open:
             if self._waits:  # data arrived: the foreground's turn, then look again
                 await self._ended.wait()
             else:
@@ -102,8 +117,11 @@ async def background_work() -> AsyncIterator[None]:
     """The block is background work (and so are the tasks it starts): it begins in a lull,
     and waits for one wherever it waits on the network (models/http11.py)."""
     token = _BACKGROUND.set(True)
+    found = lull()
+    found.pending += 1
     try:
-        await lull().wait()
+        await found.wait()
         yield
     finally:
+        found.pending -= 1
         _BACKGROUND.reset(token)
