@@ -234,6 +234,7 @@ AT_START = (
     "codeloop.system.aio",
     "codeloop.system.env_values",
     "codeloop.system.jsonfile",
+    "codeloop.system.lazy_pattern",
     "codeloop.system.procs",
     "codeloop.system.reaper",
     "codeloop.system.valueclass",

@@ -54,19 +54,20 @@ from codeloop.shell.readonly import (
     line_problem,
     simple_command_problem,
 )
+from codeloop.system.lazy_pattern import LazyPattern
 from codeloop.system.valueclass import valueclass
 
 # Commands acceptEdits runs without asking when all they write is inside the workspace.
 ACCEPT_EDITS_COMMANDS = frozenset({"mkdir", "touch", "cp", "mv"})
 _DIRECTORY_COMMANDS = frozenset({"cd", "pushd", "popd"})
 _CD_FLAGS = frozenset({"-L", "-P", "-e", "-@", "--"})
-_UNRESOLVABLE = re.compile(r"[$`{]|^[<>]\(")
-_HOME_VARIABLE = re.compile(r"^(\$HOME|\$\{HOME\})(?=/|$)")
-_PWD_VARIABLE = re.compile(r"^(\$PWD|\$\{PWD\})(?=/|$)")
+_UNRESOLVABLE = LazyPattern(r"[$`{]|^[<>]\(")
+_HOME_VARIABLE = LazyPattern(r"^(\$HOME|\$\{HOME\})(?=/|$)")
+_PWD_VARIABLE = LazyPattern(r"^(\$PWD|\$\{PWD\})(?=/|$)")
 _BYPASS = "--permission-mode bypassPermissions"
 _LOOP_COMBINATIONS = 64
-_LOOP_PATTERN = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
-_PROCESS_SUBSTITUTION = re.compile(r"[<>]\(.*\)", re.DOTALL)
+_LOOP_PATTERN = LazyPattern(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
+_PROCESS_SUBSTITUTION = LazyPattern(r"[<>]\(.*\)", re.DOTALL)
 
 
 def decide_bash(command: str, cwd: Path, scope: Scope) -> Decision:
@@ -328,7 +329,7 @@ def _loop_values(words: list[Word], loops: Mapping[str, tuple[Word, ...]]) -> li
             continue
         for chosen in itertools.product(*values):
             replacements = {name: value for name, (value, _) in zip(names, chosen, strict=True)}
-            found.append((re.sub(_LOOP_PATTERN, partial(_loop_value, replacements), text), True))
+            found.append((_LOOP_PATTERN.sub(partial(_loop_value, replacements), text), True))
     return found
 
 

@@ -15,12 +15,13 @@ import contextlib
 import itertools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from codeloop.shell import ripgrep
 from codeloop.shell.argv_spec import ArgvError
 from codeloop.shell.bash_parse import Assignment, Redirect, SimpleCommand
 from codeloop.shell.scripts import script_files
+from codeloop.system.valueclass import valueclass
 
 Word = tuple[str, bool]  # text, dynamic (bash still expands it)
 
@@ -57,7 +58,7 @@ _ELEVATING = frozenset({"sudo", "doas", "su", "pkexec", "runuser", "chroot", "ns
 _ELEVATING |= {"unshare", "setpriv", "capsh"}
 
 
-@dataclass(frozen=True)
+@valueclass
 class _Wrapper:
     bare: frozenset[str] = frozenset()  # options without a value
     valued: frozenset[str] = frozenset()  # options taking a value (next word, or attached)
@@ -152,7 +153,7 @@ _ELEVATING_SPECS: dict[str, _Wrapper] = {
 }
 
 
-@dataclass(frozen=True)
+@valueclass
 class Invocation:
     """A program one simple command runs, wrappers taken off.
 
@@ -361,7 +362,7 @@ _SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack"})
 _ALWAYS_RECURSIVE = frozenset({"rg", "ag", "ack", "tar", "zip", "rsync"})
 
 
-@dataclass(frozen=True)
+@valueclass
 class PathUse:
     named: list[Word]  # every word that may be a path (reads included)
     written: list[Word]  # words naming paths the command writes

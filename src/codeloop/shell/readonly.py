@@ -36,6 +36,7 @@ from codeloop.shell.command_effects import (
 )
 from codeloop.shell.git_check import git_problem
 from codeloop.shell.scripts import SECRET_NAME, awk_problem, sed_problem
+from codeloop.system.lazy_pattern import LazyPattern
 
 __all__ = [
     "ARGUMENTS_NOT_FILES",
@@ -248,7 +249,7 @@ _FIND_EFFECTS = {
     "-fprintf": "writes a file",
     "-fls": "writes a file",
 }
-_FIND_NEWER_XY = re.compile(r"-newer[aBcmt][aBcmt]")
+_FIND_NEWER_XY = LazyPattern(r"-newer[aBcmt][aBcmt]")
 
 
 def _find(args: Sequence[str]) -> str | None:
@@ -425,7 +426,7 @@ def redirect_problem(r: Redirect) -> str | None:
     return f"{r.op} {r.target} writes a file"
 
 
-RISKY_VARIABLE = re.compile(
+RISKY_VARIABLE = LazyPattern(
     r"PATH|IFS|HOME|SHELL|ENV|CDPATH|GLOBIGNORE|PS[0-9]|PROMPT_COMMAND|VISUAL|"
     r"(BASH|LD|DYLD|GIT|XDG)_.*|.*(PATH|LIB|OPT|OPTS|OPTIONS|EDITOR|PAGER|STARTUP|RC|CONFIG)|"
     r".*_(COMMAND|CMD|PROGRAM|BIN|EXEC|HOOK|SHELL|PRELOAD)",
@@ -436,7 +437,7 @@ RISKY_VARIABLE = re.compile(
 # What else a variable set on its own line can change: bash's own state (where `cd ..` and
 # `cd -` go, which programs a search skips, POSIX mode, the locale it parses in) and, when the
 # name is already exported, what later programs trust or run (askpass, proxies, certificates).
-_SHELL_STATE = re.compile(
+_SHELL_STATE = LazyPattern(
     r"PWD|OLDPWD|POSIXLY_CORRECT|EXECIGNORE|FIGNORE|TMPDIR|HISTFILE|HOSTFILE|INPUTRC|LANG|"
     r"LANGUAGE|LC_[A-Z]+|.*(ASKPASS|BROWSER|WRAPPER|HOME|FLAGS|CERTS?|BUNDLE)|(?i:.*_proxy)"
 )
