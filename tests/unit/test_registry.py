@@ -14,6 +14,7 @@ from codeloop.session_config import SessionConfig
 from codeloop.testing.scenario import tool_use, turn
 from codeloop.testing.scripted import ScriptedModel
 from codeloop.tools.base import Workspace
+from codeloop.tools.bash import BashTool
 from codeloop.tools.registry import (
     ON_DEMAND,
     LazyTool,
@@ -115,3 +116,24 @@ async def test_the_tools_load_when_the_model_starts_its_first_call(tmp_path: Pat
                 thread.join()
         assert grep.loaded is expect_loaded
         await session.aclose()
+
+
+def test_a_warming_tool_is_handed_out_once_its_warm_up_is_done() -> None:
+    """A call that comes while the preload thread warms its tool (a model that answered at
+    once) waits for the whole warm-up, not module by module; a failed warm-up still hands the
+    tool out (its call reports what is wrong)."""
+    warming, release = threading.Event(), threading.Event()
+
+    class SlowBash(BashTool):
+        def warm(self) -> None:
+            warming.set()
+            release.wait()
+            raise RuntimeError("the grammar is missing")
+
+    tool = LazyTool(default_tools()["Bash"].spec(), SlowBash)
+    thread = preload([tool])
+    warming.wait()
+    assert not tool.loaded  # loaded, not warm: callers wait on it
+    release.set()
+    thread.join()
+    assert isinstance(tool.tool, SlowBash)

@@ -60,6 +60,8 @@ _ELEVATING |= {"unshare", "setpriv", "capsh"}
 
 @valueclass
 class _Wrapper:
+    """How a wrapper reads its own options before the command it runs."""
+
     bare: frozenset[str] = frozenset()  # options without a value
     valued: frozenset[str] = frozenset()  # options taking a value (next word, or attached)
     positional: int = 0  # words between the options and the command (timeout's duration)
@@ -364,6 +366,8 @@ _ALWAYS_RECURSIVE = frozenset({"rg", "ag", "ack", "tar", "zip", "rsync"})
 
 @valueclass
 class PathUse:
+    """The paths one command names, writes and reads whole trees of."""
+
     named: list[Word]  # every word that may be a path (reads included)
     written: list[Word]  # words naming paths the command writes
     makes_links: bool  # may create a symlink, so later writes in the line can be redirected

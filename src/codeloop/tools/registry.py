@@ -96,10 +96,19 @@ class LazyTool:
         return self._tool is not None
 
     def warm(self) -> None:
-        """Load the tool and what its first call needs (`Tool.warm`)."""
-        tool = self.tool
-        if isinstance(tool, Tool):
-            tool.warm()
+        """Load the tool and what its first call needs (`Tool.warm`), the tool handed out only
+        once both are done: a call that comes meanwhile (a model that answered at once) waits
+        for the whole warm-up in one go, instead of racing this thread for the interpreter
+        module by module."""
+        with self._loading:
+            if self._tool is not None:
+                return
+            tool = self._load()
+            try:
+                if isinstance(tool, Tool):
+                    tool.warm()
+            finally:
+                self._tool = tool
 
     def spec(self) -> ToolSpec:
         return self._spec
