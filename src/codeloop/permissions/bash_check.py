@@ -29,10 +29,9 @@ from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
 
-from codeloop.permissions import feeds, paths
+from codeloop.permissions import paths
 from codeloop.permissions.decision import Behavior, Decision, Scope, combine
 from codeloop.permissions.files_check import denied_under
-from codeloop.shell import ripgrep
 from codeloop.shell.argv_spec import ArgvError
 from codeloop.shell.bash_parse import (
     Assignment,
@@ -292,6 +291,10 @@ def _unknown_reads(
         return None
     if unknown.trees:
         return f"cannot tell which tree `{unknown.trees[0]}` names, and it could hold credentials"
+    if not unknown.words and not inv.open_args:
+        return None
+    from codeloop.permissions import feeds  # loads with the first line naming files at run time
+
     for word in unknown.words:
         if _PROCESS_SUBSTITUTION.fullmatch(word):
             continue  # a pipe from commands judged on their own
@@ -343,6 +346,8 @@ def _ripgrep_opens(inv: Invocation, cwd: Path | None) -> list[Path] | None:
     everything under a tree), for a walk into ignored files, or when ripgrep cannot say."""
     if not inv.argv or command_name(inv.argv[0]) != "rg" or any(inv.dynamic) or cwd is None:
         return None
+    from codeloop.shell import ripgrep  # loads with the first rg line
+
     try:
         search = ripgrep.search(inv.argv[1:])
     except ArgvError:

@@ -17,7 +17,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import field
 
-from codeloop.shell import ripgrep
 from codeloop.shell.argv_spec import ArgvError
 from codeloop.shell.bash_parse import Assignment, Redirect, SimpleCommand
 from codeloop.shell.scripts import script_files
@@ -441,6 +440,8 @@ def _trees(
 ) -> list[Word]:
     """The directories a command reads whole: searchers default to `.` after their pattern."""
     if name == "rg" and not any(dynamic):
+        from codeloop.shell import ripgrep  # loads with the first rg line
+
         with contextlib.suppress(ArgvError):  # an option rg lacks: the guess below
             found = ripgrep.search(args)
             return [(p, False) for p in found.operands or ["."]] if found.reads_contents else []

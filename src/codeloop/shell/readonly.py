@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from codeloop.shell import ripgrep
 from codeloop.shell.argv_spec import Args, ArgvError, Spec, parse
 from codeloop.shell.bash_parse import (
     Assignment,
@@ -273,6 +272,8 @@ def _find(args: Sequence[str]) -> str | None:
 
 
 def _rg(args: Sequence[str]) -> str | None:
+    from codeloop.shell import ripgrep  # loads with the first rg line, not the first Bash call
+
     try:
         return ripgrep.search(args).problem
     except ArgvError as exc:
