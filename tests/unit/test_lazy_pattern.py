@@ -50,7 +50,8 @@ real = re._compile
 def spy(pattern, flags):
     caller = sys._getframe(2)
     name = caller.f_code.co_filename
-    if caller.f_code.co_name == "<module>" and ("codeloop/shell/" in name or "codeloop/permissions/" in name):
+    ours = "codeloop/shell/" in name or "codeloop/permissions/" in name
+    if caller.f_code.co_name == "<module>" and ours:
         compiled.append(f"{name}:{caller.f_lineno}")
     return real(pattern, flags)
 re._compile = spy
