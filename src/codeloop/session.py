@@ -40,7 +40,7 @@ from codeloop.system.aio import unless_aborted
 from codeloop.token_budget import parse_budget_marker
 from codeloop.tools.base import AgentCall, AnyTool, ToolContext, ToolResult, Workspace
 from codeloop.tools.questions import QuestionChannel
-from codeloop.tools.registry import Offered, preload
+from codeloop.tools.registry import Offered, preload, preload_soon
 from codeloop.types import ImageBlock, Message, TextBlock, ToolUseBlock, Usage, new_uuid
 from codeloop.usage.costs import Ledger, model_usage
 from codeloop.usage.record import RequestLog
@@ -456,7 +456,8 @@ class Session:
         """The model's stream, watched. At its first event the request is out and the answer
         awaited: the transcript hands the last tool round's sync to its worker then
         (`TranscriptWriter.sync_due`). Until the session's first tool calls: a called tool
-        loads in a background thread while its input streams, not once it has; the other tools
+        loads in a background thread while its input streams, not once it has (unless it came
+        whole: the call loads it then, `preload_soon`); the other tools
         once the next request is out (its first event back), so that loading them slows neither
         the calls the user is waiting for nor the sending of their results; a session that
         calls no tool loads none."""
@@ -479,7 +480,7 @@ class Session:
                     and (tool := self.tools.get(event.block.name)) is not None
                 ):
                     self._called = True
-                    preload([tool])
+                    preload_soon([tool])
                 yield event
 
         return call

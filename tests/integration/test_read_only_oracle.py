@@ -18,7 +18,6 @@ import re
 import shutil
 import subprocess
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -29,6 +28,7 @@ from codeloop.shell.bash_parse import parse_command
 from codeloop.shell.command_effects import command_name, unwrap
 from codeloop.shell.readonly import is_read_only_command
 from codeloop.shell.sandbox import Sandbox, probe
+from codeloop.system.valueclass import valueclass
 from codeloop.testing.shell_cases import READ_ONLY, shell_world
 from codeloop.tools.base import ToolContext, Workspace
 from codeloop.tools.bash import BashTool
@@ -45,7 +45,7 @@ def tools() -> None:
         pytest.skip(why or "strace is not installed")
 
 
-@dataclass(frozen=True)
+@valueclass
 class Traced(Sandbox):
     """The real sandbox, with the shell run under strace logging every program started."""
 

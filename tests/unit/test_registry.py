@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import threading
@@ -14,13 +15,16 @@ from codeloop.session_config import SessionConfig
 from codeloop.testing.scenario import tool_use, turn
 from codeloop.testing.scripted import ScriptedModel
 from codeloop.tools.base import Workspace
+from codeloop.tools.bash import BashTool
 from codeloop.tools.registry import (
     ON_DEMAND,
+    PRELOAD_AFTER_SECONDS,
     LazyTool,
     declared_specs,
     default_tools,
     on_demand_tool,
     preload,
+    preload_soon,
 )
 
 
@@ -85,10 +89,27 @@ def test_preload_loads_every_lazy_tool_in_a_thread_of_its_own() -> None:
     tools = default_tools()
     lazy = [tool for tool in tools.values() if isinstance(tool, LazyTool)]
     thread = preload(tools.values())
-    assert thread is not threading.current_thread()
+    assert thread is not None and thread is not threading.current_thread()
     thread.join()
     assert lazy and all(tool.loaded for tool in lazy)
     assert tools["Bash"].parse({"command": "true"}).command == "true"
+    assert preload(tools.values()) is None  # nothing left to load: no thread
+
+
+async def test_preload_soon_loads_a_tool_the_call_has_not_loaded_meanwhile() -> None:
+    """A model writing its call: the tool loads a moment after the call began. (One that came
+    whole loads its tool itself before then, and `preload` starts no thread for it.)"""
+    tool = default_tools()["Bash"]
+    assert isinstance(tool, LazyTool) and not tool.loaded
+    loop = asyncio.get_running_loop()
+    preload_soon([tool])
+    passed = asyncio.Event()
+    loop.call_later(PRELOAD_AFTER_SECONDS, passed.set)  # due with it or after: runs after it
+    await passed.wait()
+    for thread in threading.enumerate():
+        if thread.name == "codeloop-preload":
+            thread.join()
+    assert tool.loaded
 
 
 async def test_the_tools_load_when_the_model_starts_its_first_call(tmp_path: Path) -> None:
@@ -115,3 +136,25 @@ async def test_the_tools_load_when_the_model_starts_its_first_call(tmp_path: Pat
                 thread.join()
         assert grep.loaded is expect_loaded
         await session.aclose()
+
+
+def test_a_warming_tool_is_handed_out_once_its_warm_up_is_done() -> None:
+    """A call that comes while the preload thread warms its tool (a model that answered at
+    once) waits for the whole warm-up, not module by module; a failed warm-up still hands the
+    tool out (its call reports what is wrong)."""
+    warming, release = threading.Event(), threading.Event()
+
+    class SlowBash(BashTool):
+        def warm(self) -> None:
+            warming.set()
+            release.wait()
+            raise RuntimeError("the grammar is missing")
+
+    tool = LazyTool(default_tools()["Bash"].spec(), SlowBash)
+    thread = preload([tool])
+    assert thread is not None
+    warming.wait()
+    assert not tool.loaded  # loaded, not warm: callers wait on it
+    release.set()
+    thread.join()
+    assert isinstance(tool.tool, SlowBash)

@@ -272,6 +272,7 @@ AT_START = (
     "codeloop.system.collector",
     "codeloop.system.env_values",
     "codeloop.system.jsonfile",
+    "codeloop.system.lazy_pattern",
     "codeloop.system.lull",
     "codeloop.system.procs",
     "codeloop.system.reaper",

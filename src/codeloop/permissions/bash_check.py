@@ -29,10 +29,9 @@ from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
 
-from codeloop.permissions import feeds, paths
+from codeloop.permissions import paths
 from codeloop.permissions.decision import Behavior, Decision, Scope, combine
 from codeloop.permissions.files_check import denied_under
-from codeloop.shell import ripgrep
 from codeloop.shell.argv_spec import ArgvError
 from codeloop.shell.bash_parse import (
     Assignment,
@@ -54,19 +53,20 @@ from codeloop.shell.readonly import (
     line_problem,
     simple_command_problem,
 )
+from codeloop.system.lazy_pattern import LazyPattern
 from codeloop.system.valueclass import valueclass
 
 # Commands acceptEdits runs without asking when all they write is inside the workspace.
 ACCEPT_EDITS_COMMANDS = frozenset({"mkdir", "touch", "cp", "mv"})
 _DIRECTORY_COMMANDS = frozenset({"cd", "pushd", "popd"})
 _CD_FLAGS = frozenset({"-L", "-P", "-e", "-@", "--"})
-_UNRESOLVABLE = re.compile(r"[$`{]|^[<>]\(")
-_HOME_VARIABLE = re.compile(r"^(\$HOME|\$\{HOME\})(?=/|$)")
-_PWD_VARIABLE = re.compile(r"^(\$PWD|\$\{PWD\})(?=/|$)")
+_UNRESOLVABLE = LazyPattern(r"[$`{]|^[<>]\(")
+_HOME_VARIABLE = LazyPattern(r"^(\$HOME|\$\{HOME\})(?=/|$)")
+_PWD_VARIABLE = LazyPattern(r"^(\$PWD|\$\{PWD\})(?=/|$)")
 _BYPASS = "--permission-mode bypassPermissions"
 _LOOP_COMBINATIONS = 64
-_LOOP_PATTERN = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
-_PROCESS_SUBSTITUTION = re.compile(r"[<>]\(.*\)", re.DOTALL)
+_LOOP_PATTERN = LazyPattern(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
+_PROCESS_SUBSTITUTION = LazyPattern(r"[<>]\(.*\)", re.DOTALL)
 
 
 def decide_bash(command: str, cwd: Path, scope: Scope) -> Decision:
@@ -291,6 +291,10 @@ def _unknown_reads(
         return None
     if unknown.trees:
         return f"cannot tell which tree `{unknown.trees[0]}` names, and it could hold credentials"
+    if not unknown.words and not inv.open_args:
+        return None
+    from codeloop.permissions import feeds  # loads with the first line naming files at run time
+
     for word in unknown.words:
         if _PROCESS_SUBSTITUTION.fullmatch(word):
             continue  # a pipe from commands judged on their own
@@ -328,7 +332,7 @@ def _loop_values(words: list[Word], loops: Mapping[str, tuple[Word, ...]]) -> li
             continue
         for chosen in itertools.product(*values):
             replacements = {name: value for name, (value, _) in zip(names, chosen, strict=True)}
-            found.append((re.sub(_LOOP_PATTERN, partial(_loop_value, replacements), text), True))
+            found.append((_LOOP_PATTERN.sub(partial(_loop_value, replacements), text), True))
     return found
 
 
@@ -342,6 +346,8 @@ def _ripgrep_opens(inv: Invocation, cwd: Path | None) -> list[Path] | None:
     everything under a tree), for a walk into ignored files, or when ripgrep cannot say."""
     if not inv.argv or command_name(inv.argv[0]) != "rg" or any(inv.dynamic) or cwd is None:
         return None
+    from codeloop.shell import ripgrep  # loads with the first rg line
+
     try:
         search = ripgrep.search(inv.argv[1:])
     except ArgvError:

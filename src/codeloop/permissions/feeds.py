@@ -14,7 +14,6 @@ from __future__ import annotations
 import fnmatch
 import itertools
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,32 +21,33 @@ from codeloop.permissions import paths
 from codeloop.shell.bash_parse import ParsedCommand, SimpleCommand, parse_command
 from codeloop.shell.command_effects import command_name, unwrap
 from codeloop.shell.git_check import ask_git, repository_problem
+from codeloop.system.lazy_pattern import LazyPattern
 
 __all__ = ["fed_credentials", "substituted_credentials"]
 
 # Stages that print some of their input lines whole (no option turns them into anything else
 # that matters here: counts and line numbers are not file names of the input).
 _LINE_FILTERS = frozenset({"head", "tail", "sort", "uniq", "tac", "shuf", "grep", "egrep"})
-_FILTER_ARG = re.compile(r"-[0-9A-Za-z]*|--[a-z-]+(=.*)?|[0-9]+")
+_FILTER_ARG = LazyPattern(r"-[0-9A-Za-z]*|--[a-z-]+(=.*)?|[0-9]+")
 # Options that print part of a line (`grep -o`, `head -c`), which can be another file's name,
 # or lines that are not from the input (`grep -r` and `sort --files0-from` read files).
-_GREP_NOT_INPUT = re.compile(
+_GREP_NOT_INPUT = LazyPattern(
     r"-[A-Za-z0-9]*[orRd][A-Za-z0-9]*|"
     r"--(only-matching|recursive|dereference-recursive|directories|include|exclude).*"
 )
 _NOT_INPUT_LINES = {
     "grep": _GREP_NOT_INPUT,
     "egrep": _GREP_NOT_INPUT,
-    "head": re.compile(r"-[A-Za-z0-9]*c.*|--bytes.*"),
-    "tail": re.compile(r"-[A-Za-z0-9]*c.*|--bytes.*"),
-    "sort": re.compile(r"--files0-from.*"),
+    "head": LazyPattern(r"-[A-Za-z0-9]*c.*|--bytes.*"),
+    "tail": LazyPattern(r"-[A-Za-z0-9]*c.*|--bytes.*"),
+    "sort": LazyPattern(r"--files0-from.*"),
 }
 _XARGS_OTHER_INPUT = ("-a", "--arg-file", "-d", "--delimiter")
 _LS_FILES_FLAGS = frozenset({"-c", "--cached", "-m", "--modified", "-z"})
 # What makes a find print more than its matching entries, or match by more than their names.
 _FIND_UNBOUNDED = frozenset({"-o", "-or", ",", "!", "-not", "(", ")", "-follow", "-printf", "-ls"})
-_FIND_GLOBAL = re.compile(r"-[HLPD]|-O[0-9]*")
-_SPLITS = re.compile(r"[\s'\"\\]")  # word splitting, or xargs' quote handling, cuts here
+_FIND_GLOBAL = LazyPattern(r"-[HLPD]|-O[0-9]*")
+_SPLITS = LazyPattern(r"[\s'\"\\]")  # word splitting, or xargs' quote handling, cuts here
 
 
 def fed_credentials(

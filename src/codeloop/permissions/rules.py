@@ -31,13 +31,14 @@ from functools import cached_property
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from codeloop.system.lazy_pattern import LazyPattern
 from codeloop.system.valueclass import valueclass
 from codeloop.tool_names import canonical
 
 # LSP reads the file it is given (hover shows its code): Read rules cover it too.
 READ_TOOLS = frozenset({"Read", "Grep", "Glob", "NotebookRead", "LSP"})
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
-_TOOL_NAME = re.compile(r"[A-Za-z0-9_\-*]+")
+_TOOL_NAME = LazyPattern(r"[A-Za-z0-9_\-*]+")
 # The source of the auto-memory folder's allow rule (memory_rule).
 MEMORY_SOURCE = "auto memory"
 

@@ -4,7 +4,8 @@
 (argv_spec.py, ripgrep.py), sed and awk programs (scripts.py), git's grammar and the protective
 config it runs under (git_check.py, git_env.py), and the bubblewrap sandbox (sandbox.py).
 
-It imports nothing of codeloop's but itself, so it can be tested against the real shell alone;
+It imports nothing of codeloop's but itself and the system helpers (value classes, patterns
+compiled on first use), so it can be tested against the real shell alone;
 permissions/ decides what to do with its answers. Kept empty so that importing one module does
 not import the rest (the parser loads with the first Bash call).
 """

@@ -13,7 +13,9 @@ spec does not know: an option we cannot read is a reason to ask, never to guess.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from codeloop.system.valueclass import valueclass
 
 __all__ = ["Args", "ArgvError", "Spec", "parse", "short_option_in"]
 
@@ -26,7 +28,7 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-@dataclass(frozen=True)
+@valueclass
 class Spec:
     """One program's options. Short options are letters; long ones are names without `--`."""
 
@@ -80,7 +82,7 @@ class Spec:
         return self.long_flags | self.long_valued | self.long_optional | self.lastarg_default
 
 
-@dataclass(frozen=True)
+@valueclass
 class Args:
     """Options as (canonical name, value) in order, `-x` or `--name`; operands apart."""
 

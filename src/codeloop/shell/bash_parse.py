@@ -30,9 +30,12 @@ import itertools
 import re
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from functools import cache
 from typing import TYPE_CHECKING
+
+from codeloop.system.lazy_pattern import LazyPattern
+from codeloop.system.valueclass import valueclass
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -40,7 +43,7 @@ if TYPE_CHECKING:
 __all__ = ["Assignment", "ParsedCommand", "Redirect", "SimpleCommand", "parse_command"]
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class Redirect:
     """One redirection: `2>/dev/null` is Redirect(">", "/dev/null", 2)."""
 
@@ -50,7 +53,7 @@ class Redirect:
     target_dynamic: bool = False  # target holds an expansion bash resolves at run time
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class Assignment:
     """A `NAME=value` before a command (or alone, as a bare assignment)."""
 
@@ -59,7 +62,7 @@ class Assignment:
     dynamic: bool  # value holds an expansion, an array, or is appended to (+=)
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class SimpleCommand:
     """One command bash would execute, with its words as bash would see them.
 
@@ -80,7 +83,7 @@ class SimpleCommand:
     script: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(slots=True)
 class ParsedCommand:
     """Every simple command of a command line, in source order, and whether that is all."""
 
@@ -145,8 +148,8 @@ _STATEMENTS |= {"declaration_command", "unset_command", "function_definition"}
 _STATEMENTS |= {"c_style_for_statement", "variable_assignments"}
 _WHOLE_TEXT = frozenset({"string", "translated_string", "heredoc_body"})  # text between tokens
 _LEAVES = frozenset({"word", "string_content", "regex", "extglob_pattern"})
-_EXPANSION_START = re.compile(rb"[A-Za-z0-9_{(@*#?$!-]")  # after a `$`
-_SUBSTITUTION_START = re.compile(r"`|\$[({\[]")
+_EXPANSION_START = LazyPattern(rb"[A-Za-z0-9_{(@*#?$!-]")  # after a `$`
+_SUBSTITUTION_START = LazyPattern(r"`|\$[({\[]")
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 _TEST_EXPRESSIONS = frozenset(
     {"binary_expression", "unary_expression", "parenthesized_expression", "ternary_expression"}
@@ -174,7 +177,7 @@ _NAME_BUILTINS = frozenset(
     {"read", "mapfile", "readarray", "unset", "export", "declare", "typeset", "local"}
     | {"readonly", "getopts", "wait"}
 )
-_DECLARE_EVALUATING_FLAGS = re.compile(r"-[a-zA-Z]*[in]")  # -i: values are arithmetic; -n: refs
+_DECLARE_EVALUATING_FLAGS = LazyPattern(r"-[a-zA-Z]*[in]")  # -i: values are arithmetic; -n: refs
 _CODE_VARIABLES = frozenset(
     {"PATH", "BASH_ENV", "ENV", "PS0", "PS1", "PS2", "PS4", "PROMPT_COMMAND", "SHELLOPTS"}
     | {"BASHOPTS", "BASH_LOADABLES_PATH", "LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH"}
@@ -193,21 +196,21 @@ _WATCH_FLAGS = frozenset(
 )
 _WATCH_VALUED = frozenset({"-n", "--interval", "-q", "--equexit"})
 _ARITH_TEST_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
-_INTEGER = re.compile(r"[+-]?[0-9]+")
-_NUMBER = re.compile(r"0[xX][0-9a-fA-F]+|[0-9]+")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SAFE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[0-9]+\])?")
-_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
-_DQ_ESCAPE = re.compile(r'\\([$`"\\])')
-_GLOB_OR_TILDE = re.compile(r"[*?]|\[.*\]|(^|[=:])~")
-_BRACE_EXPANSION = re.compile(r"\{[^{}\s]*(,|\.\.)[^{}\s]*\}")
+_INTEGER = LazyPattern(r"[+-]?[0-9]+")
+_NUMBER = LazyPattern(r"0[xX][0-9a-fA-F]+|[0-9]+")
+_NAME = LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*")
+_SAFE_NAME = LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*(\[[0-9]+\])?")
+_ESCAPE = LazyPattern(r"\\(.)", re.DOTALL)
+_DQ_ESCAPE = LazyPattern(r'\\([$`"\\])')
+_GLOB_OR_TILDE = LazyPattern(r"[*?]|\[.*\]|(^|[=:])~")
+_BRACE_EXPANSION = LazyPattern(r"\{[^{}\s]*(,|\.\.)[^{}\s]*\}")
 # `${name}` and the operators that neither assign nor evaluate arithmetic. Of the `@`
 # transformations, `@P` is left out: prompt expansion runs the `$(...)` inside the value.
-_PLAIN_EXPANSION = re.compile(
+_PLAIN_EXPANSION = LazyPattern(
     r"\$\{(#?[A-Za-z_][A-Za-z0-9_]*|#?[0-9]+|[@*#?$!-])"
     r"(\}|:?[-+?]|%%?|##?|/[/#%]?|\^\^?|,,?|@[QEAaULuKk]\})"
 )
-_ANSI_C_ESCAPE = re.compile(
+_ANSI_C_ESCAPE = LazyPattern(
     r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)", re.DOTALL
 )
 _ANSI_C_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n"}

@@ -15,12 +15,12 @@ import contextlib
 import itertools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
-from codeloop.shell import ripgrep
 from codeloop.shell.argv_spec import ArgvError
 from codeloop.shell.bash_parse import Assignment, Redirect, SimpleCommand
 from codeloop.shell.scripts import script_files
+from codeloop.system.valueclass import valueclass
 
 Word = tuple[str, bool]  # text, dynamic (bash still expands it)
 
@@ -57,8 +57,10 @@ _ELEVATING = frozenset({"sudo", "doas", "su", "pkexec", "runuser", "chroot", "ns
 _ELEVATING |= {"unshare", "setpriv", "capsh"}
 
 
-@dataclass(frozen=True)
+@valueclass
 class _Wrapper:
+    """How a wrapper reads its own options before the command it runs."""
+
     bare: frozenset[str] = frozenset()  # options without a value
     valued: frozenset[str] = frozenset()  # options taking a value (next word, or attached)
     positional: int = 0  # words between the options and the command (timeout's duration)
@@ -152,7 +154,7 @@ _ELEVATING_SPECS: dict[str, _Wrapper] = {
 }
 
 
-@dataclass(frozen=True)
+@valueclass
 class Invocation:
     """A program one simple command runs, wrappers taken off.
 
@@ -361,8 +363,10 @@ _SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack"})
 _ALWAYS_RECURSIVE = frozenset({"rg", "ag", "ack", "tar", "zip", "rsync"})
 
 
-@dataclass(frozen=True)
+@valueclass
 class PathUse:
+    """The paths one command names, writes and reads whole trees of."""
+
     named: list[Word]  # every word that may be a path (reads included)
     written: list[Word]  # words naming paths the command writes
     makes_links: bool  # may create a symlink, so later writes in the line can be redirected
@@ -436,6 +440,8 @@ def _trees(
 ) -> list[Word]:
     """The directories a command reads whole: searchers default to `.` after their pattern."""
     if name == "rg" and not any(dynamic):
+        from codeloop.shell import ripgrep  # loads with the first rg line
+
         with contextlib.suppress(ArgvError):  # an option rg lacks: the guess below
             found = ripgrep.search(args)
             return [(p, False) for p in found.operands or ["."]] if found.reads_contents else []

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from codeloop.shell.argv_spec import ArgvError, Spec, parse, short_option_in
 from codeloop.shell.git_env import PROTECTIVE_CONFIG, protective_env
+from codeloop.system.lazy_pattern import LazyPattern
 
 __all__ = [
     "GIT_READ_ONLY_SUBCOMMANDS",
@@ -338,7 +339,7 @@ def needs_repository(args: Sequence[str]) -> bool:
 
 # --- the repository's own configuration -----------------------------------------------------
 
-_PROGRAM_KEYS = re.compile(
+_PROGRAM_KEYS = LazyPattern(
     r"diff\.external|diff\..+\.(textconv|command)|filter\..+\.(clean|smudge|process)", re.I
 )
 _TRUSTED_VALUES = frozenset(

@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from codeloop.shell import ripgrep
 from codeloop.shell.argv_spec import Args, ArgvError, Spec, parse
 from codeloop.shell.bash_parse import (
     Assignment,
@@ -36,6 +35,7 @@ from codeloop.shell.command_effects import (
 )
 from codeloop.shell.git_check import git_problem
 from codeloop.shell.scripts import SECRET_NAME, awk_problem, sed_problem
+from codeloop.system.lazy_pattern import LazyPattern
 
 __all__ = [
     "ARGUMENTS_NOT_FILES",
@@ -248,7 +248,7 @@ _FIND_EFFECTS = {
     "-fprintf": "writes a file",
     "-fls": "writes a file",
 }
-_FIND_NEWER_XY = re.compile(r"-newer[aBcmt][aBcmt]")
+_FIND_NEWER_XY = LazyPattern(r"-newer[aBcmt][aBcmt]")
 
 
 def _find(args: Sequence[str]) -> str | None:
@@ -272,6 +272,8 @@ def _find(args: Sequence[str]) -> str | None:
 
 
 def _rg(args: Sequence[str]) -> str | None:
+    from codeloop.shell import ripgrep  # loads with the first rg line, not the first Bash call
+
     try:
         return ripgrep.search(args).problem
     except ArgvError as exc:
@@ -425,7 +427,7 @@ def redirect_problem(r: Redirect) -> str | None:
     return f"{r.op} {r.target} writes a file"
 
 
-RISKY_VARIABLE = re.compile(
+RISKY_VARIABLE = LazyPattern(
     r"PATH|IFS|HOME|SHELL|ENV|CDPATH|GLOBIGNORE|PS[0-9]|PROMPT_COMMAND|VISUAL|"
     r"(BASH|LD|DYLD|GIT|XDG)_.*|.*(PATH|LIB|OPT|OPTS|OPTIONS|EDITOR|PAGER|STARTUP|RC|CONFIG)|"
     r".*_(COMMAND|CMD|PROGRAM|BIN|EXEC|HOOK|SHELL|PRELOAD)",
@@ -436,7 +438,7 @@ RISKY_VARIABLE = re.compile(
 # What else a variable set on its own line can change: bash's own state (where `cd ..` and
 # `cd -` go, which programs a search skips, POSIX mode, the locale it parses in) and, when the
 # name is already exported, what later programs trust or run (askpass, proxies, certificates).
-_SHELL_STATE = re.compile(
+_SHELL_STATE = LazyPattern(
     r"PWD|OLDPWD|POSIXLY_CORRECT|EXECIGNORE|FIGNORE|TMPDIR|HISTFILE|HOSTFILE|INPUTRC|LANG|"
     r"LANGUAGE|LC_[A-Z]+|.*(ASKPASS|BROWSER|WRAPPER|HOME|FLAGS|CERTS?|BUNDLE)|(?i:.*_proxy)"
 )

@@ -16,10 +16,10 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from codeloop.shell.argv_spec import Args, Spec, parse
+from codeloop.system.valueclass import valueclass
 
 __all__ = ["Search", "search"]
 
@@ -83,7 +83,7 @@ _WALK = frozenset(
 LISTING_TIMEOUT = 5.0  # seconds; a walk that takes longer is asked about
 
 
-@dataclass(frozen=True)
+@valueclass
 class Search:
     """What one rg command reads; `problem`: the program it runs, if any."""
 

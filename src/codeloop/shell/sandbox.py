@@ -17,8 +17,10 @@ import os
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
+
+from codeloop.system.valueclass import valueclass
 
 ENV_ALLOWLIST = frozenset(
     {"PATH", "HOME", "LANG", "LANGUAGE", "TERM", "USER", "LOGNAME", "SHELL", "TZ", "COLORTERM"}
@@ -32,7 +34,7 @@ _PRIVATE_TMP = Path("/tmp")
 PROTECTED_IN_ROOTS = (".claude", ".codeloop", ".mcp.json", ".git/hooks", ".git/config")
 
 
-@dataclass(frozen=True)
+@valueclass
 class Sandbox:
     """How to wrap one command; `roots` are the writable workspace roots."""
 

@@ -14,6 +14,8 @@ import contextlib
 import itertools
 import re
 
+from codeloop.system.lazy_pattern import LazyPattern
+
 __all__ = ["awk_problem", "script_files", "sed_problem"]
 
 # --- sed (GNU sed 4, whose one-liner extensions are a superset of POSIX) ---------------------
@@ -25,7 +27,7 @@ _SED_LABEL = frozenset(":btT")
 _SED_FILE_READ = frozenset("rR")
 _SED_FILE_WRITE = frozenset("wW")
 _SED_HARMLESS_FILES = frozenset({"/dev/stdout", "/dev/stderr"})
-_LABEL = re.compile(r"[^;\s}]*")
+_LABEL = LazyPattern(r"[^;\s}]*")
 
 
 class _Stop(Exception):
@@ -218,7 +220,7 @@ def sed_problem(script: str) -> str | None:
 
 # --- awk (POSIX awk, with gawk's and mawk's extensions) --------------------------------------
 
-_AWK_TOKEN = re.compile(
+_AWK_TOKEN = LazyPattern(
     r"""(?P<space>[ \t\r]+|\\\n)
       |(?P<newline>\n)
       |(?P<comment>\#[^\n]*)
@@ -229,7 +231,7 @@ _AWK_TOKEN = re.compile(
     """,
     re.VERBOSE,
 )
-_REGEX = re.compile(r"/(?:[^/\\\n\[]|\\.|\[(?:\^?\]?)(?:[^\]\\\n]|\\.)*\])*/")
+_REGEX = LazyPattern(r"/(?:[^/\\\n\[]|\\.|\[(?:\^?\]?)(?:[^\]\\\n]|\\.)*\])*/")
 _AWK_KEYWORDS = frozenset(
     {"BEGIN", "END", "BEGINFILE", "ENDFILE", "function", "func", "if", "else", "while", "for"}
     | {"do", "break", "continue", "next", "nextfile", "exit", "return", "delete", "in"}
@@ -239,7 +241,7 @@ _AWK_OUTPUT_STATEMENTS = frozenset({"print", "printf"})
 _AWK_STATEMENT_END = frozenset({";", "\n", "}", "{"})
 _AWK_CONTINUES = frozenset({",", "&&", "||", "{", "do", "else"})
 _HARMLESS = frozenset({'"/dev/stdout"', '"/dev/stderr"', '"-"'})
-SECRET_NAME = re.compile(
+SECRET_NAME = LazyPattern(
     r".*(TOKEN|SECRET|PASSW(OR)?D|PASSPHRASE|CREDENTIAL|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|"
     r"COOKIE|(^|_)AUTH($|_)|_KEY$|^KEY$|_PASS$|^PASS$|_PAT$).*",
     re.IGNORECASE,

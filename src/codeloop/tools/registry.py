@@ -10,6 +10,7 @@ the next response), so a tool call does not wait for them either.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import importlib
@@ -96,10 +97,19 @@ class LazyTool:
         return self._tool is not None
 
     def warm(self) -> None:
-        """Load the tool and what its first call needs (`Tool.warm`)."""
-        tool = self.tool
-        if isinstance(tool, Tool):
-            tool.warm()
+        """Load the tool and what its first call needs (`Tool.warm`), the tool handed out only
+        once both are done: a call that comes meanwhile (a model that answered at once) waits
+        for the whole warm-up in one go, instead of racing this thread for the interpreter
+        module by module."""
+        with self._loading:
+            if self._tool is not None:
+                return
+            tool = self._load()
+            try:
+                if isinstance(tool, Tool):
+                    tool.warm()
+            finally:
+                self._tool = tool
 
     def spec(self) -> ToolSpec:
         return self._spec
@@ -142,12 +152,14 @@ class Offered(Mapping[str, AnyTool]):
         return sum(1 for _ in self)
 
 
-def preload(tools: Iterable[AnyTool]) -> threading.Thread:
+def preload(tools: Iterable[AnyTool]) -> threading.Thread | None:
     """Load these tools (those not loaded yet) in a background thread, while a model call is
     in flight: the model takes longer to answer than the imports take, and a tool called
     meanwhile waits only for what is not loaded yet. A tool that fails to load fails again, and
-    is reported, when it is called."""
+    is reported, when it is called. No thread when every one is loaded already."""
     lazy = [tool for tool in tools if isinstance(tool, LazyTool) and not tool.loaded]
+    if not lazy:
+        return None
 
     def load() -> None:
         for tool in lazy:
@@ -157,6 +169,19 @@ def preload(tools: Iterable[AnyTool]) -> threading.Thread:
     thread = threading.Thread(target=load, name="codeloop-preload", daemon=True)
     thread.start()
     return thread
+
+
+# How long after a call starts streaming its tool loads in the background (`preload_soon`).
+PRELOAD_AFTER_SECONDS = 0.005
+
+
+def preload_soon(tools: Iterable[AnyTool]) -> asyncio.TimerHandle:
+    """`preload`, a moment from now. A model still writing its call leaves the event loop
+    waiting meanwhile, and the thread loads the tool while it writes; a call that came whole
+    (a model that answered at once) loads its tool itself first, and `preload` then skips it,
+    where a thread started at once would only have competed with it for the interpreter
+    (~5 ms of a first call's gap)."""
+    return asyncio.get_running_loop().call_later(PRELOAD_AFTER_SECONDS, preload, list(tools))
 
 
 def described(

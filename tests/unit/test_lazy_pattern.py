@@ -1,0 +1,67 @@
+"""Regular expressions compiled on first use: a `LazyPattern` answers as the compiled pattern,
+and the Bash checker's modules compile none at import (their import is the first Bash call's
+cost, which the user waits for)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from codeloop.system.lazy_pattern import LazyPattern
+
+
+def test_a_pattern_is_compiled_when_first_used() -> None:
+    broken = LazyPattern("(")  # re.compile would raise here
+    with pytest.raises(re.error):
+        broken.search("x")
+
+
+def _span(found: re.Match[str] | re.Match[bytes] | None) -> tuple[int, int] | None:
+    return None if found is None else found.span()
+
+
+def test_it_answers_as_the_compiled_pattern() -> None:
+    source = r"(\w+)=(\d+)"
+    lazy, compiled = LazyPattern(source), re.compile(source)
+    for text in ("a=1", " bb=22 c=3", "x", "a=1x"):
+        assert _span(lazy.match(text)) == _span(compiled.match(text))
+        assert _span(lazy.match(text, 1)) == _span(compiled.match(text, 1))
+        assert _span(lazy.fullmatch(text)) == _span(compiled.fullmatch(text))
+        assert _span(lazy.search(text, 2)) == _span(compiled.search(text, 2))
+        assert [m.span() for m in lazy.finditer(text)] == [
+            m.span() for m in compiled.finditer(text)
+        ]
+        assert lazy.sub(r"\2=\1", text) == compiled.sub(r"\2=\1", text)
+        assert lazy.sub(lambda m: m[1].upper(), text, 1) == compiled.sub(
+            lambda m: m[1].upper(), text, 1
+        )
+    binary = LazyPattern(rb"[a-z]+", re.IGNORECASE)
+    assert _span(binary.search(b"12 AbC")) == (3, 6)
+
+
+# Records every compile made by a module body of the shell analysis or the permission checks.
+PROBE = """
+import re, sys
+compiled = []
+real = re._compile
+def spy(pattern, flags):
+    caller = sys._getframe(2)
+    name = caller.f_code.co_filename
+    ours = "codeloop/shell/" in name or "codeloop/permissions/" in name
+    if caller.f_code.co_name == "<module>" and ours:
+        compiled.append(f"{name}:{caller.f_lineno}")
+    return real(pattern, flags)
+re._compile = spy
+import codeloop.permissions.bash_check, codeloop.shell.git_check, codeloop.tools.bash
+print("\\n".join(compiled))
+"""
+
+
+def test_the_bash_checker_compiles_no_pattern_at_import() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.split() == []
