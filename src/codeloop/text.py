@@ -8,10 +8,7 @@ No pydantic here: context management imports this at start-up.
 
 from __future__ import annotations
 
-import functools
 import os
-import re
-from collections.abc import Callable
 from itertools import islice
 from pathlib import Path
 
@@ -115,10 +112,3 @@ def token_weight(text: str) -> int:
 def estimate_text(text: str) -> int:
     """About four characters a token; each non-ASCII character counts about a token."""
     return (token_weight(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
-
-
-def compiled(pattern: str, flags: int = 0) -> Callable[[], re.Pattern[str]]:
-    """`pattern` compiled the first time it is asked for, then kept: a module's expressions
-    cost start-up nothing when the first request does not use them (`_X = compiled(...)`,
-    then `_X().search(text)`)."""
-    return functools.cache(functools.partial(re.compile, pattern, flags))

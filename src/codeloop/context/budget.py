@@ -13,15 +13,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from codeloop.context.tokens import estimate_text
-from codeloop.text import compiled, human_size, truncate_middle
+from codeloop.system.lazy_pattern import LazyPattern
+from codeloop.text import human_size, truncate_middle
 
 PERSISTED_TAG = "<persisted-output>"
 PREVIEW_CHARS = 2_000
 # What the note replacing a saved result takes besides its preview: a result no bigger is
 # never worth saving.
 SAVED_NOTE_TOKENS = 100
-_UNSAFE = compiled(r"[^A-Za-z0-9_.-]")
-_SAVED_PATH = compiled(r"The full text is saved in (.+?): Read it")
+_UNSAFE = LazyPattern(r"[^A-Za-z0-9_.-]")
+_SAVED_PATH = LazyPattern(r"The full text is saved in (.+?): Read it")
 
 
 def persist_result(
@@ -30,7 +31,7 @@ def persist_result(
     """Save a result's text and return the preview that replaces it: its head and tail, in
     at most `preview_chars` (PREVIEW_CHARS at most)."""
     size = human_size(len(text.encode("utf-8")))
-    path = results_dir / f"{_UNSAFE().sub('_', tool_use_id) or 'result'}.txt"
+    path = results_dir / f"{_UNSAFE.sub('_', tool_use_id) or 'result'}.txt"
     try:
         results_dir.mkdir(parents=True, exist_ok=True)
         if not path.exists():
@@ -54,5 +55,5 @@ def saved_path(text: str) -> str | None:
     """The file a preview points to (microcompact keeps it in its stub)."""
     if not text.startswith(PERSISTED_TAG):
         return None
-    match = _SAVED_PATH().search(text)
+    match = _SAVED_PATH.search(text)
     return match.group(1) if match else None

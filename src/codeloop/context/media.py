@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from codeloop.system.lazy_pattern import LazyPattern
 from codeloop.system.valueclass import valueclass
-from codeloop.text import compiled
 from codeloop.types import ContentBlock, ImageBlock, Message, TextBlock, ToolResultBlock, new_uuid
 
-_PATH = compiled(r"messages\.(\d+)\.content\.(\d+)")
+_PATH = LazyPattern(r"messages\.(\d+)\.content\.(\d+)")
 
 
 @valueclass
@@ -47,7 +47,7 @@ def strip_refused_media(messages: tuple[Message, ...], error: str, *, offset: in
 
 def _target(messages: tuple[Message, ...], error: str, offset: int) -> tuple[int, int] | None:
     """The (message, block) the error names, when it names one that holds an image."""
-    match = _PATH().search(error)
+    match = _PATH.search(error)
     if match is None:
         return None
     i, j = int(match.group(1)) - offset, int(match.group(2))

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from codeloop.hooks.hook_config import HooksConfig, parse_hooks
+from codeloop.system.lazy_pattern import LazyPattern
 from codeloop.system.valueclass import valueclass
-from codeloop.text import compiled
 
 MAX_LISTING_CHARS = 1536
 Level = Literal["plugin", "project", "user", "managed"]
@@ -297,9 +297,9 @@ def _first_paragraph(body: str) -> str:
 
 # --- rendering a skill's body for the model --------------------------------------------------
 
-_INLINE_SHELL = compiled(r"(?:(?<=\s)|^)!`([^`\n]+)`", re.MULTILINE)
-_BLOCK_SHELL = compiled(r"^```!\s*\n(.*?)\n```[ \t]*$", re.MULTILINE | re.DOTALL)
-_INDEXED = compiled(r"(?<!\\)\$(?:ARGUMENTS\[(\d+)\]|(\d+))")
+_INLINE_SHELL = LazyPattern(r"(?:(?<=\s)|^)!`([^`\n]+)`", re.MULTILINE)
+_BLOCK_SHELL = LazyPattern(r"^```!\s*\n(.*?)\n```[ \t]*$", re.MULTILINE | re.DOTALL)
+_INDEXED = LazyPattern(r"(?<!\\)\$(?:ARGUMENTS\[(\d+)\]|(\d+))")
 
 
 def substitute(
@@ -329,13 +329,13 @@ def substitute(
             variables["CLAUDE_PLUGIN_DATA"] = str(plugin_data)
     for key, value in variables.items():
         text = text.replace("${" + key + "}", value)
-    had_placeholder = "$ARGUMENTS" in text or _INDEXED().search(text) is not None
+    had_placeholder = "$ARGUMENTS" in text or _INDEXED.search(text) is not None
 
     def indexed(match: re.Match[str]) -> str:
         index = int(match.group(1) or match.group(2))
         return words[index] if index < len(words) else match.group(0)
 
-    text = _INDEXED().sub(indexed, text)
+    text = _INDEXED.sub(indexed, text)
     text = re.sub(r"(?<!\\)\$ARGUMENTS", lambda _: args, text)
     for i, name in enumerate(skill.arguments):
         value = words[i] if i < len(words) else ""
@@ -349,6 +349,6 @@ def substitute(
 
 def shell_commands(text: str) -> list[tuple[str, str]]:
     """The (placeholder, command) pairs of !`cmd` and ```! blocks, in order."""
-    found = [(m.group(0), m.group(1).strip()) for m in _BLOCK_SHELL().finditer(text)]
-    found += [(m.group(0), m.group(1).strip()) for m in _INLINE_SHELL().finditer(text)]
+    found = [(m.group(0), m.group(1).strip()) for m in _BLOCK_SHELL.finditer(text)]
+    found += [(m.group(0), m.group(1).strip()) for m in _INLINE_SHELL.finditer(text)]
     return found

@@ -19,8 +19,8 @@ from typing import Any, Literal
 
 from codeloop.hooks.hook_events import ALL_TYPES, EVENTS, HOOK_EVENTS, spec_of
 from codeloop.permissions.rules import Rule, RuleError
+from codeloop.system.lazy_pattern import LazyPattern
 from codeloop.system.valueclass import valueclass
-from codeloop.text import compiled
 
 Warn = Callable[[str, str], None]  # (where, problem)
 # A hook that is a function (an Agent SDK's callback, the Python API's): it gets the event's
@@ -258,12 +258,12 @@ def rule_problem(text: str) -> str | None:
     return None
 
 
-_PLAIN = compiled(r"[A-Za-z0-9_\-, |]*")
+_PLAIN = LazyPattern(r"[A-Za-z0-9_\-, |]*")
 
 
 def is_plain_matcher(matcher: str) -> bool:
     """Letters, digits, `_`, `-`, spaces, `,` and `|` only: a list of exact names."""
-    return matcher == "*" or _PLAIN().fullmatch(matcher) is not None
+    return matcher == "*" or _PLAIN.fullmatch(matcher) is not None
 
 
 def _close_to(name: str) -> str | None:

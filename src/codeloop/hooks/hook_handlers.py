@@ -16,15 +16,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from codeloop.hooks.hook_config import HookCommand
+from codeloop.system.lazy_pattern import LazyPattern
 from codeloop.system.procs import Finished, child_env, run_bounded
 from codeloop.system.valueclass import valueclass
-from codeloop.text import compiled
 
 # Asks a model (None: the session's) one question and returns its text answer.
 Judge = Callable[[str | None, str], Awaitable[str]]
 
-_PLACEHOLDER = compiled(r"\$\{(CLAUDE_PROJECT_DIR|CLAUDE_PLUGIN_ROOT|CLAUDE_PLUGIN_DATA)\}")
-_HEADER_VAR = compiled(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
+_PLACEHOLDER = LazyPattern(r"\$\{(CLAUDE_PROJECT_DIR|CLAUDE_PLUGIN_ROOT|CLAUDE_PLUGIN_DATA)\}")
+_HEADER_VAR = LazyPattern(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
 
 JUDGE_INSTRUCTIONS = (
     "You are evaluating a hook in a coding agent. Answer with one JSON object and nothing "
@@ -121,7 +121,7 @@ async def run_http(
         allowed &= set(policy.env_vars)
 
     def interpolate(value: str) -> str:
-        return _HEADER_VAR().sub(
+        return _HEADER_VAR.sub(
             lambda m: env.get(m.group(1), "") if m.group(1) in allowed else "", value
         )
 
@@ -178,7 +178,7 @@ def parse_verdict(answer: str) -> dict[str, Any] | None:
 
 
 def _substitute(text: str, env: Mapping[str, str]) -> str:
-    return _PLACEHOLDER().sub(lambda m: env.get(m.group(1), m.group(0)), text)
+    return _PLACEHOLDER.sub(lambda m: env.get(m.group(1), m.group(0)), text)
 
 
 def _url_matches(pattern: str, url: str) -> bool:

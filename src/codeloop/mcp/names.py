@@ -5,9 +5,9 @@ Characters a model API refuses in a tool name become `_`; slash commands use the
 
 from __future__ import annotations
 
-from codeloop.text import compiled
+from codeloop.system.lazy_pattern import LazyPattern
 
-_UNSAFE = compiled(r"[^A-Za-z0-9_-]")
+_UNSAFE = LazyPattern(r"[^A-Za-z0-9_-]")
 
 SEARCH_TOOL = "ToolSearch"
 # Tools the manager offers besides the servers' own; --allowedTools accepts their names.
@@ -15,7 +15,7 @@ MANAGER_TOOLS = ("ListMcpResourcesTool", "ReadMcpResourceTool", SEARCH_TOOL)
 
 
 def safe(name: str) -> str:
-    return _UNSAFE().sub("_", name)
+    return _UNSAFE.sub("_", name)
 
 
 def prefix(server: str) -> str:

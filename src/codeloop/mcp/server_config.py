@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from codeloop import errors
 from codeloop.hooks.hook_config import kind as kind_of
+from codeloop.system.lazy_pattern import LazyPattern
 from codeloop.system.valueclass import valueclass
-from codeloop.text import compiled
 
 # "sdk": a server inside the program that drives codeloop (an Agent SDK), reached through it.
 Transport = Literal["stdio", "http", "sse", "sdk"]
@@ -32,7 +32,7 @@ _TYPE_ALIASES: dict[str, Transport] = {
 _KNOWN_KEYS = frozenset(
     {"type", "command", "args", "env", "cwd", "url", "headers", "headersHelper", "oauth", "name"}
 )
-_VARIABLE = compiled(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_VARIABLE = LazyPattern(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 NAME = re.compile(r"[A-Za-z0-9_-]+")
 
 
@@ -135,7 +135,7 @@ def expand(text: str, env: Mapping[str, str], *, where: str = "", partial: bool 
             return default
         raise ConfigError(f"{where}: ${{{name}}} is not set (and has no ${{{name}:-default}})")
 
-    return _VARIABLE().sub(sub, text)
+    return _VARIABLE.sub(sub, text)
 
 
 def parse_server(

@@ -29,11 +29,11 @@ from codeloop.models.base import (
     Transient,
     Unreachable,
 )
+from codeloop.system.lazy_pattern import LazyPattern
 from codeloop.system.valueclass import valueclass
-from codeloop.text import compiled
 
 _TOO_LONG_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error"})
-_TOO_LONG_TEXT = compiled(
+_TOO_LONG_TEXT = LazyPattern(
     r"prompt is too long"
     r"|maximum context length"
     r"|context[_ ]length[_ ]exceeded"
@@ -54,17 +54,17 @@ _TOO_LONG_TEXT = compiled(
 )
 # Anthropic: "prompt is too long: 210000 tokens > 200000 maximum"; Gemini: "input token count
 # (1200000) exceeds the maximum number of tokens allowed (1048576)"
-_ACTUAL_OVER_LIMIT = compiled(
+_ACTUAL_OVER_LIMIT = LazyPattern(
     r"(\d+) tokens? > (\d+)|token count \((\d+)\) exceeds the maximum number of tokens "
     r"allowed \((\d+)\)",
     re.IGNORECASE,
 )
 # OpenAI / vLLM: "maximum context length is 8192 tokens. However, you requested 9000 tokens"
-_LIMIT = compiled(r"maximum context length is (\d+)", re.IGNORECASE)
-_ACTUAL = compiled(
+_LIMIT = LazyPattern(r"maximum context length is (\d+)", re.IGNORECASE)
+_ACTUAL = LazyPattern(
     r"(?:requested|resulted in|request has|contains?) (\d+)(?: input)? tokens", re.IGNORECASE
 )
-_MEDIA_TEXT = compiled(r"\bimage|media[_ ]type|\bpdf\b", re.IGNORECASE)
+_MEDIA_TEXT = LazyPattern(r"\bimage|media[_ ]type|\bpdf\b", re.IGNORECASE)
 _MAX_SNIPPET = 500
 
 
@@ -149,7 +149,7 @@ def error_from_response(
             f"Check the model name and the base URL.{hint}",
             status=status,
         )
-    if status == 400 and (_MEDIA_TEXT().search(error.message) or "image" in error.code):
+    if status == 400 and (_MEDIA_TEXT.search(error.message) or "image" in error.code):
         return MediaError(f"media rejected by {url}: {detail}", status=status)
     return Fatal(f"request rejected by {url} ({status}): {detail}", status=status)
 
@@ -209,7 +209,7 @@ def _non_negative(raw: str | None) -> float | None:
 def _prompt_too_long(error: ApiError, status: int | None) -> PromptTooLong | None:
     if status == 413 or error.type == "request_too_large":
         return PromptTooLong(f"request too large: {error.message}", status=status)
-    matches_text = _TOO_LONG_TEXT().search(error.message)
+    matches_text = _TOO_LONG_TEXT.search(error.message)
     if error.code not in _TOO_LONG_CODES and error.type not in _TOO_LONG_CODES and not matches_text:
         return None
     actual, limit = _token_counts(error)
@@ -221,10 +221,10 @@ def _token_counts(error: ApiError) -> tuple[int | None, int | None]:
     prompt, context = error.fields.get("n_prompt_tokens"), error.fields.get("n_ctx")
     if isinstance(prompt, int) and isinstance(context, int):
         return prompt, context
-    if match := _ACTUAL_OVER_LIMIT().search(error.message):
+    if match := _ACTUAL_OVER_LIMIT.search(error.message):
         over, maximum = (int(n) for n in match.groups() if n is not None)
         return over, maximum
-    limit, actual = _LIMIT().search(error.message), _ACTUAL().search(error.message)
+    limit, actual = _LIMIT.search(error.message), _ACTUAL.search(error.message)
     return (int(actual[1]) if actual else None), (int(limit[1]) if limit else None)
 
 

@@ -16,8 +16,8 @@ from dataclasses import field
 
 from codeloop.errors import UnsafeSettingsError
 from codeloop.hooks.hook_events import EVENTS
+from codeloop.system.lazy_pattern import LazyPattern
 from codeloop.system.valueclass import valueclass
-from codeloop.text import compiled
 
 # Settings paths (dotted, as problems name them) whose values restrict what a session may do.
 RESTRICTING: frozenset[str] = frozenset(
@@ -73,13 +73,13 @@ _NAMES = (
     frozenset(path.rsplit(".", 1)[-1] for path in RESTRICTING if path not in _HOLDERS)
     | _BLOCKING_EVENTS
 )
-_INDEX = compiled(r"\[\d+\]")
+_INDEX = LazyPattern(r"\[\d+\]")
 
 
 def restricts(where: str) -> bool:
     """Whether a problem at `where` (`permissions.deny[2]`, `hooks.PreToolUse[0].matcher`)
     drops a restriction."""
-    parts = _INDEX().sub("", where).split(".")
+    parts = _INDEX.sub("", where).split(".")
     if parts[0] == "hooks" and len(parts) > 1:
         return blocking_event(parts[1])
     return parts[0] in RESTRICTING and ".".join(parts[:2]) not in _WIDENING
@@ -103,10 +103,10 @@ def blocking_event(name: str) -> bool:
 def may_restrict(text: str) -> bool:
     """Whether the text of a settings file that cannot be parsed names a restricting key,
     quoted or not (so skipping the file could drop a restriction)."""
-    return _NAMED().search(text) is not None
+    return _NAMED.search(text) is not None
 
 
-_NAMED = compiled(r"\b(?:" + "|".join(sorted(_NAMES)) + r")\b", re.IGNORECASE)
+_NAMED = LazyPattern(r"\b(?:" + "|".join(sorted(_NAMES)) + r")\b", re.IGNORECASE)
 
 
 @valueclass(frozen=False)

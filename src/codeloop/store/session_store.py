@@ -12,10 +12,10 @@ from pathlib import Path
 
 from codeloop.errors import SessionNotFound
 from codeloop.store.data_paths import project_dir, projects_dir
+from codeloop.system.lazy_pattern import LazyPattern
 from codeloop.system.valueclass import valueclass
-from codeloop.text import compiled
 
-_ID_TEXT = compiled(r"[0-9a-fA-F-]{1,36}")
+_ID_TEXT = LazyPattern(r"[0-9a-fA-F-]{1,36}")
 
 
 @valueclass
@@ -54,7 +54,7 @@ class SessionStore:
     def find(self, ref: str) -> Path:
         """The transcript of session `ref`: a whole id, or enough of its start to be unique."""
         ref = ref.strip().lower()
-        if not _ID_TEXT().fullmatch(ref):
+        if not _ID_TEXT.fullmatch(ref):
             raise SessionNotFound(f"{ref!r} is not a session id (codeloop sessions lists them)")
         matches = [p for p in self.paths() if p.stem.startswith(ref)]
         exact = [p for p in matches if p.stem == ref]

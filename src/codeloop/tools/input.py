@@ -28,8 +28,8 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar, Union
 
+from codeloop.system.lazy_pattern import LazyPattern
 from codeloop.system.valueclass import valueclass
-from codeloop.text import compiled
 
 
 class ToolInputError(Exception):
@@ -302,7 +302,7 @@ def _value(kind: Kind, arg: Arg, raw: Any, where: str, problems: list[Problem]) 
 
 
 Checked = tuple[Any, str | None]  # the value as the tool gets it, or what is wrong with it
-_INTEGER = compiled(r"\s*[+-]?[0-9]+(?:_[0-9]+)*(?:\.0*)?\s*")
+_INTEGER = LazyPattern(r"\s*[+-]?[0-9]+(?:_[0-9]+)*(?:\.0*)?\s*")
 _TRUE = frozenset({"1", "on", "t", "true", "y", "yes"})
 _FALSE = frozenset({"0", "off", "f", "false", "n", "no"})
 
@@ -329,7 +329,7 @@ def _integer(kind: Kind, raw: Any, where: str, problems: list[Problem]) -> Check
             return int(raw), None
         return None, "Input should be a valid integer, got a number with a fractional part"
     if isinstance(raw, str):
-        if _INTEGER().fullmatch(raw):
+        if _INTEGER.fullmatch(raw):
             return int(raw.strip().partition(".")[0]), None
         return None, "Input should be a valid integer, unable to parse string as an integer"
     return None, "Input should be a valid integer"
