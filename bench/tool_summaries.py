@@ -1,5 +1,6 @@
-"""The turn gap of `codeloop -p` with tool-use summaries on and off, side by side (issue 38:
-within 2 ms of each other).
+"""The turn gap of `codeloop -p` with tool-use summaries on and off, side by side.
+
+Issue 38 wants the two within 2 ms of each other.
 
 A 50-turn session, each turn one `echo N`, then the answer; with
 CLAUDE_CODE_EMIT_TOOL_USE_SUMMARIES=1 every batch also sends its side request (the fake
