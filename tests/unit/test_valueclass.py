@@ -80,6 +80,15 @@ class Pair:
     rest: tuple[str, ...] = ("more",)
 
 
+@valueclass
+class Triple:
+    """Pair's code (defaults are the function's): three fields, none defaulted."""
+
+    a: int
+    b: str
+    c: tuple[str, ...]
+
+
 @valueclass(frozen=False, kw_only=True)
 class Loose:
     """Keyword-only, mutable: the template sets attributes by the fields' names."""
@@ -94,6 +103,9 @@ def test_classes_of_one_shape_keep_their_own_names_and_defaults() -> None:
     with pytest.raises(TypeError, match="'left'"):
         Pair()  # type: ignore[call-arg]
     assert Pair.__init__.__qualname__ == "Pair.__init__"
+    with pytest.raises(TypeError, match="'b' and 'c'"):
+        Triple(1)  # type: ignore[call-arg]
+    assert Triple(1, "b", ()).b == "b" and Pair(3).right == "r"
     loose = Loose(first=1)
     loose.seen.append("a")
     assert (loose.first, loose.seen, Loose(first=2).seen) == (1, ["a"], [])

@@ -168,8 +168,9 @@ def _compiled_init(cls: type[Any], frozen: bool) -> Callable[..., None]:
 
 
 def _shape(f: dataclasses.Field[Any]) -> tuple[bool, bool, bool, bool]:
-    """What the template needs of one field: in the signature, keyword-only, its default."""
-    has_default = f.default is not dataclasses.MISSING
+    """What the template needs of one field: in the signature, keyword-only, a default it sets
+    itself (a parameter's default is the function's, not its code's), a default factory."""
+    has_default = not f.init and f.default is not dataclasses.MISSING
     return f.init, f.kw_only is True, has_default, f.default_factory is not dataclasses.MISSING
 
 
@@ -186,9 +187,7 @@ def _template(
     for i, (init, kw_only, has_default, has_factory) in enumerate(shapes):
         name = f"_vc_f{i}"
         if init:
-            (keyword if kw_only else positional).append(
-                f"{name}=None" if has_default or has_factory else name
-            )
+            (keyword if kw_only else positional).append(name)
             value = f"_vc_make_{i}() if {name} is _vc_factory else {name}" if has_factory else name
         elif has_default:
             value = f"_vc_default_{i}"
