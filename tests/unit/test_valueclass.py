@@ -71,6 +71,48 @@ def test_wrong_arguments_fail_as_a_dataclass_s_do() -> None:
             b: str  # type: ignore[misc]
 
 
+@valueclass
+class Pair:
+    """Point's shape (a field, then two with defaults), other names and defaults."""
+
+    left: int
+    right: str = "r"
+    rest: tuple[str, ...] = ("more",)
+
+
+@valueclass
+class Triple:
+    """Pair's code (defaults are the function's): three fields, none defaulted."""
+
+    a: int
+    b: str
+    c: tuple[str, ...]
+
+
+@valueclass(frozen=False, kw_only=True)
+class Loose:
+    """Keyword-only, mutable: the template sets attributes by the fields' names."""
+
+    first: int
+    seen: list[str] = field(default_factory=list)
+
+
+def test_classes_of_one_shape_keep_their_own_names_and_defaults() -> None:
+    assert (Pair(1).right, Pair(1).rest, Point(1).label) == ("r", ("more",), "p")
+    assert Pair(right="s", left=2) == Pair(2, "s")
+    with pytest.raises(TypeError, match="'left'"):
+        Pair()  # type: ignore[call-arg]
+    assert Pair.__init__.__qualname__ == "Pair.__init__"
+    with pytest.raises(TypeError, match="'b' and 'c'"):
+        Triple(1)  # type: ignore[call-arg]
+    assert Triple(1, "b", ()).b == "b" and Pair(3).right == "r"
+    loose = Loose(first=1)
+    loose.seen.append("a")
+    assert (loose.first, loose.seen, Loose(first=2).seen) == (1, ["a"], [])
+    with pytest.raises(TypeError, match="'first'"):
+        Loose()  # type: ignore[call-arg]
+
+
 def test_equality_hash_repr_follow_the_fields() -> None:
     assert Point(1) != Point(2) and Point(1).__eq__((1, "p", ())) is NotImplemented
     assert hash(Point(1, "a")) == hash(Point(1, "a"))

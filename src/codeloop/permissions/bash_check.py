@@ -40,12 +40,6 @@ from codeloop.shell.bash_parse import (
     parse_command,
 )
 from codeloop.shell.command_effects import Invocation, Word, command_name, path_uses, unwrap
-from codeloop.shell.git_check import (
-    git_directories,
-    git_problem,
-    needs_repository,
-    repository_problem,
-)
 from codeloop.shell.readonly import (
     ARGUMENTS_NOT_FILES,
     RISKY_VARIABLE,
@@ -393,6 +387,13 @@ def _git_repository(inv: Invocation, cwd: Path | None) -> str | None:
     """For a git command that only reads: is the repository it will use safe to read?"""
     if not inv.argv or command_name(inv.argv[0]) != "git" or any(inv.dynamic):
         return None
+    from codeloop.shell.git_check import (  # loads with the first git line
+        git_directories,
+        git_problem,
+        needs_repository,
+        repository_problem,
+    )
+
     args = inv.argv[1:]
     if git_problem(args) is not None or not needs_repository(args):
         return None

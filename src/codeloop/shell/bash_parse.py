@@ -34,6 +34,7 @@ from dataclasses import field, replace
 from functools import cache
 from typing import TYPE_CHECKING
 
+from codeloop.shell.bash_grammar import bash_language
 from codeloop.system.lazy_pattern import LazyPattern
 from codeloop.system.valueclass import valueclass
 
@@ -113,9 +114,8 @@ _parse_lock = threading.Lock()  # a tree-sitter Parser is not safe to share acro
 def _parser() -> Parser:
     """Load the grammar on first use so importing this module stays cheap."""
     import tree_sitter
-    import tree_sitter_bash
 
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+    return tree_sitter.Parser(tree_sitter.Language(bash_language()))
 
 
 def parse_command(command: str) -> ParsedCommand:

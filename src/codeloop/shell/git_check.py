@@ -11,7 +11,8 @@ Three layers, because a read-only git command can still run programs the reposit
   `git clone` brings one) or one whose own config names a diff, textconv or filter program is
   not read-only. Global and system config are the user's own and are trusted.
 - `protective_env` (git_env.py) is the environment a read-only git line runs in
-  (tools/bash.py): command-scope config that beats every file, and no optional locks.
+  (tools/bash.py, asking git_env's `needs_protection`): command-scope config that beats every
+  file, and no optional locks.
 """
 
 from __future__ import annotations
@@ -31,26 +32,11 @@ __all__ = [
     "PROTECTIVE_CONFIG",
     "git_directories",
     "git_problem",
-    "needs_protection",
     "protective_env",
     "repository_problem",
 ]
 
 GitCheck = Callable[[Sequence[str]], "str | None"]
-
-
-def needs_protection(command: str) -> bool:
-    """Does this line run git only read-only? Then it runs under `protective_env` (a line that
-    also commits keeps its hooks: that git command was approved as a writer)."""
-    from codeloop.shell.bash_parse import parse_command
-    from codeloop.shell.command_effects import command_name, unwrap
-
-    gits = []
-    for cmd in parse_command(command).commands:
-        inv = unwrap(cmd)
-        if inv.argv and command_name(inv.argv[0]) == "git":
-            gits.append(inv)
-    return bool(gits) and all(not any(g.dynamic) and git_problem(g.argv[1:]) is None for g in gits)
 
 
 # --- the argument grammar -------------------------------------------------------------------

@@ -33,7 +33,6 @@ from codeloop.shell.command_effects import (
     command_name,
     unwrap,
 )
-from codeloop.shell.git_check import git_problem
 from codeloop.shell.scripts import SECRET_NAME, awk_problem, sed_problem
 from codeloop.system.lazy_pattern import LazyPattern
 
@@ -307,6 +306,8 @@ def _env(args: Sequence[str]) -> str | None:
 
 
 def _git(args: Sequence[str]) -> str | None:
+    from codeloop.shell.git_check import git_problem  # loads with the first git line
+
     return git_problem(args)
 
 
