@@ -7,7 +7,7 @@ import sys
 PROBE = """
 import sys
 import codeloop.permissions.bash_check
-from codeloop.shell.git_env import needs_protection
+from codeloop.shell.git_protection import needs_protection
 from codeloop.shell.readonly import is_read_only_command
 
 for line in sys.argv[1:]:

@@ -222,7 +222,8 @@ def _wrap(command: str, cwd_file: str, env_file: Path | None = None) -> str:
 def _git_protected(command: str, env: dict[str, str]) -> dict[str, str]:
     """A line whose git commands only read runs them with configuration that keeps git from
     running programs the repository names (shell/git_check.py)."""
-    from codeloop.shell.git_env import needs_protection, protective_env
+    from codeloop.shell.git_env import protective_env
+    from codeloop.shell.git_protection import needs_protection
 
     return protective_env(env) if needs_protection(command) else env
 
