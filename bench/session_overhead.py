@@ -5,7 +5,7 @@ tool call's extra, start-up and memory, each next to Claude Code's where it can 
                  the end of one response to the next request, as the median of each tenth of
                  the session, and the last tenth over the first (goal <= 1.5, last < 10 ms);
                  the RSS as it goes (flat), the request body's size
-  first tool     a 5-turn `echo` session: the first gap minus the median of the later ones
+  first tool     a 6-turn `echo` session: the first gap minus the median of the later ones
                  (goal <= 10 ms); with the model answering at once, and streaming at a model's
                  pace (~50 tokens/s: the tools load while it writes the first call)
   start-up       process start -> first model request in a small git repository with a
@@ -208,9 +208,9 @@ def side_by_side(runs: int, agents: dict[str, Agent]) -> None:
                 note("cpu", name, one.cpu_s)
                 for paced in (False, True):
                     args = ["--allowedTools", "Bash", "--output-format", "json"]
-                    five = checked(name, agent(echo_session(5, paced=paced), args, project), 5)
-                    note(f"first tool {paced}", name, first_tool_extra(five))
-                    note(f"gap {paced}", name, median(five.gaps()))
+                    six = checked(name, agent(echo_session(6, paced=paced), args, project), 6)
+                    note(f"first tool {paced}", name, first_tool_extra(six))
+                    note(f"gap {paced}", name, median(six.gaps()))
     names = list(agents)
     load = os.getloadavg()[0]
     print(f"Side by side, {runs} interleaved runs each, median / minimum (load average {load:.1f})")
