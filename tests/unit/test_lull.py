@@ -7,7 +7,7 @@ import asyncio
 import socket
 from collections.abc import AsyncIterator
 
-from codeloop.system.aio import until_aborted
+from codeloop.system.aio import until_aborted, watched
 from codeloop.system.lull import background, background_work, lull
 
 LIMIT = 30.0  # generous: the machine is shared
@@ -111,3 +111,33 @@ async def test_a_foreground_read_is_a_wait_only_while_background_work_is_pending
         await asyncio.wait_for(work, LIMIT)
         with lull().reading(left.fileno()) as wait:
             assert wait is None
+
+
+async def test_waiting_for_a_lull_is_not_the_servers_silence() -> None:
+    """A background stream's watchdog stops its clock while the stream waits for a lull (a
+    label's answer may wait out a long tool): no timeout, the item comes in the next lull."""
+    with lull().waiting():  # an earlier wait: the foreground marks its waits
+        pass
+    entered, go = asyncio.Event(), asyncio.Event()
+    got: list[object] = []
+
+    async def source() -> AsyncIterator[int]:
+        entered.set()
+        await go.wait()  # the answer's bytes are in
+        await lull().wait()  # parsed only in a lull, as the transport does
+        yield 1
+
+    async def consume() -> None:
+        async with background_work():
+            async for item in watched(source(), asyncio.Event(), idle_timeout=0.05):
+                got.append(item)
+
+    with lull().waiting():
+        work = asyncio.ensure_future(consume())
+        await asyncio.wait_for(entered.wait(), LIMIT)
+    go.set()
+    await asyncio.sleep(0.3)  # six idle timeouts pass with no lull: not a stall
+    assert not work.done() and got == []
+    with lull().waiting():
+        await asyncio.wait_for(work, LIMIT)
+    assert got == [1]

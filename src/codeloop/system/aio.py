@@ -11,7 +11,7 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable
 from typing import Any, TypeVar
 
-from codeloop.system.lull import background, lull
+from codeloop.system.lull import background, lull, watch_with
 from codeloop.system.valueclass import valueclass
 
 T = TypeVar("T")
@@ -107,7 +107,9 @@ async def _reader(
     """Read `source` into `queue`, one item each time `wanted` is set, a `Stalled` mark after
     half the wait and a timeout mark after all of it (the consumer raises; its exit cancels
     this reader)."""
-    loop = asyncio.get_running_loop()
+    watchdog = _Watchdog(queue)
+    if background():  # waiting for a lull is not the server's silence
+        watch_with(watchdog.pause, watchdog.resume)
     first = True
     while True:
         await wanted.wait()
@@ -115,12 +117,7 @@ async def _reader(
         if background():
             await lull().wait()
         timeout = first_timeout if first and first_timeout is not None else idle_timeout
-        timers: tuple[asyncio.TimerHandle, ...] = ()
-        if timeout is not None:
-            timers = (
-                loop.call_later(timeout / 2, queue.put_nowait, (_STALLED, timeout / 2)),
-                loop.call_later(timeout, queue.put_nowait, (_TIMED_OUT, (timeout, first))),
-            )
+        watchdog.start(timeout, first)
         try:
             item = await anext(source)
         except StopAsyncIteration:
@@ -130,8 +127,7 @@ async def _reader(
             queue.put_nowait((_FAILED, exc))
             return
         finally:
-            for timer in timers:
-                timer.cancel()
+            watchdog.stop()
         first = False
         queue.put_nowait((_ITEM, item))
 
@@ -190,3 +186,50 @@ async def linked_abort(*parents: asyncio.Event) -> AsyncIterator[asyncio.Event]:
     finally:
         for watcher in watchers:
             watcher.cancel()
+
+
+class _Watchdog:
+    """The timers of one read: a `Stalled` mark after half the wait, a timeout mark after all of
+    it. Paused (codeloop.system.lull), the clock stops and resumes where it stood."""
+
+    def __init__(self, queue: asyncio.Queue[_Mark]) -> None:
+        self._queue = queue
+        self._timers: tuple[asyncio.TimerHandle, ...] = ()
+        self._timeout: float | None = None
+        self._first = False
+        self._used = 0.0  # of the wait, before the latest pause
+        self._since = 0.0  # when the clock last started
+
+    def start(self, timeout: float | None, first: bool) -> None:
+        self._timeout, self._first, self._used = timeout, first, 0.0
+        self.resume()
+
+    def pause(self) -> None:
+        if self._timers:
+            self._used += asyncio.get_running_loop().time() - self._since
+        self._cancel()
+
+    def resume(self) -> None:
+        timeout = self._timeout
+        if timeout is None or self._timers:
+            return
+        loop = asyncio.get_running_loop()
+        self._since = loop.time()
+        marks = (
+            (timeout / 2, (_STALLED, timeout / 2)),
+            (timeout, (_TIMED_OUT, (timeout, self._first))),
+        )
+        self._timers = tuple(
+            loop.call_later(max(0.0, at - self._used), self._queue.put_nowait, mark)
+            for at, mark in marks
+            if at > self._used or mark[0] is _TIMED_OUT
+        )
+
+    def stop(self) -> None:
+        self._timeout = None
+        self._cancel()
+
+    def _cancel(self) -> None:
+        for timer in self._timers:
+            timer.cancel()
+        self._timers = ()

@@ -16,11 +16,22 @@ import contextlib
 import contextvars
 import select
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 # Whether the running task's work is background work (set by the task itself: the tasks it
 # starts inherit it).
 _BACKGROUND: contextvars.ContextVar[bool] = contextvars.ContextVar("background", default=False)
+# The watchdog of the stream the running task reads (aio.watched), as (pause, resume): its clock
+# stops while background work waits for a lull, since that wait is ours, not the server's
+# silence (a label's answer may wait out a long tool).
+_WATCHDOG: contextvars.ContextVar[tuple[Callable[[], None], Callable[[], None]] | None] = (
+    contextvars.ContextVar("watchdog", default=None)
+)
+
+
+def watch_with(pause: Callable[[], None], resume: Callable[[], None]) -> None:
+    """The running task reads a stream whose watchdog these pause and resume."""
+    _WATCHDOG.set((pause, resume))
 
 
 class Wait:
@@ -87,12 +98,22 @@ class Lull:
 
     async def wait(self) -> None:
         """Return in a lull (checked again on waking: it may have ended meanwhile), or at
-        once if the foreground does not mark its waits."""
-        while self.marks and not self.is_open:
-            if self._waits:  # data arrived: the foreground's turn, then look again
-                await self._ended.wait()
-            else:
-                await self._opened.wait()
+        once if the foreground does not mark its waits. The watchdog of the stream the task
+        reads stops its clock meanwhile."""
+        if not self.marks or self.is_open:
+            return
+        watchdog = _WATCHDOG.get()
+        if watchdog is not None:
+            watchdog[0]()
+        try:
+            while self.marks and not self.is_open:
+                if self._waits:  # data arrived: the foreground's turn, then look again
+                    await self._ended.wait()
+                else:
+                    await self._opened.wait()
+        finally:
+            if watchdog is not None:
+                watchdog[1]()
 
 
 _LULLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Lull] = weakref.WeakKeyDictionary()
