@@ -176,6 +176,7 @@ def test_a_folder_the_settings_choose_is_the_memory_everywhere(tmp_path: Path, w
         (".claude/settings.local.json", "~/.claude", "holds the configuration folder"),
         (".claude/settings.local.json", "~/.codeloop", "holds the configuration folder"),
         (".claude/settings.local.json", "{tmp}/project", "holds the working folder"),
+        (".claude/settings.local.json", "{tmp}/alias", "holds the working folder"),
         (".claude/settings.local.json", "", 'expected a non-empty string, got ""'),
     ],
 )
@@ -188,6 +189,7 @@ def test_a_folder_that_may_not_be_the_memory_is_refused_aloud(
     writable unasked). One warning each, naming the file, the key and why; the default folder
     is the memory."""
     project, default, env = folders(tmp_path)
+    (tmp_path / "alias").symlink_to(project)  # the working folder by another name
     write_settings(project / file, {"autoMemoryDirectory": value.format(tmp=tmp_path)})
     home = Path(env["HOME"])
     named = home / value[2:] if value.startswith("~/") else Path(value.format(tmp=tmp_path))

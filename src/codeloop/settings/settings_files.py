@@ -342,10 +342,13 @@ def _memory_folder(
     home = dirs.home
     expanded = home / raw[2:] if raw.startswith("~/") else home if raw == "~" else Path(raw)
     folder = Path(os.path.normpath(expanded))
-    held = {"your home folder": home, "the working folder": cwd.resolve()}
+    held = {"your home folder": home, "the working folder": cwd}
     held |= {f"the configuration folder {dirs.claude}": dirs.claude}
     held |= {f"the configuration folder {dirs.codeloop}": dirs.codeloop}
-    holds = next((what for what, inner in held.items() if inner.is_relative_to(folder)), None)
+    real = Path(os.path.realpath(folder))  # compared resolved: a link to the project is it
+    holds = next(
+        (what for what, inner in held.items() if inner.resolve().is_relative_to(real)), None
+    )
     if source.scope == "project":
         why = (
             "is not read from shared project settings (a repository could aim the memory "
