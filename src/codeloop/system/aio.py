@@ -219,7 +219,7 @@ class _Watchdog:
             (timeout / 2, (_STALLED, timeout / 2)),
             (timeout, (_TIMED_OUT, (timeout, self._first))),
         )
-        self._timers = tuple(
+        self._timers = tuple(  # a timeout falling due while paused still comes; a warning not
             loop.call_later(max(0.0, at - self._used), self._queue.put_nowait, mark)
             for at, mark in marks
             if at > self._used or mark[0] is _TIMED_OUT

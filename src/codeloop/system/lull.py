@@ -106,7 +106,7 @@ class Lull:
         if watchdog is not None:
             watchdog[0]()
         try:
-            while self.marks and not self.is_open:
+            while not self.is_open:  # `marks`, once set, stays
                 if self._waits:  # data arrived: the foreground's turn, then look again
                     await self._ended.wait()
                 else:
