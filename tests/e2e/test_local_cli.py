@@ -1,7 +1,7 @@
 """`codeloop -p` on the bundled local model, as a subprocess, offline: the newcomer's first run.
 
-Structure only: a schema-valid tool call (or one cut at the output limit, not run and said
-so), executed, its result fed back, and the loop ending by completing or at its turn limit.
+Structure only: a schema-valid tool call (any other is not run, and the model is told why),
+executed, its result fed back, and the loop ending by completing or at its turn limit.
 Skipped when the `local` extra is not installed.
 """
 
@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from codeloop.loop import TRUNCATED_TOOL_CALL
+from codeloop.tools.input import ToolInputError
 from codeloop.tools.registry import default_tools
 from tests import needs
 from tests.e2e.cli import provider_env, run_cli
@@ -53,9 +54,15 @@ def test_a_headless_run_on_the_local_model_calls_a_tool_and_ends(tmp_path: Path)
         b["tool_use_id"]: b for line in turns if line["type"] == "user" for b in content(line)
     }
     for call in calls:
-        if _text(answers.get(call["id"])) == TRUNCATED_TOOL_CALL:
-            continue  # cut at the output limit mid-input: not run, and the model is told so
-        tools[call["name"]].parse(call["input"])  # valid for the tool's schema
+        try:
+            tools[call["name"]].parse(call["input"])  # valid for the tool's schema
+        except ToolInputError:
+            # Else never run, and the model told why: cut at the output limit mid-input, or
+            # the input checked and refused.
+            answer = answers[call["id"]]
+            said = _text(answer) or ""
+            assert answer.get("is_error") is True, answer
+            assert said == TRUNCATED_TOOL_CALL or "InputValidationError" in said, answer
     for i, line in enumerate(turns):
         uses = [b["id"] for b in content(line) if b["type"] == "tool_use"]
         if uses and line["type"] == "assistant":
