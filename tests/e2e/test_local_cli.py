@@ -51,7 +51,11 @@ def test_a_headless_run_on_the_local_model_calls_a_tool_and_ends(tmp_path: Path)
     assert calls, "the model made no tool call"
     tools = default_tools()
     answers = {
-        b["tool_use_id"]: b for line in turns if line["type"] == "user" for b in content(line)
+        b["tool_use_id"]: b
+        for line in turns
+        if line["type"] == "user"
+        for b in content(line)
+        if b["type"] == "tool_result"
     }
     for call in calls:
         try:

@@ -60,7 +60,9 @@ def test_tool_use_summaries_follow_each_batch_once_the_next_response_finished(
     lines = run.json_lines()
     kinds = [line["type"] for line in lines]
     summaries = [line for line in lines if line["type"] == "tool_use_summary"]
-    assert [s["summary"] for s in summaries] == ["Ran batch 1", "Ran batch 2"]
+    # The scripted server answers label requests in arrival order, and two labels under way
+    # may go out in either order: which text each got is the double's, not codeloop's.
+    assert sorted(s["summary"] for s in summaries) == ["Ran batch 1", "Ran batch 2"]
     calls = [
         [b["id"] for b in line["message"]["content"] if b["type"] == "tool_use"]
         for line in lines
@@ -78,8 +80,8 @@ def test_tool_use_summaries_follow_each_batch_once_the_next_response_finished(
     assert len(sent) == 2
     assert all(body["model"] == SMALL and "tools" not in body for body in sent)
     assert not any(body.get("stream") for body in sent)  # short answers, read in one piece
-    first = str(sent[0]["messages"])
-    assert "echo one" in first and "ls" in first and "one\\n" in first
+    first = next(str(body["messages"]) for body in sent if "echo one" in str(body["messages"]))
+    assert "ls" in first and "one\\n" in first  # the first batch's, whichever went out first
     # Their cost is the session's: the result's usage has the small model in it.
     assert SMALL in lines[-1]["modelUsage"]
 
