@@ -7,7 +7,8 @@ tool call's extra, start-up and memory, each next to Claude Code's where it can 
                  the RSS as it goes (flat), the request body's size
   first tool     a 6-turn `echo` session: the first gap minus the median of the later ones
                  (goal <= 10 ms); with the model answering at once, and streaming at a model's
-                 pace (~50 tokens/s: the tools load while it writes the first call)
+                 pace (~50 tokens/s: the tools load while it writes the first call); and at
+                 once with `grep -n` calls (a program whose options the checker reads)
   start-up       process start -> first model request in a small git repository with a
                  CLAUDE.md, next to the floor: a minimal program on the same interpreter that
                  imports asyncio and httpx (without httpx's command-line client, as codeloop
@@ -79,6 +80,9 @@ async def main() -> None:
 
 asyncio.run(main())
 """
+# The first-tool extra again with calls whose program has options to read (the checker loads
+# grep's option table with the first one): `echo` needs none.
+GREP_CALL = "grep -n -e 'return' mod_{n}.py"
 RESULT_BYTES = 26_000  # a file this big reads back as ~30 KB with Read's line numbers
 FILES = 40
 WORDS = ("alpha", "beta", "gamma", "delta", "token", "value", "index", "buffer", "parse", "emit")
@@ -105,18 +109,19 @@ def claude_code(binary: str) -> Agent:
     return run
 
 
-def echo_session(turns: int, *, paced: bool = False) -> Scenario:
-    """`echo N` calls, then an answer; `paced`: streamed as a model writes, ~50 tokens a second
-    (a 4-character chunk every 20 ms), a sentence first and then the call."""
+def echo_session(turns: int, *, paced: bool = False, command: str = "echo {n}") -> Scenario:
+    """`echo N` calls (or `command`, N put in), then an answer; `paced`: streamed as a model
+    writes, ~50 tokens a second (a 4-character chunk every 20 ms), a sentence first and then
+    the call."""
     steps = [
         turn(
             text("I will run it."),
-            tool_use("Bash", {"command": f"echo {n}"}),
+            tool_use("Bash", {"command": command.format(n=n)}),
             chunk_chars=4,
             delay=0.02,
         )
         if paced
-        else turn(tool_use("Bash", {"command": f"echo {n}"}))
+        else turn(tool_use("Bash", {"command": command.format(n=n)}))
         for n in range(turns - 1)
     ]
     return Scenario(turns=(*steps, turn("done")))
@@ -206,11 +211,15 @@ def side_by_side(runs: int, agents: dict[str, Agent]) -> None:
                 note("start", name, one.to_first_request)
                 note("rss", name, one.peak_rss_mb)
                 note("cpu", name, one.cpu_s)
+                args = ["--allowedTools", "Bash", "--output-format", "json"]
                 for paced in (False, True):
-                    args = ["--allowedTools", "Bash", "--output-format", "json"]
                     six = checked(name, agent(echo_session(6, paced=paced), args, project), 6)
                     note(f"first tool {paced}", name, first_tool_extra(six))
                     note(f"gap {paced}", name, median(six.gaps()))
+                grep = echo_session(6, command=GREP_CALL)
+                six = checked(name, agent(grep, args, project), 6)
+                note("first tool grep", name, first_tool_extra(six))
+                note("gap grep", name, median(six.gaps()))
     names = list(agents)
     load = os.getloadavg()[0]
     print(f"Side by side, {runs} interleaved runs each, median / minimum (load average {load:.1f})")
@@ -228,6 +237,8 @@ def side_by_side(runs: int, agents: dict[str, Agent]) -> None:
         ("  gap between turns (median)", "gap False", "ms", 1000, ""),
         ("first-tool extra, 50 tokens/s model", "first tool True", "ms", 1000, "<= 10 ms"),
         ("  gap between turns (median)", "gap True", "ms", 1000, ""),
+        ("first-tool extra, at once, `grep -n`", "first tool grep", "ms", 1000, ""),
+        ("  gap between turns (median)", "gap grep", "ms", 1000, ""),
     )
     for label, row, unit, scale, goal in table:
         cells = "".join(f"{stat(rows[row].get(n, []), unit, scale):>22}" for n in names)
