@@ -270,6 +270,7 @@ AT_START = (
     "codeloop.system",
     "codeloop.system.aio",
     "codeloop.system.collector",
+    "codeloop.system.dataclass_fields",
     "codeloop.system.env_values",
     "codeloop.system.jsonfile",
     "codeloop.system.lazy_pattern",

@@ -4,19 +4,22 @@
 `__setattr__` and `__delattr__` as source text and compiles it: ~0.7 ms a class, paid at
 import by every value type on start-up's path (about 180 of them before a headless run's first
 request). A value class is still a dataclass (`dataclasses.fields`, `replace`, `asdict` and
-`__match_args__` work; mypy checks it as one through `dataclass_transform`), but `dataclasses`
-only collects its fields, and the methods are the generic ones below, reading a plan made once
-per class. Frozen by default, as codeloop's value types are; `frozen=False` for mutable ones.
+`__match_args__` work; mypy checks it as one through `dataclass_transform`), but its fields
+are collected without generating anything (dataclass_fields.py), and the methods are the
+generic ones below, reading a plan made once per class. Its `__init__` binds arguments
+generically for its first few instances and is compiled for the class once it is made more
+often. Frozen by default, as codeloop's value types are; `frozen=False` for mutable ones.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import operator
 import types
 from collections.abc import Callable
-from typing import Any, TypeVar, cast, dataclass_transform, overload
+from typing import Any, NamedTuple, TypeVar, dataclass_transform, overload
+
+from codeloop.system.dataclass_fields import as_dataclass
 
 C = TypeVar("C", bound=type[Any])
 
@@ -74,10 +77,7 @@ def _make(cls: C, *, frozen: bool, slots: bool, kw_only: bool, eq: bool) -> C:
         # text signature of object's `__init__` (~30 µs a class, for a string nobody reads).
         cls.__doc__ = cls.__name__
     own = dict(cls.__dict__)
-    made = cast(
-        C,
-        dataclasses.dataclass(cls, init=False, repr=False, eq=False, slots=slots, kw_only=kw_only),
-    )
+    made = as_dataclass(cls, slots=slots, kw_only=kw_only)
     fields = dataclasses.fields(made)
     _check_order(made, fields)
     made.__valueclass_plan__ = _Plan(
@@ -118,16 +118,120 @@ def _check_order(cls: type[Any], fields: tuple[dataclasses.Field[Any], ...]) -> 
             raise TypeError(f"{cls.__qualname__}: non-default argument {f.name!r} follows default")
 
 
+# Instances a class makes through the generic binding before its own `__init__` is compiled,
+# as renting is weighed against buying: compiling costs about as much as binding this many
+# generically (~3.5 µs more each in a run), ~12 µs when the template of the class's shape of
+# fields is compiled already and ~100 µs when it is new. A class made a few times (most are,
+# in a run's first tool round) never pays for it; one made by the dozen soon has it.
+RENT_SHAPE_KNOWN = 4
+RENT_SHAPE_NEW = 32
+
+
 def _first_init(cls: type[Any], frozen: bool) -> Callable[..., None]:
-    """An `__init__` that writes the class's own the first time one is made, then steps aside:
-    a class no run instantiates never pays for it, and instances are made at dataclass speed."""
+    """An `__init__` that binds arguments to fields generically for the class's first
+    instances, then writes the class's own and steps aside: instances are then made at
+    dataclass speed. Arguments the generic binding doubts (too many, unknown, missing) go
+    to the class's own, which raises Python's own error for them."""
+    binding: _Binding | None = None
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        nonlocal binding
+        if binding is None:
+            binding = _Binding(cls, frozen)
+        binding.made += 1
+        if binding.renting() and binding.bind(self, args, kwargs):
+            return
         init = _compiled_init(cls, frozen)
         cls.__init__ = init
         init(self, *args, **kwargs)
 
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
     return __init__
+
+
+_ABSENT = object()  # a required field's value before its argument is bound
+
+
+class _Binding:
+    """What binding one class's arguments to its fields needs, read once from its fields."""
+
+    __slots__ = (
+        "accepted",
+        "factories",
+        "initial",
+        "made",
+        "positional",
+        "post_init",
+        "put",
+        "required",
+        "shape",
+    )
+
+    def __init__(self, cls: type[Any], frozen: bool) -> None:
+        fields = dataclasses.fields(cls)
+        self.positional = tuple(f.name for f in fields if f.init and f.kw_only is not True)
+        self.accepted = frozenset(f.name for f in fields if f.init)
+        # Each field set, in field order: its default, _FACTORY, or _ABSENT if required.
+        self.initial: dict[str, Any] = {}
+        for f in fields:
+            if f.default is not dataclasses.MISSING:
+                self.initial[f.name] = f.default
+            elif f.default_factory is not dataclasses.MISSING:
+                self.initial[f.name] = _FACTORY
+            elif f.init:
+                self.initial[f.name] = _ABSENT
+        self.required = tuple(n for n, value in self.initial.items() if value is _ABSENT)
+        self.factories = tuple(
+            (f.name, f.default_factory)
+            for f in fields
+            if f.default is dataclasses.MISSING and f.default_factory is not dataclasses.MISSING
+        )
+        self.post_init = hasattr(cls, "__post_init__")
+        self.shape = _Shape(tuple(_field_shape(f) for f in fields), frozen, self.post_init)
+        # None: written into the instance's __dict__ at once, as object.__setattr__ would one
+        # by one when nothing on the class intercepts a field (no slot, no descriptor).
+        self.put: Callable[[Any, str, Any], None] | None = setattr
+        if frozen:
+            intercepted = cls.__dictoffset__ == 0 or any(
+                hasattr(type(getattr(cls, name, None)), "__set__") for name in self.initial
+            )
+            self.put = object.__setattr__ if intercepted else None
+        self.made = 0
+
+    def renting(self) -> bool:
+        """Whether to bind this instance generically rather than compile the class's own."""
+        if self.made <= RENT_SHAPE_KNOWN:
+            return True
+        return self.made <= RENT_SHAPE_NEW and self.shape not in _TEMPLATES
+
+    def bind(self, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Set `target`'s fields as the class's own `__init__` would; False, setting nothing,
+        for arguments that one would refuse."""
+        if len(args) > len(self.positional):
+            return False
+        values = self.initial.copy()
+        values.update(zip(self.positional, args, strict=False))
+        if kwargs:
+            if not self.accepted.issuperset(kwargs) or not kwargs.keys().isdisjoint(
+                self.positional[: len(args)]
+            ):
+                return False
+            values.update(kwargs)
+        for name in self.required:
+            if values[name] is _ABSENT:
+                return False
+        for name, factory in self.factories:
+            if values[name] is _FACTORY:
+                values[name] = factory()
+        if self.put is None:
+            target.__dict__.update(values)
+        else:
+            put = self.put
+            for name, value in values.items():
+                put(target, name, value)
+        if self.post_init:
+            target.__post_init__()
+        return True
 
 
 _FACTORY = object()  # the default of a parameter whose field has a default factory
@@ -138,7 +242,9 @@ def _compiled_init(cls: type[Any], frozen: bool) -> Callable[..., None]:
     names put in: compiling source costs ~0.1 ms a class, and the first tool round alone meets
     some thirty classes for the first time, most of them of a shape already compiled."""
     fields = dataclasses.fields(cls)
-    template = _template(tuple(_shape(f) for f in fields), frozen, hasattr(cls, "__post_init__"))
+    template = _template(
+        _Shape(tuple(_field_shape(f) for f in fields), frozen, hasattr(cls, "__post_init__"))
+    )
     names = {f"_vc_f{i}": f.name for i, f in enumerate(fields)}
     code = template.replace(
         co_varnames=tuple(names.get(n, n) for n in template.co_varnames),
@@ -167,15 +273,33 @@ def _compiled_init(cls: type[Any], frozen: bool) -> Callable[..., None]:
     return init
 
 
-def _shape(f: dataclasses.Field[Any]) -> tuple[bool, bool, bool, bool]:
+def _field_shape(f: dataclasses.Field[Any]) -> tuple[bool, bool, bool, bool]:
     """What the template needs of one field: in the signature, keyword-only, a default it sets
     itself (a parameter's default is the function's, not its code's), a default factory."""
     has_default = not f.init and f.default is not dataclasses.MISSING
     return f.init, f.kw_only is True, has_default, f.default_factory is not dataclasses.MISSING
 
 
-@functools.cache
-def _template(
+class _Shape(NamedTuple):
+    """What a class's `__init__` code depends on: its fields' shapes, frozen, a post-init."""
+
+    fields: tuple[tuple[bool, bool, bool, bool], ...]
+    frozen: bool
+    post_init: bool
+
+
+_TEMPLATES: dict[_Shape, types.CodeType] = {}
+
+
+def _template(shape: _Shape) -> types.CodeType:
+    """`__init__`'s code for this shape, compiled once; field i named `_vc_f{i}`."""
+    code = _TEMPLATES.get(shape)
+    if code is None:
+        code = _TEMPLATES[shape] = _compiled_template(*shape)
+    return code
+
+
+def _compiled_template(
     shapes: tuple[tuple[bool, bool, bool, bool], ...], frozen: bool, post_init: bool
 ) -> types.CodeType:
     """`__init__`'s code for fields of these shapes, field i named `_vc_f{i}`; its defaults are
