@@ -17,9 +17,12 @@ import dataclasses
 import operator
 import types
 from collections.abc import Callable
-from typing import Any, NamedTuple, TypeVar, dataclass_transform, overload
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, dataclass_transform, overload
 
 from codeloop.system.dataclass_fields import as_dataclass
+
+if TYPE_CHECKING:
+    import asyncio
 
 C = TypeVar("C", bound=type[Any])
 
@@ -118,13 +121,14 @@ def _check_order(cls: type[Any], fields: tuple[dataclasses.Field[Any], ...]) -> 
             raise TypeError(f"{cls.__qualname__}: non-default argument {f.name!r} follows default")
 
 
-# Instances a class makes through the generic binding before its own `__init__` is compiled,
-# as renting is weighed against buying: compiling costs about as much as binding this many
-# generically (~3.5 µs more each in a run), ~12 µs when the template of the class's shape of
-# fields is compiled already and ~100 µs when it is new. A class made a few times (most are,
-# in a run's first tool round) never pays for it; one made by the dozen soon has it.
-RENT_SHAPE_KNOWN = 4
-RENT_SHAPE_NEW = 32
+# A class's first instances are bound generically: most classes a run's first tool round meets
+# are made once or twice, and compiling one's own `__init__` costs ~12 µs (~100 µs when the
+# template of its shape of fields is new) where binding generically costs ~5 µs more an
+# instance. A class made more often is compiled in the foreground's next wait on the network
+# (a lull), renting meanwhile; with no lull, once renting has cost as much as compiling would.
+RENT_FIRST = 2
+RENT_AT_MOST_SHAPE_KNOWN = 4
+RENT_AT_MOST_SHAPE_NEW = 16
 
 
 def _first_init(cls: type[Any], frozen: bool) -> Callable[..., None]:
@@ -141,12 +145,44 @@ def _first_init(cls: type[Any], frozen: bool) -> Callable[..., None]:
         binding.made += 1
         if binding.renting() and binding.bind(self, args, kwargs):
             return
-        init = _compiled_init(cls, frozen)
-        cls.__init__ = init
+        init = binding.compile()
         init(self, *args, **kwargs)
 
     __init__.__qualname__ = f"{cls.__qualname__}.__init__"
     return __init__
+
+
+_SOON: list[_Binding] = []  # classes to compile in the foreground's next wait on the network
+_DRAINER: list[asyncio.Task[None]] = []  # the task compiling them, in the loop running it
+
+
+def _compile_soon(binding: _Binding) -> bool:
+    """Queue the class's compiling for the foreground's next wait on the network (a lull,
+    system/lull.py), and go on renting meanwhile: with a model that answers at once, the
+    rounds after the first stay free of it. False, to compile now, outside an event loop."""
+    if binding.queued:
+        return True
+    import asyncio  # loaded already wherever an event loop runs
+
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    binding.queued = True
+    _SOON.append(binding)
+    if not _DRAINER or _DRAINER[0].done() or _DRAINER[0].get_loop() is not loop:
+        _DRAINER[:] = [loop.create_task(_drain())]
+    return True
+
+
+async def _drain() -> None:
+    from codeloop.system.lull import background_work, lull
+
+    async with background_work():
+        while _SOON:
+            await lull().wait()
+            if _SOON:
+                _SOON.pop(0).compile()
 
 
 _ABSENT = object()  # a required field's value before its argument is bound
@@ -157,52 +193,73 @@ class _Binding:
 
     __slots__ = (
         "accepted",
+        "cls",
+        "compiled",
         "factories",
+        "frozen",
         "initial",
+        "limit",
         "made",
         "positional",
         "post_init",
         "put",
+        "queued",
         "required",
-        "shape",
     )
 
     def __init__(self, cls: type[Any], frozen: bool) -> None:
-        fields = dataclasses.fields(cls)
-        self.positional = tuple(f.name for f in fields if f.init and f.kw_only is not True)
-        self.accepted = frozenset(f.name for f in fields if f.init)
+        self.cls, self.frozen, self.made = cls, frozen, 0
+        self.compiled: Callable[..., None] | None = None
+        self.queued = False
+        self.limit = 0  # instances to rent before compiling, fixed when first needed
+        missing = dataclasses.MISSING
+        positional: list[str] = []
+        accepted: list[str] = []
+        factories: list[tuple[str, Callable[[], Any]]] = []
         # Each field set, in field order: its default, _FACTORY, or _ABSENT if required.
         self.initial: dict[str, Any] = {}
-        for f in fields:
-            if f.default is not dataclasses.MISSING:
+        for f in dataclasses.fields(cls):
+            if f.init:
+                accepted.append(f.name)
+                if f.kw_only is not True:
+                    positional.append(f.name)
+            if f.default is not missing:
                 self.initial[f.name] = f.default
-            elif f.default_factory is not dataclasses.MISSING:
+            elif f.default_factory is not missing:
                 self.initial[f.name] = _FACTORY
+                factories.append((f.name, f.default_factory))
             elif f.init:
                 self.initial[f.name] = _ABSENT
+        self.positional, self.accepted = tuple(positional), frozenset(accepted)
+        self.factories = tuple(factories)
         self.required = tuple(n for n, value in self.initial.items() if value is _ABSENT)
-        self.factories = tuple(
-            (f.name, f.default_factory)
-            for f in fields
-            if f.default is dataclasses.MISSING and f.default_factory is not dataclasses.MISSING
-        )
         self.post_init = hasattr(cls, "__post_init__")
-        self.shape = _Shape(tuple(_field_shape(f) for f in fields), frozen, self.post_init)
         # None: written into the instance's __dict__ at once, as object.__setattr__ would one
         # by one when nothing on the class intercepts a field (no slot, no descriptor).
         self.put: Callable[[Any, str, Any], None] | None = setattr
         if frozen:
             intercepted = cls.__dictoffset__ == 0 or any(
-                hasattr(type(getattr(cls, name, None)), "__set__") for name in self.initial
+                hasattr(type(cls.__dict__.get(name)), "__set__") for name in self.initial
             )
             self.put = object.__setattr__ if intercepted else None
-        self.made = 0
+
+    def compile(self) -> Callable[..., None]:
+        """The class's own `__init__`, compiled and put in place (once)."""
+        if self.compiled is None:
+            self.compiled = self.cls.__init__ = _compiled_init(self.cls, self.frozen)
+        return self.compiled
 
     def renting(self) -> bool:
-        """Whether to bind this instance generically rather than compile the class's own."""
-        if self.made <= RENT_SHAPE_KNOWN:
+        """Whether to bind this instance generically rather than compile the class's own:
+        its first instances, then while its compiling waits for a lull, until renting has
+        cost as much as compiling would (a server answering faster than codeloop reads leaves
+        no lull)."""
+        if self.made <= RENT_FIRST:
             return True
-        return self.made <= RENT_SHAPE_NEW and self.shape not in _TEMPLATES
+        if self.limit == 0:
+            known = _shape(self.cls, self.frozen) in _TEMPLATES
+            self.limit = RENT_AT_MOST_SHAPE_KNOWN if known else RENT_AT_MOST_SHAPE_NEW
+        return self.made <= self.limit and _compile_soon(self)
 
     def bind(self, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         """Set `target`'s fields as the class's own `__init__` would; False, setting nothing,
@@ -239,12 +296,10 @@ _FACTORY = object()  # the default of a parameter whose field has a default fact
 
 def _compiled_init(cls: type[Any], frozen: bool) -> Callable[..., None]:
     """The class's `__init__`, from the compiled template of its fields' shape with the fields'
-    names put in: compiling source costs ~0.1 ms a class, and the first tool round alone meets
-    some thirty classes for the first time, most of them of a shape already compiled."""
+    names put in: compiling source costs ~0.1 ms a class, a template's ~0.1 ms once per shape
+    and putting the names in ~12 µs."""
     fields = dataclasses.fields(cls)
-    template = _template(
-        _Shape(tuple(_field_shape(f) for f in fields), frozen, hasattr(cls, "__post_init__"))
-    )
+    template = _template(_shape(cls, frozen))
     names = {f"_vc_f{i}": f.name for i, f in enumerate(fields)}
     code = template.replace(
         co_varnames=tuple(names.get(n, n) for n in template.co_varnames),
@@ -271,6 +326,11 @@ def _compiled_init(cls: type[Any], frozen: bool) -> Callable[..., None]:
     init = types.FunctionType(code, scope, "__init__", tuple(defaults) or None)
     init.__kwdefaults__ = keyword_defaults or None
     return init
+
+
+def _shape(cls: type[Any], frozen: bool) -> _Shape:
+    fields = tuple(_field_shape(f) for f in dataclasses.fields(cls))
+    return _Shape(fields, frozen, hasattr(cls, "__post_init__"))
 
 
 def _field_shape(f: dataclasses.Field[Any]) -> tuple[bool, bool, bool, bool]:
