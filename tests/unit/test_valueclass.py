@@ -11,8 +11,7 @@ from dataclasses import field
 
 import pytest
 
-from codeloop.system import valueclass as valueclass_module
-from codeloop.system.lull import lull
+from codeloop.system.lull import lull, lull_steps_done
 from codeloop.system.valueclass import RENT_AT_MOST_SHAPE_NEW, RENT_FIRST, valueclass
 
 
@@ -273,5 +272,5 @@ async def test_in_an_event_loop_a_class_is_compiled_in_the_foreground_s_next_lul
         await asyncio.sleep(0)
     assert not _compiled(P) and [p.x for p in made] == list(range(RENT_FIRST + 2))
     with lull().waiting():  # the foreground waits for nothing but the network
-        await asyncio.wait_for(asyncio.gather(*valueclass_module._DRAINER), 30)
+        await asyncio.wait_for(lull_steps_done(), 30)
     assert _compiled(P) and P(3) == made[3]

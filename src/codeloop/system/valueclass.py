@@ -17,12 +17,9 @@ import dataclasses
 import operator
 import types
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, dataclass_transform, overload
+from typing import Any, NamedTuple, TypeVar, dataclass_transform, overload
 
 from codeloop.system.dataclass_fields import as_dataclass
-
-if TYPE_CHECKING:
-    import asyncio
 
 C = TypeVar("C", bound=type[Any])
 
@@ -152,37 +149,16 @@ def _first_init(cls: type[Any], frozen: bool) -> Callable[..., None]:
     return __init__
 
 
-_SOON: list[_Binding] = []  # classes to compile in the foreground's next wait on the network
-_DRAINER: list[asyncio.Task[None]] = []  # the task compiling them, in the loop running it
-
-
 def _compile_soon(binding: _Binding) -> bool:
     """Queue the class's compiling for the foreground's next wait on the network (a lull,
     system/lull.py), and go on renting meanwhile: with a model that answers at once, the
     rounds after the first stay free of it. False, to compile now, outside an event loop."""
     if binding.queued:
         return True
-    import asyncio  # loaded already wherever an event loop runs
+    from codeloop.system.lull import in_lull  # loaded already wherever an event loop runs
 
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    binding.queued = True
-    _SOON.append(binding)
-    if not _DRAINER or _DRAINER[0].done() or _DRAINER[0].get_loop() is not loop:
-        _DRAINER[:] = [loop.create_task(_drain())]
-    return True
-
-
-async def _drain() -> None:
-    from codeloop.system.lull import background_work, lull
-
-    async with background_work():
-        while _SOON:
-            await lull().wait()
-            if _SOON:
-                _SOON.pop(0).compile()
+    binding.queued = in_lull(binding.compile)
+    return binding.queued
 
 
 _ABSENT = object()  # a required field's value before its argument is bound
