@@ -43,7 +43,7 @@ from codeloop.system.lull import in_lull
 from codeloop.token_budget import parse_budget_marker
 from codeloop.tools.base import AgentCall, AnyTool, ToolContext, ToolResult, Workspace
 from codeloop.tools.questions import QuestionChannel
-from codeloop.tools.registry import Offered, preload, preload_soon
+from codeloop.tools.registry import Offered, preload_soon, warm_in_lulls
 from codeloop.types import ImageBlock, Message, TextBlock, ToolUseBlock, Usage, new_uuid
 from codeloop.usage.costs import Ledger, model_usage
 from codeloop.usage.record import RequestLog
@@ -473,9 +473,9 @@ class Session:
         request waits for it (FIRST_ANSWER_MODULES, in lulls). Until the session's first tool
         calls: a called tool loads in a background thread while its input streams, not once it
         has (unless it came whole: the call loads it then, `preload_soon`); the other tools
-        once the next request is out (its first event back), so that loading them slows neither
-        the calls the user is waiting for nor the sending of their results; a session that
-        calls no tool loads none."""
+        once the next request is out (its first event back), in its lulls, so that loading
+        them slows neither the calls the user is waiting for nor the sending of their results
+        nor the reading of the next answer; a session that calls no tool loads none."""
 
         async def call(request: ModelRequest) -> AsyncIterator[StreamEvent]:
             if not self._warmed:
@@ -491,7 +491,7 @@ class Session:
                         self.transcript.sync_due()
                 if after_calls and not self._preloaded:
                     self._preloaded = True
-                    preload(self.tools.values())
+                    warm_in_lulls(self.tools.values())
                 if (
                     isinstance(event, BlockStart)
                     and isinstance(event.block, ToolUseBlock)
