@@ -9,6 +9,8 @@ the interactive UI and the library API alike.
 from __future__ import annotations
 
 import asyncio
+import functools
+import importlib
 from collections import ChainMap
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import aclosing
@@ -37,10 +39,11 @@ from codeloop.session_config import SessionConfig
 from codeloop.store.transcript import TranscriptWriter, sidechain_path
 from codeloop.subagents import AgentRunner, SubagentRun
 from codeloop.system.aio import unless_aborted
+from codeloop.system.lull import in_lull
 from codeloop.token_budget import parse_budget_marker
 from codeloop.tools.base import AgentCall, AnyTool, ToolContext, ToolResult, Workspace
 from codeloop.tools.questions import QuestionChannel
-from codeloop.tools.registry import Offered, preload, preload_soon
+from codeloop.tools.registry import Offered, preload_soon, warm_in_lulls
 from codeloop.types import ImageBlock, Message, TextBlock, ToolUseBlock, Usage, new_uuid
 from codeloop.usage.costs import Ledger, model_usage
 from codeloop.usage.record import RequestLog
@@ -54,6 +57,16 @@ if TYPE_CHECKING:
     from codeloop.mcp.server_manager import McpManager
     from codeloop.settings.settings_files import Settings
     from codeloop.side_requests import SideRequests
+
+# What any first answer needs and a run loads only then, loaded while the first request waits
+# for it (in lulls, system/lull.py): the segments its request line records (usage/record.py),
+# lenient JSON for a tool call's input (models/assembler.py), the reader of calls an answer
+# writes as text (models/call_reader.py). Not before the first request: start-up needs none.
+FIRST_ANSWER_MODULES = (
+    "codeloop.usage.segments",
+    "codeloop.models.lenient_json",
+    "codeloop.models.written_calls",
+)
 
 
 class SessionObserver(Protocol):
@@ -153,6 +166,7 @@ class Session:
         # while its call streams, the others once a call was made, during the next response.
         self._preloaded = False
         self._called = False
+        self._warmed = False
         # Every sub-agent this process ran, with what it spent: the itemised part of the cost.
         self.subagent_runs: list[SubagentRun] = []
         # How the model's questions (AskUserQuestion) reach a person: a UI sets `.ask`.
@@ -455,14 +469,19 @@ class Session:
     def _answering(self, call_model: CallModel) -> CallModel:
         """The model's stream, watched. At its first event the request is out and the answer
         awaited: the transcript hands the last tool round's sync to its worker then
-        (`TranscriptWriter.sync_due`). Until the session's first tool calls: a called tool
-        loads in a background thread while its input streams, not once it has (unless it came
-        whole: the call loads it then, `preload_soon`); the other tools
-        once the next request is out (its first event back), so that loading them slows neither
-        the calls the user is waiting for nor the sending of their results; a session that
-        calls no tool loads none."""
+        (`TranscriptWriter.sync_due`). What any first answer needs loads while the first
+        request waits for it (FIRST_ANSWER_MODULES, in lulls). Until the session's first tool
+        calls: a called tool loads in a background thread while its input streams, not once it
+        has (unless it came whole: the call loads it then, `preload_soon`); the other tools
+        once the next request is out (its first event back), in its lulls, so that loading
+        them slows neither the calls the user is waiting for nor the sending of their results
+        nor the reading of the next answer; a session that calls no tool loads none."""
 
         async def call(request: ModelRequest) -> AsyncIterator[StreamEvent]:
+            if not self._warmed:
+                self._warmed = True
+                for name in FIRST_ANSWER_MODULES:
+                    in_lull(functools.partial(importlib.import_module, name))
             after_calls = self._called  # an earlier response called a tool
             answered = False
             async for event in call_model(request):
@@ -472,7 +491,7 @@ class Session:
                         self.transcript.sync_due()
                 if after_calls and not self._preloaded:
                     self._preloaded = True
-                    preload(self.tools.values())
+                    warm_in_lulls(self.tools.values())
                 if (
                     isinstance(event, BlockStart)
                     and isinstance(event.block, ToolUseBlock)

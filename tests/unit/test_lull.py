@@ -8,7 +8,7 @@ import socket
 from collections.abc import AsyncIterator
 
 from codeloop.system.aio import until_aborted, watched
-from codeloop.system.lull import background, background_work, lull
+from codeloop.system.lull import background, background_work, in_lull, lull, lull_steps_done
 
 LIMIT = 30.0  # generous: the machine is shared
 
@@ -141,3 +141,28 @@ async def test_waiting_for_a_lull_is_not_the_servers_silence() -> None:
     with lull().waiting():
         await asyncio.wait_for(work, LIMIT)
     assert got == [1]
+
+
+async def test_steps_run_in_order_and_only_in_a_lull() -> None:
+    """`in_lull`: short steps queued for the foreground's next wait on the network, one at a
+    time; a foreground that has not waited yet runs none (unlike background work, which goes
+    on at once behind a transport that marks no wait)."""
+    ran: list[int] = []
+    assert in_lull(lambda: ran.append(1)) and in_lull(lambda: ran.append(2))
+    for _ in range(5):  # the steps' turns come and go: no lull, nothing runs
+        await asyncio.sleep(0)
+    assert ran == [] and not lull().marks
+    with lull().waiting():
+        await asyncio.wait_for(lull_steps_done(), LIMIT)
+    assert ran == [1, 2]
+    assert in_lull(lambda: ran.append(3))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert ran == [1, 2]
+    with lull().waiting():
+        await asyncio.wait_for(lull_steps_done(), LIMIT)
+    assert ran == [1, 2, 3]
+
+
+def test_outside_an_event_loop_no_step_is_queued() -> None:
+    assert not in_lull(lambda: None)

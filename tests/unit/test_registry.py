@@ -12,6 +12,7 @@ from codeloop.events import ToolStarted
 from codeloop.permissions.policy import Policy
 from codeloop.session import Session
 from codeloop.session_config import SessionConfig
+from codeloop.system.lull import lull, lull_steps_done
 from codeloop.testing.scenario import tool_use, turn
 from codeloop.testing.scripted import ScriptedModel
 from codeloop.tools.base import Workspace
@@ -25,6 +26,7 @@ from codeloop.tools.registry import (
     on_demand_tool,
     preload,
     preload_soon,
+    warm_in_lulls,
 )
 
 
@@ -158,3 +160,20 @@ def test_a_warming_tool_is_handed_out_once_its_warm_up_is_done() -> None:
     release.set()
     thread.join()
     assert isinstance(tool.tool, SlowBash)
+
+
+async def test_behind_a_transport_marking_its_waits_the_tools_load_one_by_one_in_lulls() -> None:
+    """After the first tool round, the other tools load in the next request's waits on the
+    network (codeloop's transport marks them), not in a thread competing with the answer."""
+    with lull().waiting():  # an earlier wait: the foreground marks its waits
+        pass
+    tools = default_tools()
+    lazy = [tool for tool in tools.values() if isinstance(tool, LazyTool)]
+    warm_in_lulls(tools.values())
+    for _ in range(5):  # the steps' turns come and go: no lull, nothing loads
+        await asyncio.sleep(0)
+    assert not any(tool.loaded for tool in lazy)
+    assert not any(t.name == "codeloop-preload" for t in threading.enumerate())
+    with lull().waiting():
+        await asyncio.wait_for(lull_steps_done(), 60)
+    assert all(tool.loaded for tool in lazy)

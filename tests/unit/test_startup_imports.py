@@ -5,6 +5,7 @@ Each check runs in a fresh interpreter, since this process has imported everythi
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import subprocess
 import sys
@@ -12,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from codeloop.testing.fake_server import FakeModelServer
-from codeloop.testing.scenario import Scenario, turn
+from codeloop.session import FIRST_ANSWER_MODULES
+from codeloop.testing.fake_server import FakeModelServer, RecordedRequest
+from codeloop.testing.scenario import Scenario, Turn, text, turn
 
 
 def loaded_after(code: str, modules: tuple[str, ...], cwd: Path | None = None) -> list[str]:
@@ -79,14 +81,21 @@ def one_turn_modules(tmp_path: Path) -> list[str]:
     return after_one_turn(tmp_path, "','.join(sorted(sys.modules))").split(",")
 
 
-def after_one_turn(tmp_path: Path, report: str, before: str = "") -> str:
+def after_one_turn(
+    tmp_path: Path,
+    report: str,
+    before: str = "",
+    answer: Turn | None = None,
+    served: list[RecordedRequest] | None = None,
+) -> str:
     """What the expression `report` says in the process of a one-turn headless run once
-    it has ended (`sys` and `gc` imported; `before` runs first)."""
+    it has ended (`sys` and `gc` imported; `before` runs first); the server answers `answer`
+    (a "hello" at once by default) and puts the request it served in `served`."""
     project = tmp_path / "project"
     project.mkdir()
     (project / "CLAUDE.md").write_text("# Project\nRun the tests with `pytest`.\n")
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
-    with FakeModelServer(Scenario(turns=(turn("hello"),))) as server:
+    with FakeModelServer(Scenario(turns=(answer or turn("hello"),))) as server:
         env = {
             "ANTHROPIC_BASE_URL": server.anthropic_base_url,
             "ANTHROPIC_API_KEY": "k",
@@ -105,6 +114,8 @@ def after_one_turn(tmp_path: Path, report: str, before: str = "") -> str:
             [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=project
         )
         assert len(server.requests) == 1
+        if served is not None:
+            served.extend(server.requests)
     return out.stdout.strip()
 
 
@@ -135,6 +146,30 @@ def test_what_only_an_answer_needs_loads_after_the_first_request(tmp_path: Path)
     loaded = after_one_turn(tmp_path, "at_connect[0]", before=AT_FIRST_CONNECT).split(",")
     assert "codeloop.models.anthropic" in loaded  # the request's own client, for certain
     assert [name for name in AFTER_THE_FIRST_REQUEST if name in loaded] == []
+
+
+# When each module is first looked for (time.monotonic(), the server's clock too).
+IMPORT_TIMES = (
+    "import time\n"
+    "found_at = {}\n"
+    "class Spy:\n"
+    "    @staticmethod\n"
+    "    def find_spec(name, path=None, target=None):\n"
+    "        found_at.setdefault(name, time.monotonic())\n"
+    "sys.meta_path.insert(0, Spy)\n"
+)
+
+
+def test_what_any_first_answer_needs_loads_while_the_first_request_waits(tmp_path: Path) -> None:
+    """FIRST_ANSWER_MODULES load in the first request's lulls (system/lull.py): with a model
+    that takes its time, before its answer is over, not once it is."""
+    served: list[RecordedRequest] = []
+    paced = turn(text("hello there"), chunk_chars=2, delay=0.05)
+    report = f"repr([found_at.get(name) for name in {FIRST_ANSWER_MODULES!r}])"
+    found = ast.literal_eval(after_one_turn(tmp_path, report, IMPORT_TIMES, paced, served))
+    finished = served[0].finished
+    assert finished is not None and None not in found
+    assert max(found) < finished
 
 
 def test_a_headless_run_of_a_hosted_model_loads_only_what_its_first_request_needs(
@@ -270,6 +305,7 @@ AT_START = (
     "codeloop.system",
     "codeloop.system.aio",
     "codeloop.system.collector",
+    "codeloop.system.dataclass_fields",
     "codeloop.system.env_values",
     "codeloop.system.jsonfile",
     "codeloop.system.lazy_pattern",

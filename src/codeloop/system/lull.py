@@ -106,14 +106,19 @@ class Lull:
         if watchdog is not None:
             watchdog[0]()
         try:
-            while not self.is_open:  # `marks`, once set, stays
-                if self._waits:  # data arrived: the foreground's turn, then look again
-                    await self._ended.wait()
-                else:
-                    await self._opened.wait()
+            await self.opened()
         finally:
             if watchdog is not None:
                 watchdog[1]()
+
+    async def opened(self) -> None:
+        """Return in a lull, however long the foreground takes to wait on the network (work
+        that may as well never run rather than run outside one)."""
+        while not self.is_open:
+            if self._waits:  # data arrived: the foreground's turn, then look again
+                await self._ended.wait()
+            else:
+                await self._opened.wait()
 
 
 _LULLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Lull] = weakref.WeakKeyDictionary()
@@ -146,3 +151,48 @@ async def background_work() -> AsyncIterator[None]:
     finally:
         found.pending -= 1
         _BACKGROUND.reset(token)
+
+
+class _Steps:
+    """Short synchronous steps waiting for a lull, and the background task taking them one
+    at a time (one per event loop)."""
+
+    def __init__(self) -> None:
+        self.queue: list[Callable[[], object]] = []
+        self.task: asyncio.Task[None] | None = None
+
+    async def drain(self) -> None:
+        async with background_work():
+            while self.queue:
+                await lull().opened()
+                if self.queue:
+                    self.queue.pop(0)()
+
+
+_STEPS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Steps] = weakref.WeakKeyDictionary()
+
+
+def in_lull(step: Callable[[], object]) -> bool:
+    """Run `step`, short and synchronous (compiling a function, importing a module), as
+    background work in the foreground's next lull, after the steps queued before it, and
+    never outside one (a foreground that never waits on the network runs none); False,
+    queueing nothing, outside an event loop. Work a run may need a moment later goes here
+    rather than between an answer and the next request."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    steps = _STEPS.get(loop)
+    if steps is None:
+        steps = _STEPS[loop] = _Steps()
+    steps.queue.append(step)
+    if steps.task is None or steps.task.done():
+        steps.task = loop.create_task(steps.drain())
+    return True
+
+
+async def lull_steps_done() -> None:
+    """Wait until the steps queued in this event loop have run (each in a lull)."""
+    steps = _STEPS.get(asyncio.get_running_loop())
+    while steps is not None and steps.task is not None and not steps.task.done():
+        await asyncio.shield(steps.task)

@@ -4,19 +4,22 @@
 `__setattr__` and `__delattr__` as source text and compiles it: ~0.7 ms a class, paid at
 import by every value type on start-up's path (about 180 of them before a headless run's first
 request). A value class is still a dataclass (`dataclasses.fields`, `replace`, `asdict` and
-`__match_args__` work; mypy checks it as one through `dataclass_transform`), but `dataclasses`
-only collects its fields, and the methods are the generic ones below, reading a plan made once
-per class. Frozen by default, as codeloop's value types are; `frozen=False` for mutable ones.
+`__match_args__` work; mypy checks it as one through `dataclass_transform`), but its fields
+are collected without generating anything (dataclass_fields.py), and the methods are the
+generic ones below, reading a plan made once per class. Its `__init__` binds arguments
+generically for its first few instances and is compiled for the class once it is made more
+often. Frozen by default, as codeloop's value types are; `frozen=False` for mutable ones.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import operator
 import types
 from collections.abc import Callable
-from typing import Any, TypeVar, cast, dataclass_transform, overload
+from typing import Any, NamedTuple, TypeVar, dataclass_transform, overload
+
+from codeloop.system.dataclass_fields import as_dataclass
 
 C = TypeVar("C", bound=type[Any])
 
@@ -74,10 +77,7 @@ def _make(cls: C, *, frozen: bool, slots: bool, kw_only: bool, eq: bool) -> C:
         # text signature of object's `__init__` (~30 µs a class, for a string nobody reads).
         cls.__doc__ = cls.__name__
     own = dict(cls.__dict__)
-    made = cast(
-        C,
-        dataclasses.dataclass(cls, init=False, repr=False, eq=False, slots=slots, kw_only=kw_only),
-    )
+    made = as_dataclass(cls, slots=slots, kw_only=kw_only)
     fields = dataclasses.fields(made)
     _check_order(made, fields)
     made.__valueclass_plan__ = _Plan(
@@ -118,16 +118,153 @@ def _check_order(cls: type[Any], fields: tuple[dataclasses.Field[Any], ...]) -> 
             raise TypeError(f"{cls.__qualname__}: non-default argument {f.name!r} follows default")
 
 
+# A class's first instances are bound generically: most classes a run's first tool round meets
+# are made once or twice, and compiling one's own `__init__` costs ~12 µs (~100 µs when the
+# template of its shape of fields is new) where binding generically costs ~5 µs more an
+# instance. A class made more often is compiled in the foreground's next wait on the network
+# (a lull), renting meanwhile; with no lull, once renting has cost as much as compiling would.
+RENT_FIRST = 2
+RENT_AT_MOST_SHAPE_KNOWN = 4
+RENT_AT_MOST_SHAPE_NEW = 16
+
+
 def _first_init(cls: type[Any], frozen: bool) -> Callable[..., None]:
-    """An `__init__` that writes the class's own the first time one is made, then steps aside:
-    a class no run instantiates never pays for it, and instances are made at dataclass speed."""
+    """An `__init__` that binds arguments to fields generically for the class's first
+    instances, then writes the class's own and steps aside: instances are then made at
+    dataclass speed. Arguments the generic binding doubts (too many, unknown, missing) go
+    to the class's own, which raises Python's own error for them."""
+    binding: _Binding | None = None
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        init = _compiled_init(cls, frozen)
-        cls.__init__ = init
+        nonlocal binding
+        if binding is None:
+            binding = _Binding(cls, frozen)
+        binding.made += 1
+        if binding.renting() and binding.bind(self, args, kwargs):
+            return
+        init = binding.compile()
         init(self, *args, **kwargs)
 
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
     return __init__
+
+
+def _compile_soon(binding: _Binding) -> bool:
+    """Queue the class's compiling for the foreground's next wait on the network (a lull,
+    system/lull.py), and go on renting meanwhile: with a model that answers at once, the
+    rounds after the first stay free of it. False, to compile now, outside an event loop."""
+    if binding.queued:
+        return True
+    from codeloop.system.lull import in_lull  # loaded already wherever an event loop runs
+
+    binding.queued = in_lull(binding.compile)
+    return binding.queued
+
+
+_ABSENT = object()  # a required field's value before its argument is bound
+
+
+class _Binding:
+    """What binding one class's arguments to its fields needs, read once from its fields."""
+
+    __slots__ = (
+        "accepted",
+        "cls",
+        "compiled",
+        "factories",
+        "frozen",
+        "initial",
+        "limit",
+        "made",
+        "positional",
+        "post_init",
+        "put",
+        "queued",
+        "required",
+    )
+
+    def __init__(self, cls: type[Any], frozen: bool) -> None:
+        self.cls, self.frozen, self.made = cls, frozen, 0
+        self.compiled: Callable[..., None] | None = None
+        self.queued = False
+        self.limit = 0  # instances to rent before compiling, fixed when first needed
+        missing = dataclasses.MISSING
+        positional: list[str] = []
+        accepted: list[str] = []
+        factories: list[tuple[str, Callable[[], Any]]] = []
+        # Each field set, in field order: its default, _FACTORY, or _ABSENT if required.
+        self.initial: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            if f.init:
+                accepted.append(f.name)
+                if f.kw_only is not True:
+                    positional.append(f.name)
+            if f.default is not missing:
+                self.initial[f.name] = f.default
+            elif f.default_factory is not missing:
+                self.initial[f.name] = _FACTORY
+                factories.append((f.name, f.default_factory))
+            elif f.init:
+                self.initial[f.name] = _ABSENT
+        self.positional, self.accepted = tuple(positional), frozenset(accepted)
+        self.factories = tuple(factories)
+        self.required = tuple(n for n, value in self.initial.items() if value is _ABSENT)
+        self.post_init = hasattr(cls, "__post_init__")
+        # None: written into the instance's __dict__ at once, as object.__setattr__ would one
+        # by one when nothing on the class intercepts a field (no slot, no descriptor).
+        self.put: Callable[[Any, str, Any], None] | None = setattr
+        if frozen:
+            intercepted = cls.__dictoffset__ == 0 or any(
+                hasattr(type(cls.__dict__.get(name)), "__set__") for name in self.initial
+            )
+            self.put = object.__setattr__ if intercepted else None
+
+    def compile(self) -> Callable[..., None]:
+        """The class's own `__init__`, compiled and put in place (once)."""
+        if self.compiled is None:
+            self.compiled = self.cls.__init__ = _compiled_init(self.cls, self.frozen)
+        return self.compiled
+
+    def renting(self) -> bool:
+        """Whether to bind this instance generically rather than compile the class's own:
+        its first instances, then while its compiling waits for a lull, until renting has
+        cost as much as compiling would (a server answering faster than codeloop reads leaves
+        no lull)."""
+        if self.made <= RENT_FIRST:
+            return True
+        if self.limit == 0:
+            known = _shape(self.cls, self.frozen) in _TEMPLATES
+            self.limit = RENT_AT_MOST_SHAPE_KNOWN if known else RENT_AT_MOST_SHAPE_NEW
+        return self.made <= self.limit and _compile_soon(self)
+
+    def bind(self, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Set `target`'s fields as the class's own `__init__` would; False, setting nothing,
+        for arguments that one would refuse."""
+        if len(args) > len(self.positional):
+            return False
+        values = self.initial.copy()
+        values.update(zip(self.positional, args, strict=False))
+        if kwargs:
+            if not self.accepted.issuperset(kwargs) or not kwargs.keys().isdisjoint(
+                self.positional[: len(args)]
+            ):
+                return False
+            values.update(kwargs)
+        for name in self.required:
+            if values[name] is _ABSENT:
+                return False
+        for name, factory in self.factories:
+            if values[name] is _FACTORY:
+                values[name] = factory()
+        if self.put is None:
+            target.__dict__.update(values)
+        else:
+            put = self.put
+            for name, value in values.items():
+                put(target, name, value)
+        if self.post_init:
+            target.__post_init__()
+        return True
 
 
 _FACTORY = object()  # the default of a parameter whose field has a default factory
@@ -135,10 +272,10 @@ _FACTORY = object()  # the default of a parameter whose field has a default fact
 
 def _compiled_init(cls: type[Any], frozen: bool) -> Callable[..., None]:
     """The class's `__init__`, from the compiled template of its fields' shape with the fields'
-    names put in: compiling source costs ~0.1 ms a class, and the first tool round alone meets
-    some thirty classes for the first time, most of them of a shape already compiled."""
+    names put in: compiling source costs ~0.1 ms a class, a template's ~0.1 ms once per shape
+    and putting the names in ~12 µs."""
     fields = dataclasses.fields(cls)
-    template = _template(tuple(_shape(f) for f in fields), frozen, hasattr(cls, "__post_init__"))
+    template = _template(_shape(cls, frozen))
     names = {f"_vc_f{i}": f.name for i, f in enumerate(fields)}
     code = template.replace(
         co_varnames=tuple(names.get(n, n) for n in template.co_varnames),
@@ -167,15 +304,38 @@ def _compiled_init(cls: type[Any], frozen: bool) -> Callable[..., None]:
     return init
 
 
-def _shape(f: dataclasses.Field[Any]) -> tuple[bool, bool, bool, bool]:
+def _shape(cls: type[Any], frozen: bool) -> _Shape:
+    fields = tuple(_field_shape(f) for f in dataclasses.fields(cls))
+    return _Shape(fields, frozen, hasattr(cls, "__post_init__"))
+
+
+def _field_shape(f: dataclasses.Field[Any]) -> tuple[bool, bool, bool, bool]:
     """What the template needs of one field: in the signature, keyword-only, a default it sets
     itself (a parameter's default is the function's, not its code's), a default factory."""
     has_default = not f.init and f.default is not dataclasses.MISSING
     return f.init, f.kw_only is True, has_default, f.default_factory is not dataclasses.MISSING
 
 
-@functools.cache
-def _template(
+class _Shape(NamedTuple):
+    """What a class's `__init__` code depends on: its fields' shapes, frozen, a post-init."""
+
+    fields: tuple[tuple[bool, bool, bool, bool], ...]
+    frozen: bool
+    post_init: bool
+
+
+_TEMPLATES: dict[_Shape, types.CodeType] = {}
+
+
+def _template(shape: _Shape) -> types.CodeType:
+    """`__init__`'s code for this shape, compiled once; field i named `_vc_f{i}`."""
+    code = _TEMPLATES.get(shape)
+    if code is None:
+        code = _TEMPLATES[shape] = _compiled_template(*shape)
+    return code
+
+
+def _compiled_template(
     shapes: tuple[tuple[bool, bool, bool, bool], ...], frozen: bool, post_init: bool
 ) -> types.CodeType:
     """`__init__`'s code for fields of these shapes, field i named `_vc_f{i}`; its defaults are

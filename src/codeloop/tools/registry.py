@@ -23,6 +23,7 @@ from typing import Any
 
 from codeloop.models.base import ToolSpec
 from codeloop.system.env_values import flag
+from codeloop.system.lull import in_lull, lull
 from codeloop.tools.base import AnyTool, Tool, ToolContext, ToolResult
 from codeloop.tools.services import ToolServices
 
@@ -169,6 +170,26 @@ def preload(tools: Iterable[AnyTool]) -> threading.Thread | None:
     thread = threading.Thread(target=load, name="codeloop-preload", daemon=True)
     thread.start()
     return thread
+
+
+def warm_in_lulls(tools: Iterable[AnyTool]) -> None:
+    """Load these tools (those not loaded yet) one at a time in the foreground's waits on the
+    network (lulls, system/lull.py): never between an answer and the next request, where a
+    thread loading them would compete for the interpreter with a model that answers at once.
+    A tool called before its turn loads then; one that fails to load fails again, and is
+    reported, when it is called. Behind a transport that marks no wait (an in-process model,
+    httpx's), nothing tells a lull: they load in a thread (`preload`)."""
+    if not lull().marks:
+        preload(tools)
+        return
+    for tool in tools:
+        if isinstance(tool, LazyTool) and not tool.loaded:
+            in_lull(functools.partial(_warm_quietly, tool))
+
+
+def _warm_quietly(tool: LazyTool) -> None:
+    with contextlib.suppress(Exception):  # the call reports it (see warm_in_lulls)
+        tool.warm()
 
 
 # How long after a call starts streaming its tool loads in the background (`preload_soon`).
