@@ -17,9 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import field
 
-from codeloop.shell.argv_spec import ArgvError
 from codeloop.shell.bash_parse import Assignment, Redirect, SimpleCommand
-from codeloop.shell.scripts import script_files
 from codeloop.system.valueclass import valueclass
 
 Word = tuple[str, bool]  # text, dynamic (bash still expands it)
@@ -426,6 +424,8 @@ def _program_files(name: str, operands: list[Word], options: list[tuple[str, Wor
     )
     if not language:
         return []
+    from codeloop.shell.scripts import script_files  # loads with the first sed or awk line
+
     programs = [v for o, v in options if o in ("-e", "--expression", "--source")]
     programs = programs or operands[:1]
     return [(f, False) for text, dyn in programs if not dyn for f in script_files(language, text)]
@@ -441,6 +441,7 @@ def _trees(
     """The directories a command reads whole: searchers default to `.` after their pattern."""
     if name == "rg" and not any(dynamic):
         from codeloop.shell import ripgrep  # loads with the first rg line
+        from codeloop.shell.argv_spec import ArgvError
 
         with contextlib.suppress(ArgvError):  # an option rg lacks: the guess below
             found = ripgrep.search(args)
