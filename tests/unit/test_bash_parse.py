@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from codeloop.shell import command_effects
 from codeloop.shell.argv_checks import CHECKS
 from codeloop.shell.bash_parse import Assignment, Redirect, SimpleCommand, parse_command
 from codeloop.shell.readonly import (
@@ -454,6 +455,12 @@ def test_every_program_of_the_table_has_its_check_and_every_check_its_program() 
     assert len(READ_ONLY_COMMANDS) == len(set(READ_ONLY_COMMANDS))
     with pytest.raises(KeyError):
         READ_ONLY_COMMANDS["rm"]
+
+
+def test_every_wrapper_unwrap_takes_off_has_its_option_grammar() -> None:
+    """The wrappers are named apart from their grammars, which load with the first one met."""
+    assert set(command_effects._wrapper_specs()) == command_effects._WRAPPING
+    assert set(command_effects._elevating_specs()) < command_effects._ELEVATING
 
 
 def test_predicate_commands_reject_dynamic_arguments() -> None:
