@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 __all__ = ["Assignment", "ParsedCommand", "Redirect", "SimpleCommand", "parse_command"]
 
 
-@valueclass(slots=True)
+@valueclass
 class Redirect:
     """One redirection: `2>/dev/null` is Redirect(">", "/dev/null", 2)."""
 
@@ -54,7 +54,7 @@ class Redirect:
     target_dynamic: bool = False  # target holds an expansion bash resolves at run time
 
 
-@valueclass(slots=True)
+@valueclass
 class Assignment:
     """A `NAME=value` before a command (or alone, as a bare assignment)."""
 
@@ -63,7 +63,7 @@ class Assignment:
     dynamic: bool  # value holds an expansion, an array, or is appended to (+=)
 
 
-@valueclass(slots=True)
+@valueclass
 class SimpleCommand:
     """One command bash would execute, with its words as bash would see them.
 
@@ -84,7 +84,7 @@ class SimpleCommand:
     script: str | None = None
 
 
-@valueclass(slots=True)
+@valueclass
 class ParsedCommand:
     """Every simple command of a command line, in source order, and whether that is all."""
 
