@@ -34,7 +34,7 @@ from dataclasses import field, replace
 from functools import cache
 from typing import TYPE_CHECKING
 
-from codeloop.shell.bash_grammar import bash_language
+from codeloop.shell.bash_grammar import bash_language, parser_types
 from codeloop.system.lazy_pattern import LazyPattern
 from codeloop.system.valueclass import valueclass
 
@@ -113,9 +113,9 @@ _parse_lock = threading.Lock()  # a tree-sitter Parser is not safe to share acro
 @cache
 def _parser() -> Parser:
     """Load the grammar on first use so importing this module stays cheap."""
-    import tree_sitter
-
-    return tree_sitter.Parser(tree_sitter.Language(bash_language()))
+    types = parser_types()
+    parser: Parser = types.Parser(types.Language(bash_language()))
+    return parser
 
 
 def parse_command(command: str) -> ParsedCommand:
