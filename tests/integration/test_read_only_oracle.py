@@ -23,7 +23,6 @@ from pathlib import Path
 import pytest
 
 from codeloop.shell import argv_checks, git_check, scripts
-from codeloop.shell.argv_spec import Spec
 from codeloop.shell.bash_parse import parse_command
 from codeloop.shell.command_effects import command_name, unwrap
 from codeloop.shell.readonly import is_read_only_command
@@ -161,7 +160,7 @@ def _anything(args: Sequence[str]) -> str | None:
 
 
 def _sort_without_judge(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(argv_checks.CHECKS, "sort", argv_checks._with(argv_checks._SORT))
+    monkeypatch.setitem(argv_checks.CHECKS, "sort", argv_checks._with(argv_checks._sort_spec))
 
 
 def _uniq_any_operands(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -183,8 +182,7 @@ def _awk_system_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _file_compile_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
-    spec: Spec = argv_checks._FILE
-    monkeypatch.setitem(argv_checks.CHECKS, "file", argv_checks._with(spec))
+    monkeypatch.setitem(argv_checks.CHECKS, "file", argv_checks._with(argv_checks._file_spec))
 
 
 GUARDS = {

@@ -37,14 +37,16 @@ def test_a_line_without_git_loads_no_git_grammar_and_a_git_line_is_judged_with_i
     ]
 
 
-def test_a_line_of_programs_read_only_with_any_arguments_loads_no_argument_check() -> None:
+def test_argument_checks_and_the_sed_reader_load_with_the_first_line_that_needs_them() -> None:
     loaded = (
         "codeloop.shell.git_check",
         "codeloop.shell.argv_checks",
         "codeloop.shell.argv_spec",
         "codeloop.shell.scripts",
     )
-    assert probe("echo 1 | wc -l", "sort f", modules=loaded) == [
+    assert probe("echo 1 | wc -l", "git status", "sort f", "sed -n 1p f", modules=loaded) == [
         ["True", "False", "False", "False", "False", "False"],
-        ["True", "False", "False", "True", "True", "True"],
+        ["True", "True", "True", "True", "True", "False"],
+        ["True", "False", "True", "True", "True", "False"],
+        ["True", "False", "True", "True", "True", "True"],
     ]

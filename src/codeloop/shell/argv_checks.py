@@ -10,11 +10,11 @@ programs read-only whatever their arguments (`echo`, `ls`, `cat`) needs none of 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 
 from codeloop.shell.argv_spec import Args, ArgvError, Spec, parse
-from codeloop.shell.scripts import awk_problem, sed_problem
 from codeloop.shell.secret_names import SECRET_NAME
 from codeloop.system.lazy_pattern import LazyPattern
 
@@ -24,12 +24,14 @@ ArgvCheck = Callable[[Sequence[str]], "str | None"]
 """Given a command's literal arguments: why this invocation is not read-only, or None."""
 
 
-def _with(spec: Spec, judge: Callable[[Args], str | None] | None = None) -> ArgvCheck:
-    """A check that reads the arguments with `spec`, then lets `judge` look at the result."""
+def _with(spec: Callable[[], Spec], judge: Callable[[Args], str | None] | None = None) -> ArgvCheck:
+    """A check that reads the arguments with the program's spec, made by `spec` on the check's
+    first use (a session runs few of these programs), then lets `judge` look at the result."""
+    made = functools.cache(spec)
 
     def check(args: Sequence[str]) -> str | None:
         try:
-            parsed = parse(spec, args)
+            parsed = parse(made(), args)
         except ArgvError as exc:
             return str(exc)
         return judge(parsed) if judge is not None else None
@@ -61,95 +63,127 @@ def _at_most(count: int, what: str) -> Callable[[Args], str | None]:
 
 # --- specs, from each program's manual (GNU coreutils 9, findutils 4.9, sed 4.9, file 5) ----
 
-_SORT = Spec.of(
-    "bdfgiMhnRrVcCmsuz",
-    "kotTS",
-    long_flags="ignore-leading-blanks dictionary-order ignore-case general-numeric-sort"
-    " ignore-nonprinting month-sort human-numeric-sort numeric-sort random-sort reverse"
-    " version-sort debug merge stable unique zero-terminated help version",
-    long_valued="random-source sort batch-size compress-program files0-from key output"
-    " buffer-size field-separator temporary-directory parallel",
-    long_optional="check",
-    aliases={"output": "-o", "compress-program": "--compress-program"},
-)
-_UNIQ = Spec.of(
-    "cdDiuz",
-    "fsw",
-    long_flags="count repeated ignore-case unique zero-terminated help version",
-    long_valued="skip-fields skip-chars check-chars",
-    long_optional="all-repeated group",
-    numbers=True,
-)
-_TREE = Spec.of(
-    "adlfxRqNQpugshDFvtcUrnACSXJi",
-    "LPIoHT",
-    long_flags="noreport inodes device dirsfirst filesfirst prune gitignore ignore-case"
-    " matchdirs metafirst info du si nolinks fromfile fromtabfile fflinks help version",
-    long_valued="charset filelimit timefmt sort infofile hintro houtro",
-    abbreviate=False,
-)
-_FILE = Spec.of(
-    "bcCdEhikLlNnprsSvzZ0",
-    "eFfmP",
-    long_flags="apple brief compile checking-printout exclude-quiet extension no-dereference"
-    " mime mime-type mime-encoding keep-going list dereference no-pad no-buffer"
-    " preserve-date raw special-files no-sandbox version uncompress uncompress-noreport"
-    " print0 help",
-    long_valued="exclude separator files-from magic-file parameter",
-    aliases={
-        "compile": "-C",
-        "no-sandbox": "-S",
-        "uncompress": "-z",
-        "uncompress-noreport": "-Z",
-    },
-)
-_BASE = Spec.of(
-    "di",
-    "w",
-    long_flags="decode ignore-garbage help version base64 base64url base32 base32hex base16"
-    " base2msbf base2lsbf z85",
-    long_valued="wrap",
-)
-_DATE = Spec.of(
-    "Ru",
-    "dfrs",
-    optional="I",
-    long_flags="debug rfc-email utc universal resolution help version",
-    long_valued="date file reference set rfc-3339",
-    long_optional="iso-8601",
-    aliases={"set": "-s"},
-)
-_PRINTENV = Spec.of("0", long_flags="null help version")
-_HOSTNAME = Spec.of(
-    "aAdfiIsyVh",
-    long_flags="alias all-fqdns domain fqdn long ip-address all-ip-addresses short"
-    " yp nis version help",
-    abbreviate=False,
-)
-_SED = Spec.of(
-    "nErsuzb",
-    "efl",
-    optional="i",
-    long_flags="quiet silent debug follow-symlinks posix regexp-extended separate sandbox"
-    " unbuffered null-data zero-terminated binary help version",
-    long_valued="expression file line-length",
-    long_optional="in-place",
-    aliases={"expression": "-e", "file": "-f", "in-place": "-i"},
-)
-_AWK = Spec.of(
-    "",
-    "Fvfe",
-    long_valued="field-separator assign file source",
-    permute=False,
-    aliases={"field-separator": "-F", "assign": "-v", "file": "-f", "source": "-e"},
-)
-_SHUF = Spec.of(
-    "erz",
-    "inoS",
-    long_flags="echo repeat zero-terminated help version",
-    long_valued="input-range head-count output random-source",
-    aliases={"output": "-o"},
-)
+
+def _sort_spec() -> Spec:
+    return Spec.of(
+        "bdfgiMhnRrVcCmsuz",
+        "kotTS",
+        long_flags="ignore-leading-blanks dictionary-order ignore-case general-numeric-sort"
+        " ignore-nonprinting month-sort human-numeric-sort numeric-sort random-sort reverse"
+        " version-sort debug merge stable unique zero-terminated help version",
+        long_valued="random-source sort batch-size compress-program files0-from key output"
+        " buffer-size field-separator temporary-directory parallel",
+        long_optional="check",
+        aliases={"output": "-o", "compress-program": "--compress-program"},
+    )
+
+
+def _uniq_spec() -> Spec:
+    return Spec.of(
+        "cdDiuz",
+        "fsw",
+        long_flags="count repeated ignore-case unique zero-terminated help version",
+        long_valued="skip-fields skip-chars check-chars",
+        long_optional="all-repeated group",
+        numbers=True,
+    )
+
+
+def _tree_spec() -> Spec:
+    return Spec.of(
+        "adlfxRqNQpugshDFvtcUrnACSXJi",
+        "LPIoHT",
+        long_flags="noreport inodes device dirsfirst filesfirst prune gitignore ignore-case"
+        " matchdirs metafirst info du si nolinks fromfile fromtabfile fflinks help version",
+        long_valued="charset filelimit timefmt sort infofile hintro houtro",
+        abbreviate=False,
+    )
+
+
+def _file_spec() -> Spec:
+    return Spec.of(
+        "bcCdEhikLlNnprsSvzZ0",
+        "eFfmP",
+        long_flags="apple brief compile checking-printout exclude-quiet extension no-dereference"
+        " mime mime-type mime-encoding keep-going list dereference no-pad no-buffer"
+        " preserve-date raw special-files no-sandbox version uncompress uncompress-noreport"
+        " print0 help",
+        long_valued="exclude separator files-from magic-file parameter",
+        aliases={
+            "compile": "-C",
+            "no-sandbox": "-S",
+            "uncompress": "-z",
+            "uncompress-noreport": "-Z",
+        },
+    )
+
+
+def _base_spec() -> Spec:
+    return Spec.of(
+        "di",
+        "w",
+        long_flags="decode ignore-garbage help version base64 base64url base32 base32hex base16"
+        " base2msbf base2lsbf z85",
+        long_valued="wrap",
+    )
+
+
+def _date_spec() -> Spec:
+    return Spec.of(
+        "Ru",
+        "dfrs",
+        optional="I",
+        long_flags="debug rfc-email utc universal resolution help version",
+        long_valued="date file reference set rfc-3339",
+        long_optional="iso-8601",
+        aliases={"set": "-s"},
+    )
+
+
+def _printenv_spec() -> Spec:
+    return Spec.of("0", long_flags="null help version")
+
+
+def _hostname_spec() -> Spec:
+    return Spec.of(
+        "aAdfiIsyVh",
+        long_flags="alias all-fqdns domain fqdn long ip-address all-ip-addresses short"
+        " yp nis version help",
+        abbreviate=False,
+    )
+
+
+def _sed_spec() -> Spec:
+    return Spec.of(
+        "nErsuzb",
+        "efl",
+        optional="i",
+        long_flags="quiet silent debug follow-symlinks posix regexp-extended separate sandbox"
+        " unbuffered null-data zero-terminated binary help version",
+        long_valued="expression file line-length",
+        long_optional="in-place",
+        aliases={"expression": "-e", "file": "-f", "in-place": "-i"},
+    )
+
+
+def _awk_spec() -> Spec:
+    return Spec.of(
+        "",
+        "Fvfe",
+        long_valued="field-separator assign file source",
+        permute=False,
+        aliases={"field-separator": "-F", "assign": "-v", "file": "-f", "source": "-e"},
+    )
+
+
+def _shuf_spec() -> Spec:
+    return Spec.of(
+        "erz",
+        "inoS",
+        long_flags="echo repeat zero-terminated help version",
+        long_valued="input-range head-count output random-source",
+        aliases={"output": "-o"},
+    )
 
 
 def _sed(args: Args) -> str | None:
@@ -162,6 +196,8 @@ def _sed(args: Args) -> str | None:
         if not args.operands:
             return "no script"
         scripts = args.operands[:1]
+    from codeloop.shell.scripts import sed_problem  # loads with the first sed line
+
     return sed_problem("\n".join(scripts))
 
 
@@ -171,6 +207,8 @@ def _awk(args: Args) -> str | None:
     programs = args.values("-e") or args.operands[:1]
     if not programs:
         return "no program"
+    from codeloop.shell.scripts import awk_problem  # loads with the first awk line
+
     problems = [p for p in map(awk_problem, programs) if p]
     return problems[0] if problems else None
 
@@ -284,17 +322,17 @@ def _git(args: Sequence[str]) -> str | None:
 
 CHECKS: Mapping[str, ArgvCheck] = {
     "sort": _with(
-        _SORT,
+        _sort_spec,
         _refuse(
             ("-o", "writes its output to a file"),
             ("--compress-program", "runs a program"),
             ("--files0-from", "reads every file the list names, whatever they are"),
         ),
     ),
-    "uniq": _with(_UNIQ, _at_most(1, "the file it writes")),
-    "tree": _with(_TREE, _refuse(("-o", "writes a file"), ("-R", "writes 00Tree.html files"))),
+    "uniq": _with(_uniq_spec, _at_most(1, "the file it writes")),
+    "tree": _with(_tree_spec, _refuse(("-o", "writes a file"), ("-R", "writes 00Tree.html files"))),
     "file": _with(
-        _FILE,
+        _file_spec,
         _refuse(
             ("-C", "writes a compiled magic file"),
             ("-S", "turns file's sandbox off"),
@@ -302,13 +340,13 @@ CHECKS: Mapping[str, ArgvCheck] = {
             ("-Z", "runs decompression programs"),
         ),
     ),
-    **dict.fromkeys(("base64", "base32", "basenc"), _with(_BASE, _at_most(1, "not a file"))),
-    "sed": _with(_SED, _sed),
-    **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), _with(_AWK, _awk)),
-    "shuf": _with(_SHUF, _refuse(("-o", "writes its output to a file"))),
-    "date": _with(_DATE, _date),
-    "printenv": _with(_PRINTENV, _printenv),
-    "hostname": _with(_HOSTNAME, _hostname),
+    **dict.fromkeys(("base64", "base32", "basenc"), _with(_base_spec, _at_most(1, "not a file"))),
+    "sed": _with(_sed_spec, _sed),
+    **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), _with(_awk_spec, _awk)),
+    "shuf": _with(_shuf_spec, _refuse(("-o", "writes its output to a file"))),
+    "date": _with(_date_spec, _date),
+    "printenv": _with(_printenv_spec, _printenv),
+    "hostname": _with(_hostname_spec, _hostname),
     "find": _find,
     "rg": _rg,
     "jq": _jq,
