@@ -3,9 +3,10 @@ the program's own option grammar (argv_spec.py): `--` ends options, values attac
 program attaches them, and an option the check does not know is a reason to ask. sed and awk
 programs are read (scripts.py); git has its own module (git_check.py).
 
-Apart from readonly.py, which names the programs, so that this module, its grammars and the
-sed and awk readers load with the first line that runs one of these programs: a line of
-programs read-only whatever their arguments (`echo`, `ls`, `cat`) needs none of them.
+Apart from readonly.py, which names the programs, so that this module loads with the first line
+that runs one of these programs (a line of programs read-only whatever their arguments, `echo`,
+`ls`, `cat`, needs none of it), a program's spec is made with its check's first use, and the sed
+and awk readers load with the first sed or awk line.
 """
 
 from __future__ import annotations
