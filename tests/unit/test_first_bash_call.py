@@ -8,8 +8,7 @@ import sys
 PROBE = """
 import sys
 import codeloop.permissions.bash_check
-from codeloop.shell.git_protection import needs_protection
-from codeloop.shell.readonly import is_read_only_command
+from codeloop.shell.readonly import is_read_only_command, needs_protection
 
 modules = sys.argv[1].split(",")
 for line in sys.argv[2:]:

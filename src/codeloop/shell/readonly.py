@@ -46,6 +46,7 @@ __all__ = [
     "is_read_only_command",
     "is_read_only_simple_command",
     "line_problem",
+    "needs_protection",
     "simple_command_problem",
 ]
 
@@ -276,3 +277,18 @@ def command_problem(command: str) -> str | None:
 def is_read_only_command(command: str) -> bool:
     """True only if every command the line would run is read-only; when in doubt, False."""
     return command_problem(command) is None
+
+
+def needs_protection(command: str) -> bool:
+    """Does this line run git only read-only? Then it runs under git_env.py's `protective_env`
+    (a line that also commits keeps its hooks: that git command was approved as a writer)."""
+    gits = []
+    for cmd in parse_command(command).commands:
+        inv = unwrap(cmd)
+        if inv.argv and command_name(inv.argv[0]) == "git":
+            gits.append(inv)
+    if not gits:
+        return False
+    from codeloop.shell.git_check import git_problem  # loads with the first git line
+
+    return all(not any(g.dynamic) and git_problem(g.argv[1:]) is None for g in gits)
