@@ -22,8 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from codeloop.shell import git_check, readonly, scripts
-from codeloop.shell.argv_spec import Spec
+from codeloop.shell import argv_checks, git_check, scripts
 from codeloop.shell.bash_parse import parse_command
 from codeloop.shell.command_effects import command_name, unwrap
 from codeloop.shell.readonly import is_read_only_command
@@ -149,18 +148,23 @@ async def test_every_read_only_line_changes_nothing_and_runs_nothing_else(
 
 
 def _find_fls_harmless(monkeypatch: pytest.MonkeyPatch) -> None:
-    effects = dict(readonly._FIND_EFFECTS)
+    effects = dict(argv_checks._FIND_EFFECTS)
     effects.pop("-fls")
-    monkeypatch.setattr(readonly, "_FIND_EFFECTS", effects)
-    monkeypatch.setattr(readonly, "_FIND_ONE_ARG", readonly._FIND_ONE_ARG | {"-fls"})
+    monkeypatch.setattr(argv_checks, "_FIND_EFFECTS", effects)
+    monkeypatch.setattr(argv_checks, "_FIND_ONE_ARG", argv_checks._FIND_ONE_ARG | {"-fls"})
+
+
+def _anything(args: Sequence[str]) -> str | None:
+    """A check that lets any arguments through, as a program read-only with any would."""
+    return None
 
 
 def _sort_without_judge(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(readonly.READ_ONLY_COMMANDS, "sort", readonly._with(readonly._SORT))
+    monkeypatch.setitem(argv_checks.CHECKS, "sort", argv_checks._with(argv_checks._sort_spec))
 
 
 def _uniq_any_operands(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(readonly.READ_ONLY_COMMANDS, "uniq", None)
+    monkeypatch.setitem(argv_checks.CHECKS, "uniq", _anything)
 
 
 def _sed_w_as_read(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -174,12 +178,11 @@ def _git_output_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _awk_system_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(readonly.READ_ONLY_COMMANDS, "awk", None)
+    monkeypatch.setitem(argv_checks.CHECKS, "awk", _anything)
 
 
 def _file_compile_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
-    spec: Spec = readonly._FILE
-    monkeypatch.setitem(readonly.READ_ONLY_COMMANDS, "file", readonly._with(spec))
+    monkeypatch.setitem(argv_checks.CHECKS, "file", argv_checks._with(argv_checks._file_spec))
 
 
 GUARDS = {

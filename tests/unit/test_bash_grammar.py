@@ -1,4 +1,5 @@
-"""The Bash grammar loads from tree_sitter_bash's extension without the package's __init__."""
+"""The Bash grammar and tree-sitter's parser types load from their packages' `_binding`
+extensions, without the packages' __init__."""
 
 import subprocess
 import sys
@@ -11,6 +12,12 @@ from codeloop.shell import bash_grammar
 from codeloop.shell.bash_grammar import bash_language
 
 
+def printed_by(code: str) -> list[str]:
+    """The words `code` prints, run in a fresh interpreter (this one has imported all)."""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return out.stdout.split()
+
+
 def test_the_grammar_loads_without_the_package_or_importlib_resources() -> None:
     probe = (
         "import sys, tree_sitter\n"
@@ -20,10 +27,19 @@ def test_the_grammar_loads_without_the_package_or_importlib_resources() -> None:
         "print(language.name, tree.root_node.has_error,\n"
         "      'tree_sitter_bash' in sys.modules, 'importlib.resources' in sys.modules)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-    ).stdout
-    assert out.split() == ["bash", "False", "False", "False"]
+    assert printed_by(probe) == ["bash", "False", "False", "False"]
+
+
+def test_the_parser_loads_without_tree_sitters_package_and_shares_its_types_after() -> None:
+    probe = (
+        "import sys\n"
+        "from codeloop.shell.bash_parse import parse_command\n"
+        "print(parse_command('echo hi | wc -l').ok, 'tree_sitter' in sys.modules)\n"
+        "import tree_sitter\n"
+        "from codeloop.shell.bash_grammar import parser_types\n"
+        "print(parser_types().Parser is tree_sitter.Parser)\n"
+    )
+    assert printed_by(probe) == ["True", "False", "True"]
 
 
 def test_it_is_the_grammar_the_package_hands_out() -> None:

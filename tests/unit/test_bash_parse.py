@@ -10,6 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from codeloop.shell import command_effects
+from codeloop.shell.argv_checks import CHECKS
 from codeloop.shell.bash_parse import Assignment, Redirect, SimpleCommand, parse_command
 from codeloop.shell.readonly import (
     READ_ONLY_COMMANDS,
@@ -443,6 +445,22 @@ def test_read_only_table_is_data_the_permission_layer_can_reuse() -> None:
     assert argv_problem(["git", "branch", "--list"]) is None
     assert argv_problem(["git", "branch", "-D", "x"])
     assert argv_problem([])
+
+
+def test_every_program_of_the_table_has_its_check_and_every_check_its_program() -> None:
+    """The table names the programs; their checks are argv_checks.py's, loaded on first use."""
+    checked = {name for name in READ_ONLY_COMMANDS if READ_ONLY_COMMANDS[name] is not None}
+    assert checked == set(CHECKS)
+    assert "echo" in READ_ONLY_COMMANDS and "rm" not in READ_ONLY_COMMANDS
+    assert len(READ_ONLY_COMMANDS) == len(set(READ_ONLY_COMMANDS))
+    with pytest.raises(KeyError):
+        READ_ONLY_COMMANDS["rm"]
+
+
+def test_every_wrapper_unwrap_takes_off_has_its_option_grammar() -> None:
+    """The wrappers are named apart from their grammars, which load with the first one met."""
+    assert set(command_effects._wrapper_specs()) == command_effects._WRAPPING
+    assert set(command_effects._elevating_specs()) < command_effects._ELEVATING
 
 
 def test_predicate_commands_reject_dynamic_arguments() -> None:

@@ -1,5 +1,6 @@
 """What the first Bash call loads: the checker and the grammar, and git's grammar only with
-the first line that runs git (each module costs the first call's user ~1 ms)."""
+the first line that runs git, the checks of programs' arguments only with the first line that
+runs a program with one (each module costs the first call's user ~1 ms)."""
 
 import subprocess
 import sys
@@ -7,18 +8,22 @@ import sys
 PROBE = """
 import sys
 import codeloop.permissions.bash_check
-from codeloop.shell.git_protection import needs_protection
-from codeloop.shell.readonly import is_read_only_command
+from codeloop.shell.readonly import is_read_only_command, needs_protection
 
-for line in sys.argv[1:]:
+modules = sys.argv[1].split(",")
+for line in sys.argv[2:]:
     print(is_read_only_command(line), needs_protection(line),
-          "codeloop.shell.git_check" in sys.modules)
+          *(name in sys.modules for name in modules))
 """
 
 
-def probe(*lines: str) -> list[list[str]]:
+def probe(*lines: str, modules: tuple[str, ...] = ("codeloop.shell.git_check",)) -> list[list[str]]:
+    """For each line, after judging it: read-only, run under protection, each module loaded."""
     out = subprocess.run(
-        [sys.executable, "-c", PROBE, *lines], capture_output=True, text=True, check=True
+        [sys.executable, "-c", PROBE, ",".join(modules), *lines],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     return [row.split() for row in out.splitlines()]
 
@@ -28,4 +33,19 @@ def test_a_line_without_git_loads_no_git_grammar_and_a_git_line_is_judged_with_i
         ["True", "False", "False"],
         ["True", "True", "True"],
         ["False", "False", "True"],
+    ]
+
+
+def test_argument_checks_and_the_sed_reader_load_with_the_first_line_that_needs_them() -> None:
+    loaded = (
+        "codeloop.shell.git_check",
+        "codeloop.shell.argv_checks",
+        "codeloop.shell.argv_spec",
+        "codeloop.shell.scripts",
+    )
+    assert probe("echo 1 | wc -l", "git status", "sort f", "sed -n 1p f", modules=loaded) == [
+        ["True", "False", "False", "False", "False", "False"],
+        ["True", "True", "True", "True", "True", "False"],
+        ["True", "False", "True", "True", "True", "False"],
+        ["True", "False", "True", "True", "True", "True"],
     ]

@@ -42,6 +42,27 @@ def test_it_answers_as_the_compiled_pattern() -> None:
     assert _span(binary.search(b"12 AbC")) == (3, 6)
 
 
+def test_a_pattern_whose_matches_need_a_character_compiles_only_for_a_string_holding_one() -> None:
+    source = r"[*?]|\[.*\]|(^|[=:])~"
+    lazy, compiled = LazyPattern(source, needs="*?[~"), re.compile(source)
+    for text in ("src/main.py", "a=b", "README"):  # none of them: answered without compiling
+        assert _span(lazy.search(text)) is None
+        assert lazy.match(text) is None and lazy.fullmatch(text) is None
+        assert list(lazy.finditer(text)) == [] and lazy.sub("!", text) == text
+    for text in ("*.py", "a=~/x", "f[12]", "x?", "~"):
+        assert _span(lazy.search(text)) == _span(compiled.search(text))
+        assert _span(lazy.match(text)) == _span(compiled.match(text))
+        assert _span(lazy.fullmatch(text)) == _span(compiled.fullmatch(text))
+        assert lazy.sub("!", text) == compiled.sub("!", text)
+    escape = LazyPattern(rb"\\(.)", needs=b"\\")
+    assert escape.sub(rb"\1", b"plain") == b"plain"
+    assert escape.sub(rb"\1", b"a\\ b") == b"a b"
+    broken = LazyPattern("(*", needs="*")  # compiling it raises: only a string with `*` does
+    assert broken.search("no star") is None
+    with pytest.raises(re.error):
+        broken.search("a star: *")
+
+
 # Records every compile made by a module body of the shell analysis, the permission checks or
 # the lenient reading of tool arguments (all load with the first tool call).
 PROBE = """

@@ -32,7 +32,6 @@ from pathlib import Path
 from codeloop.permissions import paths
 from codeloop.permissions.decision import Behavior, Decision, Scope, combine
 from codeloop.permissions.files_check import denied_under
-from codeloop.shell.argv_spec import ArgvError
 from codeloop.shell.bash_parse import (
     Assignment,
     ParsedCommand,
@@ -341,6 +340,7 @@ def _ripgrep_opens(inv: Invocation, cwd: Path | None) -> list[Path] | None:
     if not inv.argv or command_name(inv.argv[0]) != "rg" or any(inv.dynamic) or cwd is None:
         return None
     from codeloop.shell import ripgrep  # loads with the first rg line
+    from codeloop.shell.argv_spec import ArgvError
 
     try:
         search = ripgrep.search(inv.argv[1:])

@@ -34,7 +34,7 @@ from dataclasses import field, replace
 from functools import cache
 from typing import TYPE_CHECKING
 
-from codeloop.shell.bash_grammar import bash_language
+from codeloop.shell.bash_grammar import bash_language, parser_types
 from codeloop.system.lazy_pattern import LazyPattern
 from codeloop.system.valueclass import valueclass
 
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 __all__ = ["Assignment", "ParsedCommand", "Redirect", "SimpleCommand", "parse_command"]
 
 
-@valueclass(slots=True)
+@valueclass
 class Redirect:
     """One redirection: `2>/dev/null` is Redirect(">", "/dev/null", 2)."""
 
@@ -54,7 +54,7 @@ class Redirect:
     target_dynamic: bool = False  # target holds an expansion bash resolves at run time
 
 
-@valueclass(slots=True)
+@valueclass
 class Assignment:
     """A `NAME=value` before a command (or alone, as a bare assignment)."""
 
@@ -63,7 +63,7 @@ class Assignment:
     dynamic: bool  # value holds an expansion, an array, or is appended to (+=)
 
 
-@valueclass(slots=True)
+@valueclass
 class SimpleCommand:
     """One command bash would execute, with its words as bash would see them.
 
@@ -84,7 +84,7 @@ class SimpleCommand:
     script: str | None = None
 
 
-@valueclass(slots=True)
+@valueclass
 class ParsedCommand:
     """Every simple command of a command line, in source order, and whether that is all."""
 
@@ -113,9 +113,9 @@ _parse_lock = threading.Lock()  # a tree-sitter Parser is not safe to share acro
 @cache
 def _parser() -> Parser:
     """Load the grammar on first use so importing this module stays cheap."""
-    import tree_sitter
-
-    return tree_sitter.Parser(tree_sitter.Language(bash_language()))
+    types = parser_types()
+    parser: Parser = types.Parser(types.Language(bash_language()))
+    return parser
 
 
 def parse_command(command: str) -> ParsedCommand:
@@ -149,7 +149,7 @@ _STATEMENTS |= {"c_style_for_statement", "variable_assignments"}
 _WHOLE_TEXT = frozenset({"string", "translated_string", "heredoc_body"})  # text between tokens
 _LEAVES = frozenset({"word", "string_content", "regex", "extglob_pattern"})
 _EXPANSION_START = LazyPattern(rb"[A-Za-z0-9_{(@*#?$!-]")  # after a `$`
-_SUBSTITUTION_START = LazyPattern(r"`|\$[({\[]")
+_SUBSTITUTION_START = LazyPattern(r"`|\$[({\[]", needs="`$")
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 _TEST_EXPRESSIONS = frozenset(
     {"binary_expression", "unary_expression", "parenthesized_expression", "ternary_expression"}
@@ -200,10 +200,10 @@ _INTEGER = LazyPattern(r"[+-]?[0-9]+")
 _NUMBER = LazyPattern(r"0[xX][0-9a-fA-F]+|[0-9]+")
 _NAME = LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*")
 _SAFE_NAME = LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*(\[[0-9]+\])?")
-_ESCAPE = LazyPattern(r"\\(.)", re.DOTALL)
-_DQ_ESCAPE = LazyPattern(r'\\([$`"\\])')
-_GLOB_OR_TILDE = LazyPattern(r"[*?]|\[.*\]|(^|[=:])~")
-_BRACE_EXPANSION = LazyPattern(r"\{[^{}\s]*(,|\.\.)[^{}\s]*\}")
+_ESCAPE = LazyPattern(r"\\(.)", re.DOTALL, needs="\\")
+_DQ_ESCAPE = LazyPattern(r'\\([$`"\\])', needs="\\")
+_GLOB_OR_TILDE = LazyPattern(r"[*?]|\[.*\]|(^|[=:])~", needs="*?[~")
+_BRACE_EXPANSION = LazyPattern(r"\{[^{}\s]*(,|\.\.)[^{}\s]*\}", needs="{")
 # `${name}` and the operators that neither assign nor evaluate arithmetic. Of the `@`
 # transformations, `@P` is left out: prompt expansion runs the `$(...)` inside the value.
 _PLAIN_EXPANSION = LazyPattern(
@@ -324,8 +324,8 @@ def _first_skipped(src: bytes, root: Node) -> int | None:
             masked[node.start_byte : node.end_byte] = b" " * (node.end_byte - node.start_byte)
         else:
             stack += node.children
-    found = re.search(rb"\S", masked)
-    return found.start() if found else None
+    rest = masked.lstrip()  # bytes strip what `\s` matches in a bytes pattern
+    return len(masked) - len(rest) if rest else None
 
 
 class _Walker:
@@ -714,7 +714,7 @@ class _Walker:
     def piece(self, node: Node) -> _Word:
         kind = node.type
         raw = self.raw(node)
-        if kind in ("word", "$") and re.search(r"\s", _ESCAPE.sub("", raw)):
+        if kind in ("word", "$") and any(map(str.isspace, _ESCAPE.sub("", raw))):  # `\s`
             self.reject(node, "blank inside a word")  # `ls\n\\rm x` or `} }`: a grammar slip
         if kind == "word":
             self.check_leaf(node)

@@ -12,14 +12,13 @@ the policy asks for it unless it is read-only or a rule allows it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import field
 
-from codeloop.shell.argv_spec import ArgvError
 from codeloop.shell.bash_parse import Assignment, Redirect, SimpleCommand
-from codeloop.shell.scripts import script_files
 from codeloop.system.valueclass import valueclass
 
 Word = tuple[str, bool]  # text, dynamic (bash still expands it)
@@ -68,90 +67,111 @@ class _Wrapper:
     not_wrapping: frozenset[str] = frozenset()  # options that mean no command is run
 
 
-_WRAPPERS: dict[str, _Wrapper] = {
-    "command": _Wrapper(frozenset({"-p"}), not_wrapping=frozenset({"-v", "-V"})),
-    "builtin": _Wrapper(),
-    "time": _Wrapper(frozenset({"-p"})),
-    "nohup": _Wrapper(),
-    "nice": _Wrapper(valued=frozenset({"-n", "--adjustment"})),
-    "timeout": _Wrapper(
-        frozenset({"--preserve-status", "--foreground", "-v", "--verbose"}),
-        frozenset({"-s", "--signal", "-k", "--kill-after"}),
-        positional=1,
-    ),
-    "stdbuf": _Wrapper(valued=frozenset({"-i", "-o", "-e", "--input", "--output", "--error"})),
-    "setsid": _Wrapper(frozenset({"-c", "--ctty", "-f", "--fork", "-w", "--wait"})),
-    "ionice": _Wrapper(
-        frozenset({"-t", "--ignore"}),
-        frozenset({"-c", "--class", "-n", "--classdata"}),
-        not_wrapping=frozenset({"-p", "--pid", "-P", "--pgid", "-u", "--uid"}),
-    ),
-    "flock": _Wrapper(
-        frozenset({"-s", "--shared", "-x", "-e", "--exclusive", "-u", "--unlock", "-n", "--nb"})
-        | {"--nonblock", "-o", "--close", "-F", "--no-fork", "--verbose"},
-        frozenset({"-w", "--wait", "--timeout", "-E", "--conflict-exit-code"}),
-        positional=1,  # the lock file
-        not_wrapping=frozenset({"-c", "--command"}),  # a script for `sh -c`: parsed apart
-    ),
-    "watch": _Wrapper(
-        frozenset({"-b", "--beep", "-c", "--color", "-C", "--no-color", "-d", "--differences"})
-        | {"-e", "--errexit", "-g", "--chgexit", "-p", "--precise", "-t", "--no-title", "-x"}
-        | {"--exec", "-w", "--no-wrap", "-r", "--no-rerun"},
-        frozenset({"-n", "--interval", "-q", "--equexit"}),
-    ),
-    "chrt": _Wrapper(
-        frozenset({"-a", "--all-tasks", "-b", "--batch", "-d", "--deadline", "-f", "--fifo"})
-        | {"-i", "--idle", "-o", "--other", "-r", "--rr", "-R", "--reset-on-fork", "-v"},
-        frozenset({"-T", "--sched-runtime", "-P", "--sched-period", "-D", "--sched-deadline"}),
-        positional=1,
-        not_wrapping=frozenset({"-p", "--pid", "-m", "--max"}),
-    ),
-    "taskset": _Wrapper(
-        frozenset({"-a", "--all-tasks", "-c", "--cpu-list"}),
-        positional=1,
-        not_wrapping=frozenset({"-p", "--pid"}),
-    ),
-    "busybox": _Wrapper(),
-    "exec": _Wrapper(frozenset({"-c", "-l"}), frozenset({"-a"})),
-    **dict.fromkeys(
-        ("strace", "ltrace"),
-        _Wrapper(
-            frozenset({"-f", "-ff", "-c", "-C", "-d", "-D", "-i", "-k", "-q", "-qq", "-r", "-t"})
-            | {"-tt", "-ttt", "-T", "-v", "-w", "-x", "-xx", "-y", "-yy", "-z", "-Z", "-n"},
-            frozenset({"-o", "-e", "-p", "-s", "-u", "-E", "-a", "-S", "-O", "-P", "-X", "-b"}),
+# The programs `unwrap` takes off to reach the command they run (`env` is read apart).
+_WRAPPING = frozenset(
+    {"command", "builtin", "time", "nohup", "nice", "timeout", "stdbuf", "setsid", "ionice"}
+    | {"flock", "watch", "chrt", "taskset", "busybox", "exec", "strace", "ltrace", "xargs"}
+)
+
+
+@functools.cache
+def _wrapper_specs() -> dict[str, _Wrapper]:
+    """How each of `_WRAPPING` reads its options: built with the first line that runs one."""
+    return {
+        "command": _Wrapper(frozenset({"-p"}), not_wrapping=frozenset({"-v", "-V"})),
+        "builtin": _Wrapper(),
+        "time": _Wrapper(frozenset({"-p"})),
+        "nohup": _Wrapper(),
+        "nice": _Wrapper(valued=frozenset({"-n", "--adjustment"})),
+        "timeout": _Wrapper(
+            frozenset({"--preserve-status", "--foreground", "-v", "--verbose"}),
+            frozenset({"-s", "--signal", "-k", "--kill-after"}),
+            positional=1,
         ),
-    ),
-    "xargs": _Wrapper(
-        frozenset({"-0", "--null", "-r", "--no-run-if-empty", "-t", "--verbose", "-x", "--exit"}),
-        frozenset({"-I", "-n", "-L", "-P", "-s", "-d", "-E", "-a", "-i", "-l", "-e"})
-        | {"--arg-file", "--delimiter", "--max-args", "--max-lines", "--max-procs"}
-        | {"--max-chars", "--eof", "--replace"},
-        open_args=True,
-    ),
-}
+        "stdbuf": _Wrapper(valued=frozenset({"-i", "-o", "-e", "--input", "--output", "--error"})),
+        "setsid": _Wrapper(frozenset({"-c", "--ctty", "-f", "--fork", "-w", "--wait"})),
+        "ionice": _Wrapper(
+            frozenset({"-t", "--ignore"}),
+            frozenset({"-c", "--class", "-n", "--classdata"}),
+            not_wrapping=frozenset({"-p", "--pid", "-P", "--pgid", "-u", "--uid"}),
+        ),
+        "flock": _Wrapper(
+            frozenset({"-s", "--shared", "-x", "-e", "--exclusive", "-u", "--unlock", "-n", "--nb"})
+            | {"--nonblock", "-o", "--close", "-F", "--no-fork", "--verbose"},
+            frozenset({"-w", "--wait", "--timeout", "-E", "--conflict-exit-code"}),
+            positional=1,  # the lock file
+            not_wrapping=frozenset({"-c", "--command"}),  # a script for `sh -c`: parsed apart
+        ),
+        "watch": _Wrapper(
+            frozenset({"-b", "--beep", "-c", "--color", "-C", "--no-color", "-d", "--differences"})
+            | {"-e", "--errexit", "-g", "--chgexit", "-p", "--precise", "-t", "--no-title", "-x"}
+            | {"--exec", "-w", "--no-wrap", "-r", "--no-rerun"},
+            frozenset({"-n", "--interval", "-q", "--equexit"}),
+        ),
+        "chrt": _Wrapper(
+            frozenset({"-a", "--all-tasks", "-b", "--batch", "-d", "--deadline", "-f", "--fifo"})
+            | {"-i", "--idle", "-o", "--other", "-r", "--rr", "-R", "--reset-on-fork", "-v"},
+            frozenset({"-T", "--sched-runtime", "-P", "--sched-period", "-D", "--sched-deadline"}),
+            positional=1,
+            not_wrapping=frozenset({"-p", "--pid", "-m", "--max"}),
+        ),
+        "taskset": _Wrapper(
+            frozenset({"-a", "--all-tasks", "-c", "--cpu-list"}),
+            positional=1,
+            not_wrapping=frozenset({"-p", "--pid"}),
+        ),
+        "busybox": _Wrapper(),
+        "exec": _Wrapper(frozenset({"-c", "-l"}), frozenset({"-a"})),
+        **dict.fromkeys(
+            ("strace", "ltrace"),
+            _Wrapper(
+                frozenset(
+                    {"-f", "-ff", "-c", "-C", "-d", "-D", "-i", "-k", "-q", "-qq", "-r", "-t"}
+                )
+                | {"-tt", "-ttt", "-T", "-v", "-w", "-x", "-xx", "-y", "-yy", "-z", "-Z", "-n"},
+                frozenset({"-o", "-e", "-p", "-s", "-u", "-E", "-a", "-S", "-O", "-P", "-X", "-b"}),
+            ),
+        ),
+        "xargs": _Wrapper(
+            frozenset(
+                {"-0", "--null", "-r", "--no-run-if-empty", "-t", "--verbose", "-x", "--exit"}
+            ),
+            frozenset({"-I", "-n", "-L", "-P", "-s", "-d", "-E", "-a", "-i", "-l", "-e"})
+            | {"--arg-file", "--delimiter", "--max-args", "--max-lines", "--max-procs"}
+            | {"--max-chars", "--eof", "--replace"},
+            open_args=True,
+        ),
+    }
+
+
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 
 
-# How to find the command behind the privilege wrappers, so deny rules still see it.
-_ELEVATING_SPECS: dict[str, _Wrapper] = {
-    "sudo": _Wrapper(
-        frozenset({"-A", "-b", "-E", "-H", "-n", "-P", "-S", "-i", "-s", "-k", "-K", "-B"})
-        | {"--askpass", "--background", "--preserve-env", "--set-home", "--non-interactive"}
-        | {"--stdin", "--login", "--shell", "--reset-timestamp", "--bell"},
-        frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "-R"})
-        | {"--user", "--group", "--close-from", "--chdir", "--host", "--prompt", "--role"}
-        | {"--type", "--other-user", "--command-timeout", "--chroot"},
-    ),
-    "doas": _Wrapper(frozenset({"-n", "-s"}), frozenset({"-u", "-C"})),
-    "runuser": _Wrapper(frozenset({"-l", "--login", "-m", "-p"}), frozenset({"-u", "-g", "-G"})),
-    "unshare": _Wrapper(
-        frozenset({"-m", "-u", "-i", "-n", "-p", "-U", "-C", "-T", "-f", "-r", "-c", "--fork"})
-        | {"--mount", "--uts", "--ipc", "--net", "--pid", "--user", "--cgroup", "--time"}
-        | {"--map-root-user", "--map-current-user", "--mount-proc", "--kill-child"},
-        frozenset({"-S", "-G", "-R", "-w", "--setuid", "--setgid", "--root", "--wd"}),
-    ),
-    "chroot": _Wrapper(positional=1),
-}
+@functools.cache
+def _elevating_specs() -> dict[str, _Wrapper]:
+    """How to find the command behind the privilege wrappers, so deny rules still see it: built
+    with the first line that runs one."""
+    return {
+        "sudo": _Wrapper(
+            frozenset({"-A", "-b", "-E", "-H", "-n", "-P", "-S", "-i", "-s", "-k", "-K", "-B"})
+            | {"--askpass", "--background", "--preserve-env", "--set-home", "--non-interactive"}
+            | {"--stdin", "--login", "--shell", "--reset-timestamp", "--bell"},
+            frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "-R"})
+            | {"--user", "--group", "--close-from", "--chdir", "--host", "--prompt", "--role"}
+            | {"--type", "--other-user", "--command-timeout", "--chroot"},
+        ),
+        "doas": _Wrapper(frozenset({"-n", "-s"}), frozenset({"-u", "-C"})),
+        "runuser": _Wrapper(
+            frozenset({"-l", "--login", "-m", "-p"}), frozenset({"-u", "-g", "-G"})
+        ),
+        "unshare": _Wrapper(
+            frozenset({"-m", "-u", "-i", "-n", "-p", "-U", "-C", "-T", "-f", "-r", "-c", "--fork"})
+            | {"--mount", "--uts", "--ipc", "--net", "--pid", "--user", "--cgroup", "--time"}
+            | {"--map-root-user", "--map-current-user", "--mount-proc", "--kill-child"},
+            frozenset({"-S", "-G", "-R", "-w", "--setuid", "--setgid", "--root", "--wd"}),
+        ),
+        "chroot": _Wrapper(positional=1),
+    }
 
 
 @valueclass
@@ -200,9 +220,10 @@ def unwrap(cmd: SimpleCommand) -> Invocation:
             break  # `timeout --help` prints its usage and runs nothing
         if name in _ELEVATING:
             problem = problem or f"`{name}` runs a command with other privileges"
-            if name not in _ELEVATING_SPECS:
+            elevating = _elevating_specs()
+            if name not in elevating:
                 break  # what it runs stays unknown; deny rules still see it as written
-            start, _ = _wrapper_start(_ELEVATING_SPECS[name], argv, dynamic)
+            start, _ = _wrapper_start(elevating[name], argv, dynamic)
             if start is None:
                 break
             argv, dynamic = argv[start:], dynamic[start:]
@@ -210,8 +231,8 @@ def unwrap(cmd: SimpleCommand) -> Invocation:
             continue
         if name == "env":
             start, env_problem = _env_start(argv, dynamic, assignments)
-        elif name in _WRAPPERS:
-            start, env_problem = _wrapper_start(_WRAPPERS[name], argv, dynamic)
+        elif name in _WRAPPING:
+            start, env_problem = _wrapper_start(_wrapper_specs()[name], argv, dynamic)
         else:
             break
         if env_problem:
@@ -219,7 +240,7 @@ def unwrap(cmd: SimpleCommand) -> Invocation:
             break
         if start is None:
             break
-        open_args = open_args or (name in _WRAPPERS and _WRAPPERS[name].open_args)
+        open_args = open_args or (name in _WRAPPING and _wrapper_specs()[name].open_args)
         argv, dynamic = argv[start:], dynamic[start:]
         wrappers.append(name)
     inv = Invocation(
@@ -426,6 +447,8 @@ def _program_files(name: str, operands: list[Word], options: list[tuple[str, Wor
     )
     if not language:
         return []
+    from codeloop.shell.scripts import script_files  # loads with the first sed or awk line
+
     programs = [v for o, v in options if o in ("-e", "--expression", "--source")]
     programs = programs or operands[:1]
     return [(f, False) for text, dyn in programs if not dyn for f in script_files(language, text)]
@@ -441,6 +464,7 @@ def _trees(
     """The directories a command reads whole: searchers default to `.` after their pattern."""
     if name == "rg" and not any(dynamic):
         from codeloop.shell import ripgrep  # loads with the first rg line
+        from codeloop.shell.argv_spec import ArgvError
 
         with contextlib.suppress(ArgvError):  # an option rg lacks: the guess below
             found = ripgrep.search(args)

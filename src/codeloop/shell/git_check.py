@@ -11,8 +11,8 @@ Three layers, because a read-only git command can still run programs the reposit
   `git clone` brings one) or one whose own config names a diff, textconv or filter program is
   not read-only. Global and system config are the user's own and are trusted.
 - `protective_env` (git_env.py) is the environment a read-only git line runs in
-  (tools/bash.py, asking git_protection's `needs_protection`): command-scope config that beats every
-  file, and no optional locks.
+  (tools/bash.py, asking readonly.py's `needs_protection`): command-scope config that beats
+  every file, and no optional locks.
 """
 
 from __future__ import annotations

@@ -2,10 +2,8 @@
 
 A command is read-only when it changes nothing (no file, process or shell state), runs nothing
 it was not shown, and prints no secret. `READ_ONLY_COMMANDS` maps a program to None (read-only
-whatever its arguments) or to a check of its literal arguments that says why they are not,
-built on the program's own option grammar (argv_spec.py): `--` ends options, values attach the
-way the program attaches them, and an option the check does not know is a reason to ask. sed
-and awk programs are read (scripts.py); git has its own module (git_check.py).
+whatever its arguments) or to a check of its literal arguments that says why they are not
+(argv_checks.py, which loads with the first line that runs a program with a check).
 
 Programs are named bare or by an absolute path in a standard system directory (`/usr/bin/grep`
 is grep; `./grep` and `~/bin/grep` may be anything). Wrappers that only change how a command
@@ -16,9 +14,9 @@ runs (`timeout`, `nice`, `env A=1`, `command`, `xargs`, ...) are looked through
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from codeloop.shell.argv_spec import Args, ArgvError, Spec, parse
 from codeloop.shell.bash_parse import (
     Assignment,
     ParsedCommand,
@@ -33,283 +31,24 @@ from codeloop.shell.command_effects import (
     command_name,
     unwrap,
 )
-from codeloop.shell.scripts import SECRET_NAME, awk_problem, sed_problem
+from codeloop.shell.secret_names import SECRET_NAME
 from codeloop.system.lazy_pattern import LazyPattern
+
+if TYPE_CHECKING:
+    from codeloop.shell.argv_checks import ArgvCheck
 
 __all__ = [
     "ARGUMENTS_NOT_FILES",
     "READ_ONLY_COMMANDS",
     "SAFE_PREFIX_ASSIGNMENTS",
-    "ArgvCheck",
     "argv_problem",
     "command_name",
     "is_read_only_command",
     "is_read_only_simple_command",
     "line_problem",
+    "needs_protection",
     "simple_command_problem",
 ]
-
-ArgvCheck = Callable[[Sequence[str]], "str | None"]
-"""Given a command's literal arguments: why this invocation is not read-only, or None."""
-
-
-def _with(spec: Spec, judge: Callable[[Args], str | None] | None = None) -> ArgvCheck:
-    """A check that reads the arguments with `spec`, then lets `judge` look at the result."""
-
-    def check(args: Sequence[str]) -> str | None:
-        try:
-            parsed = parse(spec, args)
-        except ArgvError as exc:
-            return str(exc)
-        return judge(parsed) if judge is not None else None
-
-    return check
-
-
-def _refuse(*pairs: tuple[str, str]) -> Callable[[Args], str | None]:
-    """A judge refusing options by canonical name: `_refuse(("-o", "writes a file"))`."""
-    why = dict(pairs)
-
-    def judge(args: Args) -> str | None:
-        for name, _ in args.options:
-            if name in why:
-                return f"{name} {why[name]}"
-        return None
-
-    return judge
-
-
-def _at_most(count: int, what: str) -> Callable[[Args], str | None]:
-    def judge(args: Args) -> str | None:
-        if len(args.operands) > count:
-            return f"its operand {args.operands[count]!r} is {what}"
-        return None
-
-    return judge
-
-
-# --- specs, from each program's manual (GNU coreutils 9, findutils 4.9, sed 4.9, file 5) ----
-
-_SORT = Spec.of(
-    "bdfgiMhnRrVcCmsuz",
-    "kotTS",
-    long_flags="ignore-leading-blanks dictionary-order ignore-case general-numeric-sort"
-    " ignore-nonprinting month-sort human-numeric-sort numeric-sort random-sort reverse"
-    " version-sort debug merge stable unique zero-terminated help version",
-    long_valued="random-source sort batch-size compress-program files0-from key output"
-    " buffer-size field-separator temporary-directory parallel",
-    long_optional="check",
-    aliases={"output": "-o", "compress-program": "--compress-program"},
-)
-_UNIQ = Spec.of(
-    "cdDiuz",
-    "fsw",
-    long_flags="count repeated ignore-case unique zero-terminated help version",
-    long_valued="skip-fields skip-chars check-chars",
-    long_optional="all-repeated group",
-    numbers=True,
-)
-_TREE = Spec.of(
-    "adlfxRqNQpugshDFvtcUrnACSXJi",
-    "LPIoHT",
-    long_flags="noreport inodes device dirsfirst filesfirst prune gitignore ignore-case"
-    " matchdirs metafirst info du si nolinks fromfile fromtabfile fflinks help version",
-    long_valued="charset filelimit timefmt sort infofile hintro houtro",
-    abbreviate=False,
-)
-_FILE = Spec.of(
-    "bcCdEhikLlNnprsSvzZ0",
-    "eFfmP",
-    long_flags="apple brief compile checking-printout exclude-quiet extension no-dereference"
-    " mime mime-type mime-encoding keep-going list dereference no-pad no-buffer"
-    " preserve-date raw special-files no-sandbox version uncompress uncompress-noreport"
-    " print0 help",
-    long_valued="exclude separator files-from magic-file parameter",
-    aliases={
-        "compile": "-C",
-        "no-sandbox": "-S",
-        "uncompress": "-z",
-        "uncompress-noreport": "-Z",
-    },
-)
-_BASE = Spec.of(
-    "di",
-    "w",
-    long_flags="decode ignore-garbage help version base64 base64url base32 base32hex base16"
-    " base2msbf base2lsbf z85",
-    long_valued="wrap",
-)
-_DATE = Spec.of(
-    "Ru",
-    "dfrs",
-    optional="I",
-    long_flags="debug rfc-email utc universal resolution help version",
-    long_valued="date file reference set rfc-3339",
-    long_optional="iso-8601",
-    aliases={"set": "-s"},
-)
-_PRINTENV = Spec.of("0", long_flags="null help version")
-_HOSTNAME = Spec.of(
-    "aAdfiIsyVh",
-    long_flags="alias all-fqdns domain fqdn long ip-address all-ip-addresses short"
-    " yp nis version help",
-    abbreviate=False,
-)
-_SED = Spec.of(
-    "nErsuzb",
-    "efl",
-    optional="i",
-    long_flags="quiet silent debug follow-symlinks posix regexp-extended separate sandbox"
-    " unbuffered null-data zero-terminated binary help version",
-    long_valued="expression file line-length",
-    long_optional="in-place",
-    aliases={"expression": "-e", "file": "-f", "in-place": "-i"},
-)
-_AWK = Spec.of(
-    "",
-    "Fvfe",
-    long_valued="field-separator assign file source",
-    permute=False,
-    aliases={"field-separator": "-F", "assign": "-v", "file": "-f", "source": "-e"},
-)
-_SHUF = Spec.of(
-    "erz",
-    "inoS",
-    long_flags="echo repeat zero-terminated help version",
-    long_valued="input-range head-count output random-source",
-    aliases={"output": "-o"},
-)
-
-
-def _sed(args: Args) -> str | None:
-    if args.has("-i"):
-        return "-i edits the files in place"
-    if args.has("-f"):
-        return "-f reads a script the check cannot see"
-    scripts = args.values("-e")
-    if not scripts:
-        if not args.operands:
-            return "no script"
-        scripts = args.operands[:1]
-    return sed_problem("\n".join(scripts))
-
-
-def _awk(args: Args) -> str | None:
-    if args.has("-f"):
-        return "-f reads a program the check cannot see"
-    programs = args.values("-e") or args.operands[:1]
-    if not programs:
-        return "no program"
-    problems = [p for p in map(awk_problem, programs) if p]
-    return problems[0] if problems else None
-
-
-def _printenv(args: Args) -> str | None:
-    if not args.operands:
-        return "it prints every environment variable, secrets included"
-    secret = next((n for n in args.operands if SECRET_NAME.fullmatch(n)), None)
-    return f"{secret} may hold a secret" if secret else None
-
-
-def _date(args: Args) -> str | None:
-    if args.has("-s"):
-        return "-s sets the clock"
-    setting = next((o for o in args.operands if not o.startswith("+")), None)
-    return f"the operand {setting!r} sets the clock" if setting else None
-
-
-def _hostname(args: Args) -> str | None:
-    return f"the operand {args.operands[0]!r} sets the host name" if args.operands else None
-
-
-_FIND_ONE_ARG = frozenset(
-    {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex"}
-    | {"-lname", "-ilname", "-type", "-xtype", "-size", "-perm", "-user", "-group", "-uid"}
-    | {"-gid", "-newer", "-anewer", "-cnewer", "-mtime", "-atime", "-ctime", "-mmin", "-amin"}
-    | {"-cmin", "-links", "-inum", "-samefile", "-used", "-fstype", "-context", "-maxdepth"}
-    | {"-mindepth", "-regextype", "-files0-from", "-printf"}
-)
-_FIND_NO_ARG = frozenset(
-    {"-empty", "-executable", "-readable", "-writable", "-nouser", "-nogroup", "-true"}
-    | {"-false", "-print", "-print0", "-ls", "-prune", "-quit", "-depth", "-d", "-mount"}
-    | {"-xdev", "-noleaf", "-ignore_readdir_race", "-noignore_readdir_race", "-daystart"}
-    | {"-follow", "-warn", "-nowarn", "-help", "-version", "-not", "-a", "-and", "-o", "-or"}
-    | {"(", ")", "!", ","}
-)
-_FIND_EFFECTS = {
-    "-delete": "deletes what it finds",
-    "-exec": "runs a command",
-    "-execdir": "runs a command",
-    "-ok": "runs a command",
-    "-okdir": "runs a command",
-    "-fprint": "writes a file",
-    "-fprint0": "writes a file",
-    "-fprintf": "writes a file",
-    "-fls": "writes a file",
-}
-_FIND_NEWER_XY = LazyPattern(r"-newer[aBcmt][aBcmt]")
-
-
-def _find(args: Sequence[str]) -> str | None:
-    """findutils' grammar: global options, starting points, then an expression."""
-    i = 0
-    while i < len(args) and (args[i] in ("-H", "-L", "-P", "-D") or re.fullmatch(r"-O\d", args[i])):
-        i += 2 if args[i] == "-D" else 1
-    while i < len(args) and not args[i].startswith("-") and args[i] not in ("(", "!"):
-        i += 1  # starting points
-    while i < len(args):
-        word = args[i]
-        if word in _FIND_EFFECTS:
-            return f"{word} {_FIND_EFFECTS[word]}"
-        if word in _FIND_ONE_ARG or _FIND_NEWER_XY.fullmatch(word):
-            i += 2
-        elif word in _FIND_NO_ARG:
-            i += 1
-        else:
-            return f"{word!r} is not a find primary the check knows"
-    return None
-
-
-def _rg(args: Sequence[str]) -> str | None:
-    from codeloop.shell import ripgrep  # loads with the first rg line, not the first Bash call
-
-    try:
-        return ripgrep.search(args).problem
-    except ArgvError as exc:
-        return str(exc)
-
-
-def _jq(args: Sequence[str]) -> str | None:
-    if any(a in ("-f", "--from-file") or a.startswith("--from-file=") for a in args):
-        return "-f reads a filter the check cannot see"
-    if any(re.search(r"\$ENV\b|\benv\b", a) for a in args):
-        return "it reads the environment, which may hold secrets"
-    return None
-
-
-def _ps(args: Sequence[str]) -> str | None:
-    """BSD-style `ps e` (`ps auxe`, `ps eww`) prints every process's environment."""
-    bsd = args[0] if args and not args[0].startswith("-") else ""
-    return "e prints the environment of processes, secrets included" if "e" in bsd else None
-
-
-def _printf(args: Sequence[str]) -> str | None:
-    return "-v assigns a shell variable" if args and args[0].startswith("-v") else None
-
-
-def _command(args: Sequence[str]) -> str | None:
-    return None if args and args[0] in ("-v", "-V") else "it runs a command"
-
-
-def _env(args: Sequence[str]) -> str | None:
-    return "it prints every environment variable, secrets included"
-
-
-def _git(args: Sequence[str]) -> str | None:
-    from codeloop.shell.git_check import git_problem  # loads with the first git line
-
-    return git_problem(args)
-
 
 _ANY_ARGUMENTS = frozenset(
     {"ls", "dir", "vdir", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "pwd", "echo"}
@@ -332,43 +71,38 @@ ARGUMENTS_NOT_FILES = frozenset(
 """Commands that open no file their arguments name (they print them, test them, or ignore
 them): an argument decided at run time cannot make them read a credential."""
 
-READ_ONLY_COMMANDS: Mapping[str, ArgvCheck | None] = {
-    **dict.fromkeys(_ANY_ARGUMENTS),
-    "sort": _with(
-        _SORT,
-        _refuse(
-            ("-o", "writes its output to a file"),
-            ("--compress-program", "runs a program"),
-            ("--files0-from", "reads every file the list names, whatever they are"),
-        ),
-    ),
-    "uniq": _with(_UNIQ, _at_most(1, "the file it writes")),
-    "tree": _with(_TREE, _refuse(("-o", "writes a file"), ("-R", "writes 00Tree.html files"))),
-    "file": _with(
-        _FILE,
-        _refuse(
-            ("-C", "writes a compiled magic file"),
-            ("-S", "turns file's sandbox off"),
-            ("-z", "runs decompression programs"),
-            ("-Z", "runs decompression programs"),
-        ),
-    ),
-    **dict.fromkeys(("base64", "base32", "basenc"), _with(_BASE, _at_most(1, "not a file"))),
-    "sed": _with(_SED, _sed),
-    **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), _with(_AWK, _awk)),
-    "shuf": _with(_SHUF, _refuse(("-o", "writes its output to a file"))),
-    "date": _with(_DATE, _date),
-    "printenv": _with(_PRINTENV, _printenv),
-    "hostname": _with(_HOSTNAME, _hostname),
-    "find": _find,
-    "rg": _rg,
-    "jq": _jq,
-    "printf": _printf,
-    "ps": _ps,
-    "command": _command,
-    "env": _env,
-    "git": _git,
-}
+# Programs read-only with some arguments only, each judged by its check in argv_checks.py.
+_CHECKED = frozenset(
+    {"sort", "uniq", "tree", "file", "base64", "base32", "basenc", "sed", "awk", "gawk"}
+    | {"mawk", "nawk", "shuf", "date", "printenv", "hostname", "find", "rg", "jq", "printf"}
+    | {"ps", "command", "env", "git"}
+)
+
+
+class _ReadOnlyCommands(Mapping[str, "ArgvCheck | None"]):
+    """The table: its programs named here, a program's check looked up in argv_checks.py,
+    which loads with the first line that runs a program with one."""
+
+    def __getitem__(self, name: str) -> ArgvCheck | None:
+        if name in _ANY_ARGUMENTS:
+            return None
+        if name not in _CHECKED:
+            raise KeyError(name)
+        from codeloop.shell.argv_checks import CHECKS
+
+        return CHECKS[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in _ANY_ARGUMENTS or name in _CHECKED
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_ANY_ARGUMENTS | _CHECKED)
+
+    def __len__(self) -> int:
+        return len(_ANY_ARGUMENTS | _CHECKED)
+
+
+READ_ONLY_COMMANDS: Mapping[str, ArgvCheck | None] = _ReadOnlyCommands()
 """Program → None (read-only with any arguments) or a check of its literal arguments.
 
 A check never sees a dynamic word: a command with a check and a `$VAR`/glob/substitution
@@ -543,3 +277,18 @@ def command_problem(command: str) -> str | None:
 def is_read_only_command(command: str) -> bool:
     """True only if every command the line would run is read-only; when in doubt, False."""
     return command_problem(command) is None
+
+
+def needs_protection(command: str) -> bool:
+    """Does this line run git only read-only? Then it runs under git_env.py's `protective_env`
+    (a line that also commits keeps its hooks: that git command was approved as a writer)."""
+    gits = []
+    for cmd in parse_command(command).commands:
+        inv = unwrap(cmd)
+        if inv.argv and command_name(inv.argv[0]) == "git":
+            gits.append(inv)
+    if not gits:
+        return False
+    from codeloop.shell.git_check import git_problem  # loads with the first git line
+
+    return all(not any(g.dynamic) and git_problem(g.argv[1:]) is None for g in gits)

@@ -14,6 +14,7 @@ import contextlib
 import itertools
 import re
 
+from codeloop.shell.secret_names import SECRET_NAME
 from codeloop.system.lazy_pattern import LazyPattern
 
 __all__ = ["awk_problem", "script_files", "sed_problem"]
@@ -241,12 +242,6 @@ _AWK_OUTPUT_STATEMENTS = frozenset({"print", "printf"})
 _AWK_STATEMENT_END = frozenset({";", "\n", "}", "{"})
 _AWK_CONTINUES = frozenset({",", "&&", "||", "{", "do", "else"})
 _HARMLESS = frozenset({'"/dev/stdout"', '"/dev/stderr"', '"-"'})
-SECRET_NAME = LazyPattern(
-    r".*(TOKEN|SECRET|PASSW(OR)?D|PASSPHRASE|CREDENTIAL|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|"
-    r"COOKIE|(^|_)AUTH($|_)|_KEY$|^KEY$|_PASS$|^PASS$|_PAT$).*",
-    re.IGNORECASE,
-)
-"""Variable names that mark a secret: GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD, ..."""
 
 
 def _awk_tokens(program: str) -> list[tuple[str, str]]:

@@ -223,7 +223,7 @@ def _git_protected(command: str, env: dict[str, str]) -> dict[str, str]:
     """A line whose git commands only read runs them with configuration that keeps git from
     running programs the repository names (shell/git_check.py)."""
     from codeloop.shell.git_env import protective_env
-    from codeloop.shell.git_protection import needs_protection
+    from codeloop.shell.readonly import needs_protection
 
     return protective_env(env) if needs_protection(command) else env
 
