@@ -8,7 +8,15 @@ import socket
 from collections.abc import AsyncIterator
 
 from codeloop.system.aio import until_aborted, watched
-from codeloop.system.lull import background, background_work, in_lull, lull, lull_steps_done
+from codeloop.system.lull import (
+    SETTLED_SECONDS,
+    SHORT_WAITS,
+    background,
+    background_work,
+    in_lull,
+    lull,
+    lull_steps_done,
+)
 
 LIMIT = 30.0  # generous: the machine is shared
 
@@ -166,3 +174,20 @@ async def test_steps_run_in_order_and_only_in_a_lull() -> None:
 
 def test_outside_an_event_loop_no_step_is_queued() -> None:
     assert not in_lull(lambda: None)
+
+
+async def test_waits_too_short_to_use_refuse_the_steps() -> None:
+    """A foreground whose waits end before SETTLED_SECONDS (a server answering at once) runs
+    no step: a step there would delay reading the answer. After SHORT_WAITS of them the
+    queued steps are dropped and new ones refused, so no read looks at the lull again."""
+    ran: list[int] = []
+    assert in_lull(lambda: ran.append(1))
+    await asyncio.sleep(0)
+    for _ in range(SHORT_WAITS):
+        with lull().waiting():  # over at once
+            await asyncio.sleep(0)
+    await asyncio.wait_for(lull_steps_done(), LIMIT)
+    assert ran == [] and not in_lull(lambda: ran.append(2))
+    with lull().waiting():
+        await asyncio.sleep(SETTLED_SECONDS * 2)
+    assert ran == []

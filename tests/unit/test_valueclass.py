@@ -3,7 +3,6 @@ hashing, freezing, pickling, copying, `replace` and pattern matching."""
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import dataclasses
 import pickle
@@ -11,8 +10,7 @@ from dataclasses import field
 
 import pytest
 
-from codeloop.system.lull import lull, lull_steps_done
-from codeloop.system.valueclass import RENT_AT_MOST_SHAPE_NEW, RENT_FIRST, valueclass
+from codeloop.system.valueclass import RENT_FIRST, valueclass
 
 
 @valueclass
@@ -229,9 +227,7 @@ def test_first_instances_and_later_ones_are_made_alike() -> None:
     rounds = RENT_FIRST // 2  # P is made twice a round
     made = [(P(1), P(1, "a", tags=("t",)), L(2, weight=3), D(4)) for _ in range(rounds)]
     assert all(c.__init__.__code__.co_filename != "<valueclass>" for c in (P, L, D))
-    more = [
-        (P(1), P(1, "a", tags=("t",)), L(2, weight=3), D(4)) for _ in range(RENT_AT_MOST_SHAPE_NEW)
-    ]
+    more = [(P(1), P(1, "a", tags=("t",)), L(2, weight=3), D(4)) for _ in range(RENT_FIRST)]
     assert all(c.__init__.__code__.co_filename == "<valueclass>" for c in (P, L, D))
     later = more[-1]
     assert made[0] == later and made[-1] == later
@@ -245,32 +241,7 @@ def test_wrong_calls_are_refused_with_python_s_own_messages() -> None:
     for args, kwargs in WRONG_CALLS:
         first = [_refusal(cls, args, kwargs) for cls in _classes()]
         classes = _classes()
-        for _ in range(RENT_AT_MOST_SHAPE_NEW + 1):
+        for _ in range(RENT_FIRST + 1):
             for cls in classes:
                 cls(1)
         assert [_refusal(cls, args, kwargs) for cls in classes] == first
-
-
-def _compiled(cls: type[object]) -> bool:
-    return cls.__init__.__code__.co_filename == "<valueclass>"
-
-
-async def test_in_an_event_loop_a_class_is_compiled_in_the_foreground_s_next_lull() -> None:
-    """Once renting has cost as much as buying, the compiling waits for a lull
-    (system/lull.py), the class binding generically meanwhile: a model answering at once
-    keeps the rounds after the first free of it. With no lull for as long again, the class
-    is compiled where it is made."""
-    with lull().waiting():  # an earlier wait: the foreground marks its waits
-        pass
-    first, _, _ = _classes()
-    for n in range(RENT_AT_MOST_SHAPE_NEW + 1):
-        first(n)
-    assert _compiled(first)  # no lull came
-    P, _, _ = _classes()
-    made = [P(n) for n in range(RENT_FIRST + 2)]
-    for _ in range(5):  # the compiler's turns come and go: no lull, nothing compiled
-        await asyncio.sleep(0)
-    assert not _compiled(P) and [p.x for p in made] == list(range(RENT_FIRST + 2))
-    with lull().waiting():  # the foreground waits for nothing but the network
-        await asyncio.wait_for(lull_steps_done(), 30)
-    assert _compiled(P) and P(3) == made[3]

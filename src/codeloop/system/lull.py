@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import contextvars
 import select
+import time
 import weakref
 from collections.abc import AsyncIterator, Callable
 
@@ -40,6 +41,7 @@ class Wait:
 
     def __init__(self, lull: Lull, fd: int | None) -> None:
         self.lull, self.fd = lull, fd
+        self.began = time.monotonic()
 
     def end(self) -> None:
         self.lull.end(self)
@@ -63,6 +65,7 @@ class Lull:
     def __init__(self) -> None:
         self.pending = 0  # background works under way (background_work)
         self.marks = False
+        self.begun = 0  # the foreground's waits so far
         self._waits: list[Wait] = []
         self._opened = asyncio.Event()
         self._ended = asyncio.Event()  # a new one after each wait ends
@@ -83,6 +86,7 @@ class Lull:
     def waiting(self, fd: int | None = None) -> Wait:
         """A wait of the foreground, for a `with` block."""
         self.marks = True
+        self.begun += 1
         wait = Wait(self, fd)
         self._waits.append(wait)
         self._opened.set()
@@ -106,19 +110,35 @@ class Lull:
         if watchdog is not None:
             watchdog[0]()
         try:
-            await self.opened()
+            while not self.is_open:  # `marks`, once set, stays
+                if self._waits:  # data arrived: the foreground's turn, then look again
+                    await self._ended.wait()
+                else:
+                    await self._opened.wait()
         finally:
             if watchdog is not None:
                 watchdog[1]()
 
-    async def opened(self) -> None:
-        """Return in a lull, however long the foreground takes to wait on the network (work
-        that may as well never run rather than run outside one)."""
-        while not self.is_open:
-            if self._waits:  # data arrived: the foreground's turn, then look again
-                await self._ended.wait()
-            else:
-                await self._opened.wait()
+    async def settled(self, seconds: float, tries: int) -> bool:
+        """Return True in a lull whose wait has lasted `seconds` already: one likely to last
+        a while longer (a model thinking), not one a server answering at once is about to
+        end, which a step of a millisecond would outlast. False once `tries` waits in a row
+        have ended sooner: this foreground's waits are too short to use."""
+        first = self.begun
+        while self.begun - first < tries:
+            if not self.is_open:
+                if self._waits:  # data arrived: the foreground's turn, then look again
+                    await self._ended.wait()
+                else:
+                    await self._opened.wait()
+                continue
+            wait = self._waits[0]
+            waited = time.monotonic() - wait.began
+            if waited < seconds:
+                await asyncio.sleep(seconds - waited)
+            if wait in self._waits and self.is_open:
+                return True
+        return False
 
 
 _LULLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Lull] = weakref.WeakKeyDictionary()
@@ -153,6 +173,14 @@ async def background_work() -> AsyncIterator[None]:
         _BACKGROUND.reset(token)
 
 
+# How long a foreground wait lasts before steps run in it: a server answering at once ends its
+# wait within ~1 ms (a step run then would delay reading the answer), a model thinking lasts
+# hundreds. After SHORT_WAITS shorter ones in a row, steps are refused: waiting for a lull that
+# does not come costs every read of the answer a look at the lull.
+SETTLED_SECONDS = 0.003
+SHORT_WAITS = 4
+
+
 class _Steps:
     """Short synchronous steps waiting for a lull, and the background task taking them one
     at a time (one per event loop)."""
@@ -160,11 +188,15 @@ class _Steps:
     def __init__(self) -> None:
         self.queue: list[Callable[[], object]] = []
         self.task: asyncio.Task[None] | None = None
+        self.refused = False  # the foreground's waits proved too short: no more steps
 
     async def drain(self) -> None:
         async with background_work():
             while self.queue:
-                await lull().opened()
+                if not await lull().settled(SETTLED_SECONDS, SHORT_WAITS):
+                    self.queue.clear()  # each step's owner does it itself, when it must
+                    self.refused = True
+                    return
                 if self.queue:
                     self.queue.pop(0)()
 
@@ -174,10 +206,12 @@ _STEPS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Steps] = weakref.W
 
 def in_lull(step: Callable[[], object]) -> bool:
     """Run `step`, short and synchronous (compiling a function, importing a module), as
-    background work in the foreground's next lull, after the steps queued before it, and
-    never outside one (a foreground that never waits on the network runs none); False,
-    queueing nothing, outside an event loop. Work a run may need a moment later goes here
-    rather than between an answer and the next request."""
+    background work in the foreground's next lull that has lasted SETTLED_SECONDS, after the
+    steps queued before it, and never outside one (a foreground that never waits on the
+    network runs none, and one whose waits prove too short drops them); False, queueing
+    nothing, outside an event loop or behind such a foreground. Work a run may need a moment
+    later goes here rather than between an answer and the next request: its owner does it
+    itself when it must."""
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
@@ -185,6 +219,8 @@ def in_lull(step: Callable[[], object]) -> bool:
     steps = _STEPS.get(loop)
     if steps is None:
         steps = _STEPS[loop] = _Steps()
+    if steps.refused:
+        return False
     steps.queue.append(step)
     if steps.task is None or steps.task.done():
         steps.task = loop.create_task(steps.drain())

@@ -118,14 +118,13 @@ def _check_order(cls: type[Any], fields: tuple[dataclasses.Field[Any], ...]) -> 
             raise TypeError(f"{cls.__qualname__}: non-default argument {f.name!r} follows default")
 
 
-# A class's first instances are bound generically: most classes a run's first tool round meets
-# are made once or twice, and compiling one's own `__init__` costs ~12 µs (~100 µs when the
-# template of its shape of fields is new) where binding generically costs ~5 µs more an
-# instance. A class made more often is compiled in the foreground's next wait on the network
-# (a lull), renting meanwhile; with no lull, once renting has cost as much as compiling would.
+# A class's first instances are bound generically (~5 µs more an instance), its own `__init__`
+# compiled (~12 µs, ~100 µs when the template of its shape of fields is new) with the next:
+# most classes a run's first tool round meets are made once or twice there, and some never
+# again. (Compiling in a lull instead, system/lull.py, was measured: a model answering at once
+# leaves none long enough, and the classes rented for rounds on end cost the later turns more
+# than the first one saved.)
 RENT_FIRST = 2
-RENT_AT_MOST_SHAPE_KNOWN = 4
-RENT_AT_MOST_SHAPE_NEW = 16
 
 
 def _first_init(cls: type[Any], frozen: bool) -> Callable[..., None]:
@@ -140,25 +139,14 @@ def _first_init(cls: type[Any], frozen: bool) -> Callable[..., None]:
         if binding is None:
             binding = _Binding(cls, frozen)
         binding.made += 1
-        if binding.renting() and binding.bind(self, args, kwargs):
+        if binding.made <= RENT_FIRST and binding.bind(self, args, kwargs):
             return
-        init = binding.compile()
+        init = _compiled_init(cls, frozen)
+        cls.__init__ = init
         init(self, *args, **kwargs)
 
     __init__.__qualname__ = f"{cls.__qualname__}.__init__"
     return __init__
-
-
-def _compile_soon(binding: _Binding) -> bool:
-    """Queue the class's compiling for the foreground's next wait on the network (a lull,
-    system/lull.py), and go on renting meanwhile: with a model that answers at once, the
-    rounds after the first stay free of it. False, to compile now, outside an event loop."""
-    if binding.queued:
-        return True
-    from codeloop.system.lull import in_lull  # loaded already wherever an event loop runs
-
-    binding.queued = in_lull(binding.compile)
-    return binding.queued
 
 
 _ABSENT = object()  # a required field's value before its argument is bound
@@ -169,25 +157,17 @@ class _Binding:
 
     __slots__ = (
         "accepted",
-        "cls",
-        "compiled",
         "factories",
-        "frozen",
         "initial",
-        "limit",
         "made",
         "positional",
         "post_init",
         "put",
-        "queued",
         "required",
     )
 
     def __init__(self, cls: type[Any], frozen: bool) -> None:
-        self.cls, self.frozen, self.made = cls, frozen, 0
-        self.compiled: Callable[..., None] | None = None
-        self.queued = False
-        self.limit = 0  # instances to rent before compiling, fixed when first needed
+        self.made = 0
         missing = dataclasses.MISSING
         positional: list[str] = []
         accepted: list[str] = []
@@ -218,24 +198,6 @@ class _Binding:
                 hasattr(type(cls.__dict__.get(name)), "__set__") for name in self.initial
             )
             self.put = object.__setattr__ if intercepted else None
-
-    def compile(self) -> Callable[..., None]:
-        """The class's own `__init__`, compiled and put in place (once)."""
-        if self.compiled is None:
-            self.compiled = self.cls.__init__ = _compiled_init(self.cls, self.frozen)
-        return self.compiled
-
-    def renting(self) -> bool:
-        """Whether to bind this instance generically rather than compile the class's own:
-        its first instances, then while its compiling waits for a lull, until renting has
-        cost as much as compiling would (a server answering faster than codeloop reads leaves
-        no lull)."""
-        if self.made <= RENT_FIRST:
-            return True
-        if self.limit == 0:
-            known = _shape(self.cls, self.frozen) in _TEMPLATES
-            self.limit = RENT_AT_MOST_SHAPE_KNOWN if known else RENT_AT_MOST_SHAPE_NEW
-        return self.made <= self.limit and _compile_soon(self)
 
     def bind(self, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         """Set `target`'s fields as the class's own `__init__` would; False, setting nothing,
