@@ -4,6 +4,7 @@ fits the schema, and the loose forms models send (and pydantic's lax mode took) 
 
 from __future__ import annotations
 
+import typing
 from typing import Any
 
 import jsonschema
@@ -11,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codeloop.tools.base import ToolInputError
-from codeloop.tools.input import ToolInput, fields_of, wire_input
+from codeloop.tools.base import Tool, ToolInputError
+from codeloop.tools.input import ToolInput, annotations_of, fields_of, wire_input
 from codeloop.tools.registry import BUILTINS, ON_DEMAND, _construct, declared_specs
 
 TOOLS = {name: _construct(target) for name, target in (*BUILTINS, *ON_DEMAND)}
@@ -208,3 +209,25 @@ def test_an_input_behaves_as_a_frozen_keyword_only_dataclass() -> None:
         BashInput()  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="no field cmd"):
         BashInput(command="ls", cmd="x")  # type: ignore[call-arg]
+
+
+def _input_classes() -> set[type[ToolInput]]:
+    """Every tool's input class, and the inputs nested in them (their subclasses too)."""
+    found: set[type[ToolInput]] = set()
+    todo: list[type[ToolInput]] = [
+        tool.input_model for tool in TOOLS.values() if isinstance(tool, Tool)
+    ]
+    while todo:
+        cls = todo.pop()
+        if cls not in found:
+            found.add(cls)
+            todo.extend(cls.__subclasses__())
+    return found
+
+
+def test_annotations_are_read_as_typing_reads_them() -> None:
+    """annotations_of evaluates a class's annotations in one go: what get_type_hints gives."""
+    classes = _input_classes()
+    assert len(classes) >= len(TOOLS)
+    for cls in classes:
+        assert annotations_of(cls) == typing.get_type_hints(cls, include_extras=True), cls

@@ -10,7 +10,7 @@ from dataclasses import field
 
 import pytest
 
-from codeloop.system.valueclass import RENT_FIRST, valueclass
+from codeloop.system.valueclass import valueclass
 
 
 @valueclass
@@ -177,71 +177,3 @@ def test_codeloop_s_value_types_are_value_classes() -> None:
                     if ast.unparse(target) in ("dataclass", "dataclasses.dataclass"):
                         found.append(f"{path.relative_to(root)}: {node.name}")
     assert found == [], "use codeloop.system.valueclass instead"
-
-
-WRONG_CALLS: list[tuple[tuple[object, ...], dict[str, object]]] = [
-    ((1, "a", (), 4), {}),
-    ((), {}),
-    ((1,), {"x": 2}),
-    ((1,), {"colour": "red"}),
-    ((), {"label": "q"}),
-    ((1, "a", (), 5, 6), {}),
-    ((1,), {"twice": 2}),
-]
-
-
-def _classes() -> tuple[type[Point], type[Labelled], type[Doubled]]:
-    """Fresh classes (first instances bound generically), the shapes of the ones above."""
-
-    @valueclass
-    class P:
-        x: int
-        label: str = "p"
-        tags: tuple[str, ...] = ()
-
-    @valueclass(kw_only=True)
-    class L(P):
-        weight: int = 1
-
-    @valueclass
-    class D:
-        base: int
-        twice: int = field(init=False, default=0)
-
-        def __post_init__(self) -> None:
-            object.__setattr__(self, "twice", self.base * 2)
-
-    return P, L, D  # type: ignore[return-value]
-
-
-def _refusal(cls: type[object], args: tuple[object, ...], kwargs: dict[str, object]) -> str:
-    with pytest.raises(TypeError) as raised:
-        cls(*args, **kwargs)
-    return str(raised.value)
-
-
-def test_first_instances_and_later_ones_are_made_alike() -> None:
-    """The first instances are bound generically, later ones by the class's compiled
-    `__init__`: the same fields, set in the same order, the same post-init."""
-    P, L, D = _classes()
-    rounds = RENT_FIRST // 2  # P is made twice a round
-    made = [(P(1), P(1, "a", tags=("t",)), L(2, weight=3), D(4)) for _ in range(rounds)]
-    assert all(c.__init__.__code__.co_filename != "<valueclass>" for c in (P, L, D))
-    more = [(P(1), P(1, "a", tags=("t",)), L(2, weight=3), D(4)) for _ in range(RENT_FIRST)]
-    assert all(c.__init__.__code__.co_filename == "<valueclass>" for c in (P, L, D))
-    later = more[-1]
-    assert made[0] == later and made[-1] == later
-    assert [list(vars(v)) for v in made[0]] == [list(vars(v)) for v in later]
-    assert later[3].twice == 8
-
-
-def test_wrong_calls_are_refused_with_python_s_own_messages() -> None:
-    """A call the generic binding doubts goes to the compiled `__init__`, whose refusal is
-    Python's; a class made often enough refuses the same way."""
-    for args, kwargs in WRONG_CALLS:
-        first = [_refusal(cls, args, kwargs) for cls in _classes()]
-        classes = _classes()
-        for _ in range(RENT_FIRST + 1):
-            for cls in classes:
-                cls(1)
-        assert [_refusal(cls, args, kwargs) for cls in classes] == first

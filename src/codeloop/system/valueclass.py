@@ -6,18 +6,18 @@ import by every value type on start-up's path (about 180 of them before a headle
 request). A value class is still a dataclass (`dataclasses.fields`, `replace`, `asdict` and
 `__match_args__` work; mypy checks it as one through `dataclass_transform`), but its fields
 are collected without generating anything (dataclass_fields.py), and the methods are the
-generic ones below, reading a plan made once per class. Its `__init__` binds arguments
-generically for its first few instances and is compiled for the class once it is made more
-often. Frozen by default, as codeloop's value types are; `frozen=False` for mutable ones.
+generic ones below, reading a plan made once per class; its `__init__` is compiled with its
+first instance. Frozen by default, as codeloop's value types are; `frozen=False` for mutable ones.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import operator
 import types
 from collections.abc import Callable
-from typing import Any, NamedTuple, TypeVar, dataclass_transform, overload
+from typing import Any, TypeVar, dataclass_transform, overload
 
 from codeloop.system.dataclass_fields import as_dataclass
 
@@ -118,115 +118,19 @@ def _check_order(cls: type[Any], fields: tuple[dataclasses.Field[Any], ...]) -> 
             raise TypeError(f"{cls.__qualname__}: non-default argument {f.name!r} follows default")
 
 
-# A class's first instances are bound generically (~5 µs more an instance), its own `__init__`
-# compiled (~12 µs, ~100 µs when the template of its shape of fields is new) with the next:
-# most classes a run's first tool round meets are made once or twice there, and some never
-# again. (Compiling in a lull instead, system/lull.py, was measured: a model answering at once
-# leaves none long enough, and the classes rented for rounds on end cost the later turns more
-# than the first one saved.)
-RENT_FIRST = 2
-
-
 def _first_init(cls: type[Any], frozen: bool) -> Callable[..., None]:
-    """An `__init__` that binds arguments to fields generically for the class's first
-    instances, then writes the class's own and steps aside: instances are then made at
-    dataclass speed. Arguments the generic binding doubts (too many, unknown, missing) go
-    to the class's own, which raises Python's own error for them."""
-    binding: _Binding | None = None
+    """An `__init__` that writes the class's own the first time one is made, then steps aside:
+    a class no run instantiates never pays for it, and instances are made at dataclass speed.
+    (Binding the first instances generically and compiling later was measured: ~5 µs more an
+    instance, and a class made every round only compiled a round later, the five gaps of a
+    6-turn session summed 58 ms against 55.5 compiling at once.)"""
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        nonlocal binding
-        if binding is None:
-            binding = _Binding(cls, frozen)
-        binding.made += 1
-        if binding.made <= RENT_FIRST and binding.bind(self, args, kwargs):
-            return
         init = _compiled_init(cls, frozen)
         cls.__init__ = init
         init(self, *args, **kwargs)
 
-    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
     return __init__
-
-
-_ABSENT = object()  # a required field's value before its argument is bound
-
-
-class _Binding:
-    """What binding one class's arguments to its fields needs, read once from its fields."""
-
-    __slots__ = (
-        "accepted",
-        "factories",
-        "initial",
-        "made",
-        "positional",
-        "post_init",
-        "put",
-        "required",
-    )
-
-    def __init__(self, cls: type[Any], frozen: bool) -> None:
-        self.made = 0
-        missing = dataclasses.MISSING
-        positional: list[str] = []
-        accepted: list[str] = []
-        factories: list[tuple[str, Callable[[], Any]]] = []
-        # Each field set, in field order: its default, _FACTORY, or _ABSENT if required.
-        self.initial: dict[str, Any] = {}
-        for f in dataclasses.fields(cls):
-            if f.init:
-                accepted.append(f.name)
-                if f.kw_only is not True:
-                    positional.append(f.name)
-            if f.default is not missing:
-                self.initial[f.name] = f.default
-            elif f.default_factory is not missing:
-                self.initial[f.name] = _FACTORY
-                factories.append((f.name, f.default_factory))
-            elif f.init:
-                self.initial[f.name] = _ABSENT
-        self.positional, self.accepted = tuple(positional), frozenset(accepted)
-        self.factories = tuple(factories)
-        self.required = tuple(n for n, value in self.initial.items() if value is _ABSENT)
-        self.post_init = hasattr(cls, "__post_init__")
-        # None: written into the instance's __dict__ at once, as object.__setattr__ would one
-        # by one when nothing on the class intercepts a field (no slot, no descriptor).
-        self.put: Callable[[Any, str, Any], None] | None = setattr
-        if frozen:
-            intercepted = cls.__dictoffset__ == 0 or any(
-                hasattr(type(cls.__dict__.get(name)), "__set__") for name in self.initial
-            )
-            self.put = object.__setattr__ if intercepted else None
-
-    def bind(self, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-        """Set `target`'s fields as the class's own `__init__` would; False, setting nothing,
-        for arguments that one would refuse."""
-        if len(args) > len(self.positional):
-            return False
-        values = self.initial.copy()
-        values.update(zip(self.positional, args, strict=False))
-        if kwargs:
-            if not self.accepted.issuperset(kwargs) or not kwargs.keys().isdisjoint(
-                self.positional[: len(args)]
-            ):
-                return False
-            values.update(kwargs)
-        for name in self.required:
-            if values[name] is _ABSENT:
-                return False
-        for name, factory in self.factories:
-            if values[name] is _FACTORY:
-                values[name] = factory()
-        if self.put is None:
-            target.__dict__.update(values)
-        else:
-            put = self.put
-            for name, value in values.items():
-                put(target, name, value)
-        if self.post_init:
-            target.__post_init__()
-        return True
 
 
 _FACTORY = object()  # the default of a parameter whose field has a default factory
@@ -234,10 +138,10 @@ _FACTORY = object()  # the default of a parameter whose field has a default fact
 
 def _compiled_init(cls: type[Any], frozen: bool) -> Callable[..., None]:
     """The class's `__init__`, from the compiled template of its fields' shape with the fields'
-    names put in: compiling source costs ~0.1 ms a class, a template's ~0.1 ms once per shape
-    and putting the names in ~12 µs."""
+    names put in: compiling source costs ~0.1 ms a class, and the first tool round alone meets
+    some thirty classes for the first time, most of them of a shape already compiled."""
     fields = dataclasses.fields(cls)
-    template = _template(_shape(cls, frozen))
+    template = _template(tuple(_shape(f) for f in fields), frozen, hasattr(cls, "__post_init__"))
     names = {f"_vc_f{i}": f.name for i, f in enumerate(fields)}
     code = template.replace(
         co_varnames=tuple(names.get(n, n) for n in template.co_varnames),
@@ -266,38 +170,15 @@ def _compiled_init(cls: type[Any], frozen: bool) -> Callable[..., None]:
     return init
 
 
-def _shape(cls: type[Any], frozen: bool) -> _Shape:
-    fields = tuple(_field_shape(f) for f in dataclasses.fields(cls))
-    return _Shape(fields, frozen, hasattr(cls, "__post_init__"))
-
-
-def _field_shape(f: dataclasses.Field[Any]) -> tuple[bool, bool, bool, bool]:
+def _shape(f: dataclasses.Field[Any]) -> tuple[bool, bool, bool, bool]:
     """What the template needs of one field: in the signature, keyword-only, a default it sets
     itself (a parameter's default is the function's, not its code's), a default factory."""
     has_default = not f.init and f.default is not dataclasses.MISSING
     return f.init, f.kw_only is True, has_default, f.default_factory is not dataclasses.MISSING
 
 
-class _Shape(NamedTuple):
-    """What a class's `__init__` code depends on: its fields' shapes, frozen, a post-init."""
-
-    fields: tuple[tuple[bool, bool, bool, bool], ...]
-    frozen: bool
-    post_init: bool
-
-
-_TEMPLATES: dict[_Shape, types.CodeType] = {}
-
-
-def _template(shape: _Shape) -> types.CodeType:
-    """`__init__`'s code for this shape, compiled once; field i named `_vc_f{i}`."""
-    code = _TEMPLATES.get(shape)
-    if code is None:
-        code = _TEMPLATES[shape] = _compiled_template(*shape)
-    return code
-
-
-def _compiled_template(
+@functools.cache
+def _template(
     shapes: tuple[tuple[bool, bool, bool, bool], ...], frozen: bool, post_init: bool
 ) -> types.CodeType:
     """`__init__`'s code for fields of these shapes, field i named `_vc_f{i}`; its defaults are

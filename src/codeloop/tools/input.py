@@ -22,7 +22,9 @@ greater than 0"), without its per-union-member repetitions.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
+import sys
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -163,7 +165,7 @@ def fields_of(cls: type[ToolInput]) -> tuple[Field, ...]:
 
 def _declared(cls: type[ToolInput]) -> tuple[Field, ...]:
     out = []
-    for name, hint in typing.get_type_hints(cls, include_extras=True).items():
+    for name, hint in annotations_of(cls).items():
         arg = Arg()
         if typing.get_origin(hint) is typing.Annotated:
             hint, *extras = typing.get_args(hint)
@@ -174,6 +176,27 @@ def _declared(cls: type[ToolInput]) -> tuple[Field, ...]:
 
 
 _REQUIRED = object()
+
+
+def annotations_of(cls: type) -> dict[str, Any]:
+    """`typing.get_type_hints(cls, include_extras=True)` for a tool input: each class's string
+    annotations evaluated as one expression, in the same namespaces (its module's first, then
+    its own), where get_type_hints compiles each on its own (~0.1 ms a field: half a
+    millisecond of the first Bash call)."""
+    hints: dict[str, Any] = {}
+    for base in reversed(cls.__mro__):
+        own = inspect.get_annotations(base)
+        written = [name for name, value in own.items() if isinstance(value, str)]
+        values: tuple[Any, ...] = ()
+        if written:
+            module = getattr(sys.modules.get(base.__module__), "__dict__", {})
+            source = "(" + "".join(f"({own[name]}),\n" for name in written) + ")"
+            values = eval(source, dict(vars(base)), module)  # its own annotations, as written
+        evaluated = dict(zip(written, values, strict=True))
+        for name, value in own.items():
+            hint = evaluated.get(name, value)
+            hints[name] = type(None) if hint is None else hint
+    return hints
 
 
 def _kind(hint: Any) -> Kind:
