@@ -177,3 +177,25 @@ def test_codeloop_s_value_types_are_value_classes() -> None:
                     if ast.unparse(target) in ("dataclass", "dataclasses.dataclass"):
                         found.append(f"{path.relative_to(root)}: {node.name}")
     assert found == [], "use codeloop.system.valueclass instead"
+
+
+@valueclass
+class Tally:
+    """Fields set though not in the signature: from a factory, from a default, and one left
+    unset; a keyword-only field with a factory."""
+
+    name: str
+    seen: list[str] = field(init=False, default_factory=list)
+    limit: int = field(init=False, default=3)
+    later: int = field(init=False)
+    extra: dict[str, int] = field(default_factory=dict, kw_only=True)
+
+
+def test_fields_outside_the_signature_are_set_as_a_dataclass_sets_them() -> None:
+    one, two = Tally("a"), Tally("b", extra={"x": 1})
+    assert (one.seen, one.limit, one.extra, two.extra) == ([], 3, {}, {"x": 1})
+    assert one.seen is not two.seen and not hasattr(one, "later")
+    with pytest.raises(TypeError, match="positional"):
+        Tally("a", [])  # type: ignore[call-arg, arg-type]
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        Tally("a", seen=[])  # type: ignore[call-arg]
