@@ -111,13 +111,18 @@ class Lull:
             watchdog[0]()
         try:
             while not self.is_open:  # `marks`, once set, stays
-                if self._waits:  # data arrived: the foreground's turn, then look again
-                    await self._ended.wait()
-                else:
-                    await self._opened.wait()
+                await self._changed()
         finally:
             if watchdog is not None:
                 watchdog[1]()
+
+    async def _changed(self) -> None:
+        """Until the lull may have opened: the foreground's turn ends (data arrived), or it
+        begins a wait."""
+        if self._waits:  # data arrived: the foreground's turn, then look again
+            await self._ended.wait()
+        else:
+            await self._opened.wait()
 
     async def settled(self, seconds: float, tries: int) -> bool:
         """Return True in a lull whose wait has lasted `seconds` already: one likely to last
@@ -127,10 +132,7 @@ class Lull:
         first = self.begun
         while self.begun - first < tries:
             if not self.is_open:
-                if self._waits:  # data arrived: the foreground's turn, then look again
-                    await self._ended.wait()
-                else:
-                    await self._opened.wait()
+                await self._changed()
                 continue
             wait = self._waits[0]
             waited = time.monotonic() - wait.began
@@ -205,7 +207,7 @@ _STEPS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Steps] = weakref.W
 
 
 def in_lull(step: Callable[[], object]) -> bool:
-    """Run `step`, short and synchronous (compiling a function, importing a module), as
+    """Run `step`, short and synchronous (importing a module, loading a tool), as
     background work in the foreground's next lull that has lasted SETTLED_SECONDS, after the
     steps queued before it, and never outside one (a foreground that never waits on the
     network runs none, and one whose waits prove too short drops them); False, queueing
