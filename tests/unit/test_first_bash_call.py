@@ -49,3 +49,12 @@ def test_argument_checks_and_the_sed_reader_load_with_the_first_line_that_needs_
         ["True", "False", "True", "True", "True", "False"],
         ["True", "False", "True", "True", "True", "True"],
     ]
+
+
+def test_plain_lines_are_judged_without_the_grammar_and_the_first_other_line_loads_it() -> None:
+    grammar = ("codeloop.shell.bash_grammar", "tree_sitter._binding")
+    assert probe("ls -la src", 'git commit -m "x y"', "echo 1 | wc -l", modules=grammar) == [
+        ["True", "False", "False", "False"],
+        ["False", "False", "False", "False"],
+        ["True", "False", "True", "True"],
+    ]

@@ -31,15 +31,19 @@ import re
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import field, replace
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
-from codeloop.shell.bash_grammar import bash_language, parser_types
+from codeloop.shell.plain_line import plain_words
 from codeloop.system.lazy_pattern import LazyPattern
 from codeloop.system.valueclass import valueclass
 
 if TYPE_CHECKING:
+    from typing import TypeAlias
+
     from tree_sitter import Node, Parser
+
+    _Spanned: TypeAlias = "Node | _Extent"  # what a command's place in the line is read from
 
 __all__ = ["Assignment", "ParsedCommand", "Redirect", "SimpleCommand", "parse_command"]
 
@@ -112,14 +116,22 @@ _parse_lock = threading.Lock()  # a tree-sitter Parser is not safe to share acro
 
 @cache
 def _parser() -> Parser:
-    """Load the grammar on first use so importing this module stays cheap."""
+    """Load the grammar on first use so importing this module stays cheap (a session whose
+    lines are all plain never loads it)."""
+    from codeloop.shell.bash_grammar import bash_language, parser_types
+
     types = parser_types()
     parser: Parser = types.Parser(types.Language(bash_language()))
     return parser
 
 
+@lru_cache(maxsize=16)
 def parse_command(command: str) -> ParsedCommand:
-    """Decompose `command` into the simple commands bash would run."""
+    """Decompose `command` into the simple commands bash would run.
+
+    One Bash call's line is asked about three times (its permission, whether it only reads,
+    whether git runs in it), so the last few answers are kept: the result is shared and must
+    not be changed by its readers."""
     return _parse(command, depth=0)
 
 
@@ -328,6 +340,16 @@ def _first_skipped(src: bytes, root: Node) -> int | None:
     return len(masked) - len(rest) if rest else None
 
 
+class _Extent:
+    """Where a plain line's command lies, as the walk reads it of a grammar node."""
+
+    __slots__ = ("end_byte", "start_byte")
+
+    def __init__(self, start_byte: int, end_byte: int) -> None:
+        self.start_byte = start_byte
+        self.end_byte = end_byte
+
+
 class _Walker:
     """One pass over a tree, collecting simple commands and reasons the result is incomplete."""
 
@@ -345,9 +367,20 @@ class _Walker:
         self.loop_words: dict[str, list[_Word]] = {}
         self.fed_by: dict[tuple[int, int], tuple[int, int] | None] = {}
 
+    def result(self) -> ParsedCommand:
+        return ParsedCommand(
+            commands=sorted(self.commands, key=lambda c: c.span[0]),
+            unparsed_reasons=list(dict.fromkeys(self.reasons)),
+            has_command_substitution=self.command_substitution,
+            has_process_substitution=self.process_substitution,
+            expanded_names=frozenset(self.expanded),
+            loop_words={name: tuple(words) for name, words in self.loop_words.items()},
+            fed_by=self.fed_by,
+        )
+
     # helpers
 
-    def raw(self, node: Node) -> str:
+    def raw(self, node: _Spanned) -> str:
         return self.src[node.start_byte : node.end_byte].decode(errors="replace")
 
     def pos(self, byte: int) -> int:
@@ -355,10 +388,10 @@ class _Walker:
         byte += 2 * bisect.bisect_right(self.shifts, byte)
         return byte if self.ascii else len(self.source[:byte].decode(errors="replace"))
 
-    def span(self, node: Node) -> tuple[int, int]:
+    def span(self, node: _Spanned) -> tuple[int, int]:
         return self.pos(node.start_byte), self.pos(node.end_byte)
 
-    def reject(self, node: Node, why: str) -> None:
+    def reject(self, node: _Spanned, why: str) -> None:
         snippet = self.raw(node)
         snippet = snippet if len(snippet) <= 60 else snippet[:57] + "..."
         self.reasons.append(f"{why}: {snippet!r}")
@@ -485,7 +518,7 @@ class _Walker:
         words: list[_Word],
         assignments: list[Assignment],
         redirects: list[Redirect],
-        span_node: Node,
+        span_node: _Spanned,
     ) -> None:
         """Record one simple command, then look inside it for code the walk cannot see."""
         argv = [w for w, _ in words]
@@ -509,7 +542,7 @@ class _Walker:
                 self.loop_words.setdefault(name, []).extend(taken)
 
     def shell_script(
-        self, argv: list[str], dynamic: list[bool], node: Node
+        self, argv: list[str], dynamic: list[bool], node: _Spanned
     ) -> tuple[int | None, str | None]:
         """Find `sh -c SCRIPT` (directly or behind a wrapper); return (shell index, script)."""
         if not argv or dynamic[0]:
@@ -537,7 +570,7 @@ class _Walker:
         return None, None
 
     def joined_script(
-        self, argv: list[str], dynamic: list[bool], node: Node
+        self, argv: list[str], dynamic: list[bool], node: _Spanned
     ) -> tuple[int | None, str | None]:
         """`watch [opts] CMD...` runs `sh -c "CMD..."`; `flock FILE -c CMD`, `su -c CMD`,
         `script -c CMD` run CMD in a shell; literal `eval WORDS` parses them joined. The
@@ -576,7 +609,7 @@ class _Walker:
             return None, None
         return 0, " ".join(argv[i:])
 
-    def check_builtins(self, argv: list[str], dynamic: list[bool], node: Node) -> None:
+    def check_builtins(self, argv: list[str], dynamic: list[bool], node: _Spanned) -> None:
         """Flag builtins that run strings as code or evaluate names as arithmetic."""
         head = 0
         while head < len(argv) - 1 and argv[head] in _BUILTIN_PREFIXES and not dynamic[head + 1]:
@@ -859,6 +892,13 @@ def _first_error(node: Node) -> Node:
 
 
 def _parse(command: str, depth: int) -> ParsedCommand:
+    if (words := plain_words(command)) is not None:
+        return _parse_plain(command, words, depth)
+    return _parse_tree(command, depth)
+
+
+def _parse_tree(command: str, depth: int) -> ParsedCommand:
+    """The line as tree-sitter's grammar reads it, walked."""
     source = parsed = command.encode()
     with _parse_lock:
         root = _parser().parse(source).root_node
@@ -881,12 +921,15 @@ def _parse(command: str, depth: int) -> ParsedCommand:
         walker.statement(root, ())
     except RecursionError:
         walker.reasons.append("command is nested too deeply to analyse")
-    return ParsedCommand(
-        commands=sorted(walker.commands, key=lambda c: c.span[0]),
-        unparsed_reasons=list(dict.fromkeys(walker.reasons)),
-        has_command_substitution=walker.command_substitution,
-        has_process_substitution=walker.process_substitution,
-        expanded_names=frozenset(walker.expanded),
-        loop_words={name: tuple(words) for name, words in walker.loop_words.items()},
-        fed_by=walker.fed_by,
-    )
+    return walker.result()
+
+
+def _parse_plain(command: str, words: list[tuple[int, int, str]], depth: int) -> ParsedCommand:
+    """A line of plain words (plain_line.py) is one simple command: bash splits it and takes
+    the quotes off. What the command then runs (`bash -c`, `eval`, a wrapper) is looked into
+    as for a parsed one."""
+    source = command.encode()  # ASCII: byte offsets are character offsets
+    walker = _Walker(source, source, [], depth)
+    extent = _Extent(words[0][0], words[-1][1])
+    walker.finish([(text, False) for _, _, text in words], [], [], extent)
+    return walker.result()
