@@ -304,6 +304,7 @@ AT_START = (
     "codeloop.subagents",
     "codeloop.system",
     "codeloop.system.aio",
+    "codeloop.system.child_watcher",
     "codeloop.system.collector",
     "codeloop.system.dataclass_fields",
     "codeloop.system.env_values",

@@ -16,8 +16,11 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from codeloop.system import child_watcher
 from codeloop.system.reaper import REAPER
 from codeloop.system.valueclass import valueclass
+
+child_watcher.install()  # before a session starts its first process (git, at its start)
 
 # After SIGTERM, how long a process group gets to exit before SIGKILL.
 KILL_GRACE_SECONDS = 1.0
