@@ -314,6 +314,7 @@ AT_START = (
     "codeloop.system.procs",
     "codeloop.system.reaper",
     "codeloop.system.valueclass",
+    "codeloop.system.valueclass_templates",
     "codeloop.teams",
     "codeloop.teams.task_list",
     "codeloop.teams.team_mail",

@@ -6,8 +6,9 @@ import by every value type on start-up's path (about 180 of them before a headle
 request). A value class is still a dataclass (`dataclasses.fields`, `replace`, `asdict` and
 `__match_args__` work; mypy checks it as one through `dataclass_transform`), but its fields
 are collected without generating anything (dataclass_fields.py), and the methods are the
-generic ones below, reading a plan made once per class; its `__init__` is compiled with its
-first instance. Frozen by default, as codeloop's value types are; `frozen=False` for mutable ones.
+generic ones below, reading a plan made once per class; its `__init__` is made with its first
+instance, from a template stored compiled (valueclass_templates.py). Frozen by default, as
+codeloop's value types are; `frozen=False` for mutable ones.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ class _Plan:
     """What the shared methods need of one class (a plain class: a dataclass would compile
     its own methods at import, what this module is for avoiding)."""
 
-    __slots__ = ("compared", "hashed", "name", "shown")
+    __slots__ = ("compared", "frozen", "hashed", "name", "shown")
 
     def __init__(
         self,
@@ -36,11 +37,13 @@ class _Plan:
         shown: tuple[str, ...],
         compared: Callable[[Any], Any],  # the compared fields' values, read in C (attrgetter)
         hashed: Callable[[Any], Any],
+        frozen: bool,
     ) -> None:
         self.name = name
         self.shown = shown
         self.compared = compared
         self.hashed = hashed
+        self.frozen = frozen
 
 
 @overload
@@ -85,8 +88,9 @@ def _make(cls: C, *, frozen: bool, slots: bool, kw_only: bool, eq: bool) -> C:
         shown=tuple(f.name for f in fields if f.repr),
         compared=_values([f.name for f in fields if f.compare]),
         hashed=_values([f.name for f in fields if (f.compare if f.hash is None else f.hash)]),
+        frozen=frozen,
     )
-    methods: dict[str, Any] = {"__init__": _first_init(made, frozen), "__repr__": _repr}
+    methods: dict[str, Any] = {"__init__": _first_init(made), "__repr__": _repr}
     if eq:
         methods["__eq__"] = _eq
         body_hash = own.get("__hash__", dataclasses.MISSING)
@@ -118,7 +122,7 @@ def _check_order(cls: type[Any], fields: tuple[dataclasses.Field[Any], ...]) -> 
             raise TypeError(f"{cls.__qualname__}: non-default argument {f.name!r} follows default")
 
 
-def _first_init(cls: type[Any], frozen: bool) -> Callable[..., None]:
+def _first_init(cls: type[Any]) -> Callable[..., None]:
     """An `__init__` that writes the class's own the first time one is made, then steps aside:
     a class no run instantiates never pays for it, and instances are made at dataclass speed.
     (Binding the first instances generically and compiling later was measured: ~5 µs more an
@@ -126,7 +130,7 @@ def _first_init(cls: type[Any], frozen: bool) -> Callable[..., None]:
     6-turn session summed 58 ms against 55.5 compiling at once.)"""
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        init = _compiled_init(cls, frozen)
+        init = _compiled_init(cls)
         cls.__init__ = init
         init(self, *args, **kwargs)
 
@@ -136,17 +140,18 @@ def _first_init(cls: type[Any], frozen: bool) -> Callable[..., None]:
 _FACTORY = object()  # the default of a parameter whose field has a default factory
 
 
-def _compiled_init(cls: type[Any], frozen: bool) -> Callable[..., None]:
+def _compiled_init(cls: type[Any]) -> Callable[..., None]:
     """The class's `__init__`, from the compiled template of its fields' shape with the fields'
-    names put in: compiling source costs ~0.1 ms a class, and the first tool round alone meets
-    some thirty classes for the first time, most of them of a shape already compiled."""
+    names put in, not source compiled for each class (~0.1 ms a compile; a one-turn run meets
+    26 shapes, which valueclass_templates.py holds compiled)."""
     fields = dataclasses.fields(cls)
-    template = _template("".join(map(_kind, fields)), frozen, hasattr(cls, "__post_init__"))
+    template = _template(*template_key(cls, fields))
     names = {f"_vc_f{i}": f.name for i, f in enumerate(fields)}
     code = template.replace(
         co_varnames=tuple(names.get(n, n) for n in template.co_varnames),
         co_names=tuple(names.get(n, n) for n in template.co_names),
         co_consts=tuple(names.get(c, c) if type(c) is str else c for c in template.co_consts),
+        co_name="__init__",
         co_qualname=f"{cls.__qualname__}.__init__",
     )
     scope: dict[str, Any] = {"_vc_put": object.__setattr__, "_vc_factory": _FACTORY}
@@ -168,22 +173,53 @@ def _compiled_init(cls: type[Any], frozen: bool) -> Callable[..., None]:
     return init
 
 
+def template_key(
+    cls: type[Any], fields: tuple[dataclasses.Field[Any], ...]
+) -> tuple[str, bool, bool]:
+    """Which template a value class's `__init__` is made from: its fields' kinds, whether it is
+    frozen, whether it has a `__post_init__`."""
+    frozen: bool = cls.__valueclass_plan__.frozen
+    return "".join(map(_kind, fields)), frozen, hasattr(cls, "__post_init__")
+
+
 def _kind(f: dataclasses.Field[Any]) -> str:
     """What the template needs of one field: positional (p) or keyword-only (k) in the
-    signature, set from its default or factory though not in it (d), or left unset (-). A
+    signature, set from its default or factory though not in it (d), or left unset (u). A
     default is the function's, a factory the same test for every field: classes of many
     kinds of defaults share one template (87 templates for 293 classes became 39)."""
     if f.init:
         return "k" if f.kw_only is True else "p"
     has_default = f.default is not dataclasses.MISSING
-    return "d" if has_default or f.default_factory is not dataclasses.MISSING else "-"
+    return "d" if has_default or f.default_factory is not dataclasses.MISSING else "u"
 
 
 @functools.cache
 def _template(kinds: str, frozen: bool, post_init: bool) -> types.CodeType:
-    """`__init__`'s code for fields of these kinds, field i named `_vc_f{i}`: a parameter
-    whose value is the marker of a factory takes the global `_vc_make_{i}()`, a field set
-    though not in the signature the global `_vc_default_{i}` (or its factory's value)."""
+    """The template's code: compiled with valueclass_templates.py's .pyc for the shapes of
+    codeloop's own value classes (that module is loaded with the first one wanted), compiled
+    here for another's (picked by name: a newer Python compiles annotations on their own)."""
+    from codeloop.system import valueclass_templates
+
+    name = template_name(kinds, frozen, post_init)
+    stored = getattr(valueclass_templates, name, None)
+    if stored is not None:
+        code: types.CodeType = stored.__code__
+        return code
+    module = compile(template_source(kinds, frozen, post_init), "<valueclass>", "exec")
+    return next(c for c in module.co_consts if type(c) is types.CodeType and c.co_name == name)
+
+
+def template_name(kinds: str, frozen: bool, post_init: bool) -> str:
+    """The template's function name in valueclass_templates.py, e.g. `frozen_ppk_post_init`."""
+    state = "frozen" if frozen else "mutable"
+    return f"{state}_{kinds or 'none'}{'_post_init' if post_init else ''}"
+
+
+def template_source(kinds: str, frozen: bool, post_init: bool) -> str:
+    """The source of `__init__` for fields of these kinds, field i named `_vc_f{i}`: a
+    parameter whose value is the marker of a factory takes the global `_vc_make_{i}()`, a field
+    set though not in the signature the global `_vc_default_{i}` (or its factory's value).
+    Written as `ruff format` writes it, since valueclass_templates.py is made of these."""
     positional: list[str] = []
     keyword: list[str] = []
     body: list[str] = []
@@ -197,14 +233,14 @@ def _template(kinds: str, frozen: bool, post_init: bool) -> types.CodeType:
         else:
             continue
         body.append(
-            f"_vc_put(_vc_self, {name!r}, {value})" if frozen else f"_vc_self.{name} = {value}"
+            f'_vc_put(_vc_self, "{name}", {value})' if frozen else f"_vc_self.{name} = {value}"
         )
     if post_init:
         body.append("_vc_self.__post_init__()")
-    params = ", ".join(["_vc_self", *positional, *(["*", *keyword] if keyword else [])])
-    lines = "\n    ".join(body or ["pass"])
-    module = compile(f"def __init__({params}):\n    {lines}\n", "<valueclass>", "exec")
-    return next(c for c in module.co_consts if isinstance(c, types.CodeType))
+    params = ["_vc_self", *positional, *(["*", *keyword] if keyword else [])]
+    signature = "".join(f"    {p},\n" if p == "*" else f"    {p}: Any,\n" for p in params)
+    lines = "".join(f"    {line}\n" for line in body or ["pass"])
+    return f"def {template_name(kinds, frozen, post_init)}(\n{signature}) -> None:\n{lines}"
 
 
 def _repr(self: Any) -> str:
