@@ -34,7 +34,7 @@ from dataclasses import field, replace
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
-from codeloop.shell.plain_line import plain_words
+from codeloop.shell.plain_line import Word, plain_words
 from codeloop.system.lazy_pattern import LazyPattern
 from codeloop.system.valueclass import valueclass
 
@@ -924,7 +924,7 @@ def _parse_tree(command: str, depth: int) -> ParsedCommand:
     return walker.result()
 
 
-def _parse_plain(command: str, words: list[tuple[int, int, str]], depth: int) -> ParsedCommand:
+def _parse_plain(command: str, words: list[Word], depth: int) -> ParsedCommand:
     """A line of plain words (plain_line.py) is one simple command: bash splits it and takes
     the quotes off. What the command then runs (`bash -c`, `eval`, a wrapper) is looked into
     as for a parsed one."""

@@ -7,22 +7,24 @@ loading tree-sitter's grammar (~1.3 ms: two extensions, page faults in 3.5 MB of
 every call its parse. Anything else (an operator, a redirection, `$`, a backslash, a glob, a
 tilde, a comment, an assignment, a reserved word, a blank other than a space, a character
 outside printable ASCII) is left to the grammar: this reader only ever says "plain" or "ask the
-grammar", and a test holds its words equal to the grammar's walk on generated lines.
+grammar", and tests hold its words equal to those bash makes, and its parse to the grammar's
+walk wherever the grammar reads the line right.
 """
 
 from __future__ import annotations
 
-__all__ = ["plain_words"]
+__all__ = ["Word", "plain_words"]
 
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 # Characters bash gives no meaning to outside quotes.
-_PLAIN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:@%+,=-")
+_PLAIN = frozenset(f"{_LETTERS}0123456789_./:@%+,=-")
 # What a double-quoted string may hold and still mean only itself.
 _NOT_LITERAL_IN_DOUBLE_QUOTES = frozenset('$`\\"')
 # What a command's name may hold and begin with: the grammar fails on some names bash runs (`a@`,
 # `a%`, a leading digit read as a descriptor: `9x`), and this reader only stands in for it
 # where it reads a line right; those go to the grammar, which asks.
 _NAME = _PLAIN - {"@", "%", "="}
-_NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_./")
+_NAME_START = frozenset(f"{_LETTERS}_./")
 # First words after which bash reads syntax, not plain words: its reserved words, and the
 # builtins that declare (`export a=b` assigns; the grammar gives them rules of their own).
 _SYNTAX_HEADS = frozenset(
